@@ -1,0 +1,73 @@
+/**
+ * Brain: durable agent sessions and the Tools they call. Declare Tools with
+ * {@linkcode tool}, place them in a session of a {@linkcode Brain}, and every
+ * call, event, result and finish is journaled in order before anyone sees it.
+ *
+ * @example
+ * ```ts
+ * import { Brain, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const greet = tool({
+ *   name: "greet",
+ *   description: "Greet someone.",
+ *   input: z.object({ name: z.string() }),
+ *   run: async ({ name }, ctx) => {
+ *     await ctx.emit("greeting", { name });
+ *     return ctx.finish(`hello ${name}`);
+ *   },
+ * });
+ *
+ * const brain = new Brain();
+ * try {
+ *   const session = await brain.sessions.create({ tools: [greet()] });
+ *   console.log((await session.call("greet", { name: "Ada" })).outcome);
+ * } finally {
+ *   await brain.close();
+ * }
+ * ```
+ *
+ * @module
+ */
+export { BrainError, type BrainErrorCode } from "./src/outcome/errors.ts";
+export { findNonJson, isJsonValue, type JsonValue } from "./src/outcome/json.ts";
+export {
+  fail,
+  isEnvelope,
+  isFailure,
+  ok,
+  type Outcome,
+  OUTCOME_STATUSES,
+  type OutcomeError,
+  type OutcomeStatus,
+} from "./src/outcome/outcome.ts";
+export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
+export type {
+  AdvertisedTool,
+  JournalRecord,
+  RecordBody,
+  RecordKind,
+  SessionMeta,
+  TerminalCause,
+} from "./src/journal/records.ts";
+export { MemoryJournal } from "./src/journal/memory.ts";
+export { type Environment, hostEnv } from "./src/env/environment.ts";
+export { Finished, type ResultOptions, type ToolContext } from "./src/tool/context.ts";
+export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
+export type { Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
+export {
+  type OutputOf,
+  type ParsedOptions,
+  type PlacedTool,
+  type Placement,
+  type RunFunction,
+  type Schema,
+  tool,
+  type ToolDeclaration,
+  type ToolFactory,
+  type ToolSpec,
+} from "./src/tool/tool.ts";
+export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts";
+export type { CallEnd } from "./src/session/call_state.ts";
+export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
+export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";

@@ -1,0 +1,45 @@
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+
+/** Options for reading a session's records. */
+export interface ReadOptions {
+  /** First sequence to return (inclusive); defaults to 1. */
+  from?: number;
+  /** Most records to return. */
+  limit?: number;
+}
+
+/** Options for following a session's records as they commit. */
+export interface SubscribeOptions {
+  /** First sequence to yield (inclusive); defaults to 1. */
+  from?: number;
+  /** Ends the iteration when aborted. */
+  signal?: AbortSignal;
+}
+
+/**
+ * The durable truth of every session: ordered records with dense sequences.
+ * A record is visible to `read` and `subscribe` only after `append` commits it;
+ * `append` commits all its bodies atomically or none of them.
+ */
+export interface Journal {
+  /** Commits `bodies` in order and returns them with their sequences. */
+  append(sessionId: string, bodies: RecordBody[]): Promise<JournalRecord[]>;
+  /** Returns committed records in sequence order. */
+  read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]>;
+  /** The last committed sequence, or 0 for an empty session. */
+  head(sessionId: string): Promise<number>;
+  /** Yields committed records from `from` on, then each new one as it commits. */
+  subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord>;
+  /** Stores a new session; fails with `session_exists` if the id is taken. */
+  createSession(meta: SessionMeta): Promise<void>;
+  /** Replaces a session's metadata; fails with `session_not_found`. */
+  updateSession(meta: SessionMeta): Promise<void>;
+  /** The session's metadata, or `undefined`. */
+  getSession(id: string): Promise<SessionMeta | undefined>;
+  /** Every stored session's metadata. */
+  listSessions(): Promise<SessionMeta[]>;
+  /** Removes a session and its records. */
+  deleteSession(id: string): Promise<void>;
+  /** Releases the journal; later calls fail with `journal_closed`. */
+  close(): Promise<void>;
+}

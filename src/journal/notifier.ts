@@ -1,0 +1,34 @@
+/**
+ * Tells waiters that a session has new commits. A waiter takes `next(sessionId)`
+ * before it reads, so a commit between the read and the wait is never missed.
+ */
+export class CommitNotifier {
+  #waiters = new Map<string, PromiseWithResolvers<boolean>>();
+  #closed = false;
+
+  /** Resolves true on the session's next commit, false when the notifier closes. */
+  next(sessionId: string): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    let waiter = this.#waiters.get(sessionId);
+    if (!waiter) {
+      waiter = Promise.withResolvers<boolean>();
+      this.#waiters.set(sessionId, waiter);
+    }
+    return waiter.promise;
+  }
+
+  /** Wakes every waiter of `sessionId`. */
+  notify(sessionId: string): void {
+    const waiter = this.#waiters.get(sessionId);
+    if (!waiter) return;
+    this.#waiters.delete(sessionId);
+    waiter.resolve(true);
+  }
+
+  /** Wakes every waiter with false; later `next` calls resolve false at once. */
+  close(): void {
+    this.#closed = true;
+    for (const waiter of this.#waiters.values()) waiter.resolve(false);
+    this.#waiters.clear();
+  }
+}

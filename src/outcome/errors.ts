@@ -1,0 +1,67 @@
+import type { JsonValue } from "./json.ts";
+
+/**
+ * Stable codes carried by every {@linkcode BrainError}. Callers branch on the code,
+ * never on the message.
+ */
+export type BrainErrorCode =
+  | "invalid_schema"
+  | "invalid_options"
+  | "invalid_input"
+  | "invalid_output"
+  | "invalid_tool"
+  | "invalid_argument"
+  | "duplicate_tool"
+  | "unknown_tool"
+  | "call_finished"
+  | "budget_exceeded"
+  | "session_not_found"
+  | "session_exists"
+  | "session_closed"
+  | "journal_conflict"
+  | "journal_closed"
+  | "reattach_mismatch"
+  | "unauthorized"
+  | "permission_denied"
+  | "unsupported_runtime"
+  | "not_implemented"
+  | "protocol_error"
+  | "connection_lost"
+  | "model_error"
+  | "timeout"
+  | "cancelled";
+
+/**
+ * The one error type Brain throws. `code` is stable across releases; `details`
+ * carries JSON data that explains the failure (for example schema issues).
+ *
+ * @example
+ * ```ts
+ * import { BrainError } from "@aexhq/brain";
+ * try {
+ *   throw new BrainError("invalid_input", "id must be a string");
+ * } catch (error) {
+ *   if (error instanceof BrainError && error.code === "invalid_input") {
+ *     console.log(error.message);
+ *   }
+ * }
+ * ```
+ */
+export class BrainError extends Error {
+  /** The stable machine-readable code. */
+  readonly code: BrainErrorCode;
+  /** Optional JSON details, such as validation issues. */
+  readonly details?: JsonValue;
+
+  /** Creates an error with a stable `code`, a message and optional JSON details. */
+  constructor(
+    code: BrainErrorCode,
+    message: string,
+    options: { details?: JsonValue; cause?: unknown } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.name = "BrainError";
+    this.code = code;
+    if (options.details !== undefined) this.details = options.details;
+  }
+}

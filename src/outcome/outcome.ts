@@ -1,0 +1,113 @@
+import { z } from "zod";
+import { findNonJson, type JsonValue } from "./json.ts";
+
+/** The top-level `status` values reserved for outcome envelopes. */
+export const OUTCOME_STATUSES = ["ok", "error", "timeout", "cancelled", "unknown"] as const;
+
+/** One of the reserved outcome statuses. */
+export type OutcomeStatus = typeof OUTCOME_STATUSES[number];
+
+/** The error part of an `error` outcome; all four fields survive the journal. */
+export interface OutcomeError {
+  /** Stable machine-readable code, such as `tool_error` or `invalid_output`. */
+  code: string;
+  /** Human-readable explanation. */
+  message: string;
+  /** Whether the caller may reasonably try again. */
+  retryable?: boolean;
+  /** JSON details for the caller. */
+  details?: JsonValue;
+}
+
+/**
+ * The result envelope of a Tool call. `ok` carries a value; `error` carries an
+ * {@linkcode OutcomeError}; `timeout`, `cancelled` and `unknown` say why the caller
+ * stopped waiting.
+ */
+export type Outcome<T extends JsonValue = JsonValue> =
+  | { status: "ok"; value: T }
+  | { status: "error"; error: OutcomeError }
+  | { status: "timeout" | "cancelled" | "unknown"; message?: string };
+
+const jsonValue = z.custom<JsonValue>((value) => findNonJson(value) === undefined, {
+  message: "not a JSON value",
+});
+
+const envelopeSchema = z.discriminatedUnion("status", [
+  z.strictObject({ status: z.literal("ok"), value: z.unknown() }),
+  z.strictObject({
+    status: z.literal("error"),
+    error: z.strictObject({
+      code: z.string().min(1),
+      message: z.string(),
+      retryable: z.boolean().optional(),
+      details: jsonValue.optional(),
+    }),
+  }),
+  z.strictObject({
+    status: z.enum(["timeout", "cancelled", "unknown"]),
+    message: z.string().optional(),
+  }),
+]);
+
+/**
+ * True when `value` claims to be an outcome envelope: a plain object whose
+ * top-level `status` is reserved. Other `status` values are ordinary data.
+ */
+export function isEnvelope(value: unknown): value is { status: OutcomeStatus } {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    OUTCOME_STATUSES.includes((value as { status?: unknown }).status as OutcomeStatus);
+}
+
+/**
+ * Parses an outcome envelope's shape, or says why it is malformed. An `ok`
+ * value is not checked here: output validation and the JSON check come after.
+ */
+export function parseEnvelope(
+  value: unknown,
+): { outcome: Outcome | { status: "ok"; value: unknown } } | { malformed: string } {
+  const parsed = envelopeSchema.safeParse(value);
+  if (parsed.success) return { outcome: parsed.data as Outcome };
+  return { malformed: z.prettifyError(parsed.error) };
+}
+
+/**
+ * Builds an `ok` outcome. Use it to return business data whose own top-level
+ * `status` is reserved; the SDK does not look inside `value` for another outcome.
+ *
+ * @example
+ * ```ts
+ * import { ok } from "@aexhq/brain";
+ * const outcome = ok({ status: "error", note: "this is data, not a failure" });
+ * console.log(outcome.status); // "ok"
+ * ```
+ */
+export function ok<T extends JsonValue>(value: T): Outcome<T> {
+  return { status: "ok", value };
+}
+
+/**
+ * Builds an `error` outcome that keeps code, message, retryable and details.
+ *
+ * @example
+ * ```ts
+ * import { fail } from "@aexhq/brain";
+ * const outcome = fail("not_found", "no such record", { retryable: false, details: { id: "7" } });
+ * console.log(outcome.status); // "error"
+ * ```
+ */
+export function fail(
+  code: string,
+  message: string,
+  extra: { retryable?: boolean; details?: JsonValue } = {},
+): Outcome<never> {
+  const error: OutcomeError = { code, message };
+  if (extra.retryable !== undefined) error.retryable = extra.retryable;
+  if (extra.details !== undefined) error.details = extra.details;
+  return { status: "error", error };
+}
+
+/** True for every outcome except `ok`. */
+export function isFailure(outcome: Outcome): boolean {
+  return outcome.status !== "ok";
+}

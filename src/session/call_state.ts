@@ -1,0 +1,214 @@
+import type { Journal } from "../journal/journal.ts";
+import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import { fail, ok, type Outcome } from "../outcome/outcome.ts";
+import { Finished } from "../tool/context.ts";
+import type { CallSink, PublishedResult } from "../tool/invocation.ts";
+import { callAt } from "../util/timer.ts";
+import type { Activation } from "./activation.ts";
+
+/** How a Tool call ended: its terminal record's sequence, first cause and outcome. */
+export interface CallEnd {
+  /** Sequence of the `tool_call_started` record that names the call. */
+  call: number;
+  /** Sequence of the `tool_call_finished` record. */
+  sequence: number;
+  /** The first terminal cause. */
+  cause: TerminalCause;
+  /** The final outcome: the finishing result, the last result, or why the caller stopped waiting. */
+  outcome: Outcome;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Brain's side of one Tool call. Every report commits to the journal, in the
+ * order it was admitted, before its promise resolves. The first terminal cause
+ * is claimed synchronously and wins; later causes are recorded as late.
+ */
+export class CallState implements CallSink {
+  /** Sequence of the call's `tool_call_started` record. */
+  readonly call: number;
+  /** Resolves once the terminal record is committed. */
+  readonly ended: Promise<CallEnd>;
+  #journal: Journal;
+  #sessionId: string;
+  #activation: Activation;
+  #deadline: number | undefined;
+  #controller = new AbortController();
+  #tail: Promise<unknown> = Promise.resolve();
+  #claimed: TerminalCause | undefined;
+  #lastResult: Outcome | undefined;
+  #end = Promise.withResolvers<CallEnd>();
+  #disarm: (() => void) | undefined;
+
+  /** Brain creates one per committed `tool_call_started` record. */
+  constructor(
+    { journal, started, activation }: { journal: Journal; started: JournalRecord; activation: Activation },
+  ) {
+    if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
+    this.#journal = journal;
+    this.#sessionId = started.sessionId;
+    this.#activation = activation;
+    this.#deadline = started.deadline;
+    this.call = started.sequence;
+    this.ended = this.#end.promise;
+    this.ended.catch(() => {});
+  }
+
+  /** Aborted when the call ends for any reason. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True once a terminal cause has been claimed. */
+  get ending(): boolean {
+    return this.#claimed !== undefined;
+  }
+
+  /** Arms the deadline; an already expired deadline ends the call at once. */
+  arm(): void {
+    if (this.#deadline !== undefined) this.#disarm = callAt(this.#deadline, () => this.stop("timeout"));
+  }
+
+  /** Commits an extension Event. */
+  emit(event: string, data: JsonValue): Promise<number> {
+    if (typeof event !== "string" || event.length === 0) {
+      return Promise.reject(new BrainError("invalid_argument", "an event kind must be a non-empty string"));
+    }
+    const nonJson = findNonJson(data);
+    if (nonJson) return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`));
+    const refused = this.#admit(encoder.encode(event).byteLength + jsonByteLength(data));
+    if (refused) return Promise.reject(refused);
+    return this.#commit([{ kind: "tool_event", call: this.call, event, data }]).then((records) => records[0].sequence);
+  }
+
+  /** Commits a result; a non-success outcome also ends the call. */
+  emitResult(result: PublishedResult): Promise<number> {
+    const refused = this.#admit(resultBytes(result));
+    if (refused) return Promise.reject(refused);
+    if (result.outcome.status !== "ok") {
+      this.#claim("finish");
+      return this.#terminal([resultBody(this.call, result)], "finish", result.outcome).then((end) => end.sequence - 1);
+    }
+    this.#lastResult = result.outcome;
+    return this.#commit([resultBody(this.call, result)]).then((records) => records[0].sequence);
+  }
+
+  /** Ends the synchronous phase, publishing `result` first when given. */
+  async returned(result?: PublishedResult): Promise<void> {
+    if (this.#claimed) {
+      if (result) await this.#late("return");
+      return;
+    }
+    if (result && result.outcome.status !== "ok") {
+      await this.finish(result);
+      return;
+    }
+    if (result) {
+      const refused = this.#admit(resultBytes(result));
+      if (refused) {
+        await this.finish({ outcome: budgetFailure(refused) }, "error");
+        return;
+      }
+      this.#lastResult = result.outcome;
+    }
+    const bodies: RecordBody[] = result ? [resultBody(this.call, result)] : [];
+    bodies.push({ kind: "tool_returned", call: this.call });
+    await this.#commit(bodies);
+  }
+
+  /** Ends the call; after another terminal cause it is recorded as late. */
+  async finish(
+    result: PublishedResult | undefined,
+    cause: "finish" | "error" | "unknown" = "finish",
+  ): Promise<Finished> {
+    if (this.#claimed) {
+      await this.#late(cause);
+      const end = await this.ended;
+      return new Finished(end.sequence, true);
+    }
+    this.#claim(cause);
+    let bodies: RecordBody[] = [];
+    let outcome = result?.outcome ?? this.#lastResult ?? ok(null);
+    if (result) {
+      const refused = this.#budget(resultBytes(result));
+      if (refused) {
+        outcome = budgetFailure(refused);
+        cause = "error";
+      } else bodies = [resultBody(this.call, result)];
+    }
+    const end = await this.#terminal(bodies, cause, outcome);
+    return new Finished(end.sequence, false);
+  }
+
+  /** Ends the call for a reason outside the Tool: deadline, cancellation or lost connection. */
+  stop(cause: "timeout" | "cancelled" | "unknown", message: string = defaultMessage[cause]): Promise<CallEnd> {
+    if (this.#claimed) {
+      void this.#late(cause).catch(() => {});
+      return this.ended;
+    }
+    this.#claim(cause);
+    return this.#terminal([], cause, { status: cause, message });
+  }
+
+  #claim(cause: TerminalCause): void {
+    this.#claimed = cause;
+    this.#disarm?.();
+    this.#controller.abort(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
+  }
+
+  #admit(bytes: number): BrainError | undefined {
+    if (this.#claimed) return new BrainError("call_finished", `call ${this.call} has ended (${this.#claimed})`);
+    return this.#budget(bytes);
+  }
+
+  #budget(bytes: number): BrainError | undefined {
+    try {
+      this.#activation.charge(bytes);
+      return undefined;
+    } catch (error) {
+      return error as BrainError;
+    }
+  }
+
+  #terminal(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome): Promise<CallEnd> {
+    bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
+    this.#commit(bodies).then(
+      (records) => this.#end.resolve({ call: this.call, sequence: records.at(-1)!.sequence, cause, outcome }),
+      (error) => this.#end.reject(error),
+    );
+    return this.ended;
+  }
+
+  #late(cause: string): Promise<void> {
+    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(() => {}, () => {});
+  }
+
+  #commit(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    const committed = this.#tail.then(() => this.#journal.append(this.#sessionId, bodies));
+    this.#tail = committed.catch(() => {});
+    return committed;
+  }
+}
+
+const defaultMessage = {
+  timeout: "the call's deadline passed",
+  cancelled: "the caller cancelled the call",
+  unknown: "the connection was lost after dispatch; the call's outcome is unknown",
+} as const;
+
+function resultBody(call: number, { outcome, content }: PublishedResult): RecordBody {
+  return content === undefined
+    ? { kind: "tool_result", call, outcome }
+    : { kind: "tool_result", call, outcome, content };
+}
+
+function resultBytes({ outcome, content }: PublishedResult): number {
+  return jsonByteLength(outcome) + (content === undefined ? 0 : encoder.encode(content).byteLength);
+}
+
+function budgetFailure(error: BrainError): Outcome {
+  return fail("budget_exceeded", error.message);
+}

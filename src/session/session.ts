@@ -1,0 +1,167 @@
+import type { Journal, ReadOptions } from "../journal/journal.ts";
+import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import type { Invocation } from "../tool/invocation.ts";
+import { runHostTool } from "../tool/runner.ts";
+import type { PlacedTool } from "../tool/tool.ts";
+import { Activation } from "./activation.ts";
+import { type CallEnd, CallState } from "./call_state.ts";
+
+/** Options for one Tool call. */
+export interface CallOptions {
+  /** Absolute deadline in ms since the epoch; omitted means unlimited. */
+  deadline?: number;
+  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
+  signal?: AbortSignal;
+  /** The activation whose budget the call shares; a new one by default. */
+  activation?: Activation;
+}
+
+/** A started Tool call. */
+export interface ToolCall {
+  /** Sequence of its `tool_call_started` record. */
+  readonly sequence: number;
+  /** Resolves when the call's terminal record is committed. */
+  readonly ended: Promise<CallEnd>;
+  /** Cancels the call; it ends `cancelled` unless it already ended. */
+  cancel(message?: string): Promise<CallEnd>;
+}
+
+/** What a Brain gives each session it opens. */
+export interface SessionParts {
+  journal: Journal;
+  meta: SessionMeta;
+  tools: readonly PlacedTool[];
+  maxEmittedBytes: number;
+  onEnd: (session: Session) => void;
+}
+
+/**
+ * A session handle: its journal, its placed Tools and their open calls.
+ * Create one with `brain.sessions.create`; open an existing one with `brain.sessions.get`.
+ */
+export class Session {
+  /** Session id. */
+  readonly id: string;
+  #journal: Journal;
+  #tools: Map<string, PlacedTool>;
+  #maxEmittedBytes: number;
+  #open = new Map<number, CallState>();
+  #ended = false;
+  #onEnd: (session: Session) => void;
+
+  /** Brain constructs sessions; applications use `brain.sessions`. */
+  constructor(parts: SessionParts) {
+    this.id = parts.meta.id;
+    this.#journal = parts.journal;
+    this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
+    this.#maxEmittedBytes = parts.maxEmittedBytes;
+    this.#onEnd = parts.onEnd;
+  }
+
+  /** The Tools whose handlers this handle holds. */
+  get tools(): PlacedTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** A new activation with this session's emitted-bytes budget. */
+  activation(): Activation {
+    return new Activation({ maxEmittedBytes: this.#maxEmittedBytes });
+  }
+
+  /**
+   * Commits the call's intent, dispatches it once and returns its handle.
+   * Bad arguments throw a BrainError before anything is committed.
+   */
+  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = this.#resolve(target);
+    const nonJson = findNonJson(input);
+    if (nonJson) throw new BrainError("invalid_input", `tool ${placed.tool.name}: input is not JSON: ${nonJson}`);
+    const { deadline, signal } = options;
+    if (deadline !== undefined && !Number.isFinite(deadline)) {
+      throw new BrainError("invalid_argument", `deadline must be a finite epoch-milliseconds number, got ${deadline}`);
+    }
+    const activation = options.activation ?? this.activation();
+    const [started] = await this.#journal.append(this.id, [{
+      kind: "tool_call_started",
+      tool: placed.tool.name,
+      input,
+      ...(deadline === undefined ? {} : { deadline }),
+      activation: activation.id,
+    }]);
+    const state = new CallState({ journal: this.#journal, started, activation });
+    this.#open.set(state.call, state);
+    state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
+    state.arm();
+    if (signal) {
+      if (signal.aborted) state.stop("cancelled");
+      else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
+    }
+    this.#dispatch(
+      placed,
+      { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline },
+      state,
+    );
+    return Object.freeze({
+      sequence: state.call,
+      ended: state.ended,
+      cancel: (message?: string) => state.stop("cancelled", message),
+    });
+  }
+
+  /** Starts a call and waits for its end. */
+  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return await (await this.start(target, input, options)).ended;
+  }
+
+  /** Committed records in sequence order. */
+  read(options?: ReadOptions): Promise<JournalRecord[]> {
+    return this.#journal.read(this.id, options);
+  }
+
+  /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
+  records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
+    return this.#journal.subscribe(this.id, options);
+  }
+
+  /** Ends the session: open calls end `cancelled` and its handlers are released. */
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    const open = [...this.#open.values()];
+    await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
+    this.#tools.clear();
+    this.#onEnd(this);
+  }
+
+  #resolve(target: PlacedTool | string): PlacedTool {
+    const name = typeof target === "string" ? target : target?.tool?.name;
+    const placed = name === undefined ? undefined : this.#tools.get(name);
+    if (!placed || (typeof target !== "string" && placed.tool !== target.tool)) {
+      throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${this.id} with a handler`);
+    }
+    return placed;
+  }
+
+  #dispatch(placed: PlacedTool, invocation: Invocation, state: CallState): void {
+    if (state.signal.aborted) return;
+    const failed = (error: unknown) =>
+      state.finish({
+        outcome: {
+          status: "error",
+          error: { code: "tool_error", message: error instanceof Error ? error.message : String(error) },
+        },
+      }, "error");
+    try {
+      if (placed.implementation) {
+        placed.implementation.execute({ invocation, options: placed.options, env: placed.env, sink: state });
+      } else {
+        runHostTool(placed.tool, placed.options, invocation, state).catch(failed);
+      }
+    } catch (error) {
+      void failed(error);
+    }
+  }
+}

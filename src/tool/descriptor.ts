@@ -1,0 +1,41 @@
+import { BrainError } from "../outcome/errors.ts";
+import { findNonJson } from "../outcome/json.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import type { Descriptor, Implementation } from "./implementation.ts";
+
+/**
+ * Wraps a placement's descriptor: Brain keeps it opaque and frozen and hands it
+ * to the Environment's `interpret` with every call.
+ */
+export function descriptorImplementation(toolName: string, descriptor: Descriptor): Implementation {
+  const nonJson = findNonJson(descriptor);
+  if (typeof descriptor?.type !== "string" || nonJson) {
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${toolName}: a descriptor must be a JSON object with a string type${nonJson ? ` (${nonJson})` : ""}`,
+    );
+  }
+  const frozen = deepFreeze(structuredClone(descriptor));
+  return Object.freeze(
+    {
+      kind: "descriptor" as const,
+      descriptor: frozen,
+      admit({ env }) {
+        if (!env?.interpret) {
+          return Promise.reject(
+            new BrainError(
+              "unsupported_runtime",
+              `tool ${toolName}: descriptor ${frozen.type} needs an Environment that interprets it${
+                env ? `; ${env.name} does not` : ""
+              }`,
+            ),
+          );
+        }
+        return Promise.resolve();
+      },
+      execute(dispatch) {
+        dispatch.env!.interpret!(frozen, dispatch);
+      },
+    } satisfies Implementation & { descriptor: Descriptor },
+  );
+}

@@ -1,0 +1,32 @@
+import type { Environment } from "../env/environment.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { CallSink, Invocation } from "./invocation.ts";
+
+/** An immutable JSON description of a Tool that its Environment interprets (e.g. `http_json`). */
+export type Descriptor = { readonly type: string } & { readonly [key: string]: JsonValue };
+
+/** Everything an executor needs to run one dispatched call of a placed Tool. */
+export interface Dispatch {
+  /** The call as Brain committed it. */
+  invocation: Invocation;
+  /** The placement's parsed, frozen options. */
+  options: Readonly<Record<string, unknown>>;
+  /** The placement's Environment, when it names one. */
+  env: Environment | undefined;
+  /** Where the executor reports events, results and the end of the call. */
+  sink: CallSink;
+}
+
+/**
+ * A Tool implementation other than an application function: a Component, or an
+ * Environment-interpreted descriptor. Brain admits it when a session is created
+ * and hands it each dispatched call exactly once.
+ */
+export interface Implementation {
+  /** `component` or `descriptor`. */
+  readonly kind: "component" | "descriptor";
+  /** Checks and prepares the placement when a session is created; throws a BrainError to refuse it. */
+  admit(placement: { env: Environment | undefined; options: Readonly<Record<string, unknown>> }): Promise<void>;
+  /** Runs one call; everything it learns goes to `dispatch.sink`. */
+  execute(dispatch: Dispatch): void;
+}

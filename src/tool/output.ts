@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { issuesJson } from "../outcome/issues.ts";
+import { fail, isEnvelope, ok, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
+
+/** A Tool's published value, normalized: a valid outcome, or the reason it is not one. */
+export type NormalizedOutput = { outcome: Outcome; invalid?: false } | { outcome: Outcome; invalid: true };
+
+/**
+ * Turns what a Tool published into an outcome. Reserved top-level statuses must
+ * form a well-formed envelope; ordinary output and an explicit `ok.value` are
+ * validated with `parseAsync` against the output schema, and the value after
+ * transforms must be JSON. Non-success outcomes bypass output validation.
+ */
+export async function normalizeOutput(output: z.ZodType | undefined, value: unknown): Promise<NormalizedOutput> {
+  let raw = value;
+  if (isEnvelope(value)) {
+    const parsed = parseEnvelope(value);
+    if ("malformed" in parsed) return invalid(`malformed outcome envelope: ${parsed.malformed}`);
+    if (parsed.outcome.status !== "ok") return { outcome: parsed.outcome as Outcome };
+    raw = parsed.outcome.value;
+  }
+  let validated = raw;
+  if (output) {
+    const parsed = await output.safeParseAsync(raw);
+    if (!parsed.success) {
+      return invalid(`output does not match the schema: ${z.prettifyError(parsed.error)}`, issuesJson(parsed.error));
+    }
+    validated = parsed.data;
+  }
+  const nonJson = findNonJson(validated);
+  if (nonJson) return invalid(`output is not JSON: ${nonJson}`);
+  return { outcome: ok(validated as JsonValue) };
+}
+
+function invalid(message: string, details?: JsonValue): NormalizedOutput {
+  return { outcome: fail("invalid_output", message, details === undefined ? {} : { details }), invalid: true };
+}

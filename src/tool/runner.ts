@@ -1,0 +1,141 @@
+import { z } from "zod";
+import { BrainError } from "../outcome/errors.ts";
+import { issuesJson } from "../outcome/issues.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { fail } from "../outcome/outcome.ts";
+import { raceSignal } from "../util/signal.ts";
+import { Finished, type ResultOptions, type ToolContext } from "./context.ts";
+import type { CallSink, Invocation, PublishedResult } from "./invocation.ts";
+import { normalizeOutput } from "./output.ts";
+import type { ToolDeclaration } from "./tool.ts";
+
+/**
+ * The SDK side of one application Tool call: validates input with `parseAsync`,
+ * builds `ctx`, calls `run`, and turns its return, throw and ctx calls into
+ * ordered reports to `sink`. Nothing runs for a call that already ended.
+ */
+export async function runHostTool(
+  declaration: ToolDeclaration,
+  options: Readonly<Record<string, unknown>>,
+  invocation: Invocation,
+  sink: CallSink,
+): Promise<void> {
+  if (sink.signal.aborted || !declaration.run) return;
+  let parsed;
+  try {
+    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
+  } catch (error) {
+    if (sink.signal.aborted) return;
+    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
+  }
+  if (!parsed.success) {
+    const message = "thrown" in parsed
+      ? `input validation threw: ${errorMessage(parsed.thrown)}`
+      : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
+    await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
+    return;
+  }
+  const reports = new ReportQueue(declaration, sink);
+  let returned: unknown;
+  try {
+    returned = await declaration.run(parsed.data, reports.context(invocation, options) as ToolContext<never, never>);
+  } catch (error) {
+    await reports.fail(error);
+    return;
+  }
+  await reports.returned(returned);
+}
+
+/** Keeps a call's ctx reports in the order the Tool made them, across async validation. */
+class ReportQueue {
+  #declaration: ToolDeclaration;
+  #sink: CallSink;
+  #tail: Promise<unknown> = Promise.resolve();
+  #finishing = false;
+
+  constructor(declaration: ToolDeclaration, sink: CallSink) {
+    this.#declaration = declaration;
+    this.#sink = sink;
+  }
+
+  context(invocation: Invocation, options: Readonly<Record<string, unknown>>): ToolContext<unknown, unknown> {
+    return Object.freeze({
+      options,
+      sessionId: invocation.sessionId,
+      sequence: invocation.sequence,
+      deadline: invocation.deadline,
+      signal: this.#sink.signal,
+      emit: (event: string, data: JsonValue = null) => {
+        if (this.#finishing) return Promise.reject(this.#finished());
+        return this.#enqueue(() => this.#sink.emit(event, data));
+      },
+      emitResult: (value: unknown, { content }: ResultOptions = {}) => {
+        if (this.#finishing) return Promise.reject(this.#finished());
+        return this.#enqueue(async () => {
+          const { outcome, invalid } = await this.#normalize(value);
+          if (invalid) {
+            const error = outcome.status === "error" ? outcome.error : undefined;
+            throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
+          }
+          return this.#sink.emitResult(withContent({ outcome }, content));
+        });
+      },
+      finish: (value?: unknown, { content }: ResultOptions = {}) => {
+        this.#finishing = true;
+        return this.#enqueue(async () => {
+          if (value === undefined) return this.#sink.finish(undefined);
+          const { outcome, invalid } = await this.#normalize(value);
+          return this.#sink.finish(
+            withContent({ outcome }, invalid ? undefined : content),
+            invalid ? "error" : "finish",
+          );
+        });
+      },
+    });
+  }
+
+  /** Reports what `run` returned: nothing, a finish, a result, or a non-success outcome. */
+  async returned(value: unknown): Promise<void> {
+    if (value instanceof Finished) return;
+    await this.#enqueue(async () => {
+      if (value === undefined) return this.#sink.returned();
+      const { outcome, invalid } = await this.#normalize(value);
+      if (outcome.status !== "ok") return this.#sink.finish({ outcome }, invalid ? "error" : "finish");
+      return this.#sink.returned({ outcome });
+    }).catch(() => {});
+  }
+
+  /** Reports a thrown exception as `tool_error`. */
+  async fail(error: unknown): Promise<void> {
+    this.#finishing = true;
+    await this.#enqueue(() =>
+      this.#sink.finish({ outcome: fail("tool_error", errorMessage(error), { details: errorName(error) }) }, "error")
+    ).catch(() => {});
+  }
+
+  #normalize(value: unknown) {
+    return raceSignal(normalizeOutput(this.#declaration.output, value), this.#sink.signal);
+  }
+
+  #finished(): BrainError {
+    return new BrainError("call_finished", "the Tool already finished; later emissions are rejected");
+  }
+
+  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(operation);
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+}
+
+function withContent(result: PublishedResult, content: string | undefined): PublishedResult {
+  return content === undefined ? result : { ...result, content };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function errorName(error: unknown): JsonValue {
+  return { name: error instanceof Error ? error.name : typeof error };
+}

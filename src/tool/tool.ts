@@ -1,0 +1,174 @@
+import { z } from "zod";
+import type { ZodType } from "zod";
+import type { Environment } from "../env/environment.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { AdvertisedTool } from "../journal/records.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import type { ToolContext } from "./context.ts";
+import { descriptorImplementation } from "./descriptor.ts";
+import type { Descriptor, Implementation } from "./implementation.ts";
+import { exportSchema } from "./schema.ts";
+
+/** Any zod schema. */
+export type Schema = ZodType;
+/** The parsed options a run function sees: the options schema's output, or none. */
+export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
+/** What a Tool may publish as success: the output schema's input, or any JSON. */
+export type OutputOf<S> = S extends Schema ? S["_zod"]["input"] : JsonValue;
+
+/** The run function of an application Tool. */
+export type RunFunction<I extends Schema, O extends Schema | undefined, P extends Schema | undefined> = (
+  input: I["_zod"]["output"],
+  ctx: ToolContext<ParsedOptions<P>, OutputOf<O>>,
+) => unknown;
+
+/** What `tool()` takes: the contract plus exactly one of `run` or `implementation`. */
+export interface ToolSpec<
+  I extends Schema,
+  O extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+> {
+  /** Unique name the model calls the Tool by. */
+  name: string;
+  /** Model-facing description. */
+  description: string;
+  /** Input schema; its JSON Schema is exported with `io: "input"`. */
+  input: I;
+  /** Optional output schema; successful values are validated against it. */
+  output?: O;
+  /** Optional factory options schema, parsed once per placement. */
+  options?: P;
+  /** The application function, run in the application's process. */
+  run?: RunFunction<I, O, P>;
+  /** A Component, or a function from parsed options to an Environment-interpreted descriptor. */
+  implementation?: Implementation | ((options: ParsedOptions<P>) => Descriptor);
+}
+
+/** A declared Tool: its contract, with JSON Schemas exported at declaration. */
+export interface ToolDeclaration {
+  /** Tool name. */
+  readonly name: string;
+  /** Model-facing description. */
+  readonly description: string;
+  /** The zod input schema. */
+  readonly input: Schema;
+  /** The zod output schema, if any. */
+  readonly output: Schema | undefined;
+  /** JSON Schema of accepted input. */
+  readonly inputSchema: Record<string, JsonValue>;
+  /** JSON Schema of parsed output, if any. */
+  readonly outputSchema: Record<string, JsonValue> | undefined;
+  /** The application function, for host Tools. */
+  readonly run: ((input: unknown, ctx: ToolContext<never, never>) => unknown) | undefined;
+}
+
+/** A Tool placed with its options and Environment, ready to be given to a session. */
+export interface PlacedTool {
+  /** The declaration it places. */
+  readonly tool: ToolDeclaration;
+  /** Parsed, deeply frozen factory options. */
+  readonly options: Readonly<Record<string, unknown>>;
+  /** The Environment named at placement, if any. */
+  readonly env: Environment | undefined;
+  /** The non-host implementation, if any. */
+  readonly implementation: Implementation | undefined;
+  /** The contract a session advertises and reattachment compares. */
+  readonly advertised: AdvertisedTool;
+}
+
+/** The placement argument: an optional Environment plus the factory options. */
+export type Placement<P> = P extends Schema ? { env?: Environment } & P["_zod"]["input"]
+  : { env?: Environment };
+
+/** A Tool factory: call it to place the Tool; it also carries the declaration. */
+export interface ToolFactory<P extends Schema | undefined> extends ToolDeclaration {
+  /** Places the Tool; factory options are parsed once and frozen. */
+  (placement?: Placement<P>): PlacedTool;
+}
+
+/**
+ * Declares a Tool. Schemas are exported to JSON Schema now, so an unrepresentable
+ * schema fails here with `invalid_schema`. Call the returned factory to place it.
+ *
+ * @example
+ * ```ts
+ * import { tool } from "@aexhq/brain";
+ * import { z } from "zod";
+import type { ZodType } from "zod";
+ *
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echo the text.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish({ text }),
+ * });
+ * const placed = echo();
+ * console.log(placed.advertised.name); // "echo"
+ * ```
+ */
+export function tool<
+  I extends Schema,
+  O extends Schema | undefined = undefined,
+  P extends Schema | undefined = undefined,
+>(spec: ToolSpec<I, O, P>): ToolFactory<P> {
+  const { name, description } = spec;
+  if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
+    throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
+  }
+  if ((spec.run === undefined) === (spec.implementation === undefined)) {
+    throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
+  }
+  const declaration: ToolDeclaration = {
+    name,
+    description,
+    input: spec.input,
+    output: spec.output,
+    inputSchema: exportSchema(name, "input", spec.input),
+    outputSchema: spec.output ? exportSchema(name, "output", spec.output) : undefined,
+    run: spec.run as ToolDeclaration["run"],
+  };
+  const kind = spec.run ? "host" : typeof spec.implementation === "function" ? "descriptor" : "component";
+
+  const place = (placement: Record<string, unknown> = {}): PlacedTool => {
+    const { env, ...raw } = placement as { env?: Environment } & Record<string, unknown>;
+    const options = parseOptions(name, spec.options, raw);
+    const implementation = typeof spec.implementation === "function"
+      ? descriptorImplementation(name, spec.implementation(options as ParsedOptions<P>))
+      : spec.implementation;
+    const advertised: AdvertisedTool = {
+      name,
+      description,
+      inputSchema: declaration.inputSchema,
+      implementation: kind,
+    };
+    if (declaration.outputSchema) advertised.outputSchema = declaration.outputSchema;
+    if (env) advertised.env = env.name;
+    return Object.freeze({ tool: declaration, options, env, implementation, advertised: deepFreeze(advertised) });
+  };
+  for (const [key, value] of Object.entries(declaration)) {
+    Object.defineProperty(place, key, { value, enumerable: true });
+  }
+  return Object.freeze(place) as unknown as ToolFactory<P>;
+}
+
+function parseOptions(
+  name: string,
+  schema: Schema | undefined,
+  raw: Record<string, unknown>,
+): Readonly<Record<string, unknown>> {
+  if (!schema) {
+    const extra = Object.keys(raw);
+    if (extra.length > 0) {
+      throw new BrainError("invalid_options", `tool ${name} takes no options, got ${extra.join(", ")}`);
+    }
+    return Object.freeze({});
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    throw new BrainError("invalid_options", `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}`, {
+      details: parsed.error.issues as unknown as JsonValue,
+    });
+  }
+  return deepFreeze(parsed.data as Record<string, unknown>);
+}

@@ -1,0 +1,30 @@
+/**
+ * Resolves with `promise`, or rejects with `signal.reason` as soon as `signal`
+ * aborts. The promise itself keeps running; only the wait ends.
+ */
+export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** Resolves true when `promise` settles, false when `signal` aborts first. */
+export async function settledBeforeAbort(
+  promise: Promise<unknown>,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (!signal) {
+    await promise;
+    return true;
+  }
+  try {
+    await raceSignal(promise, signal);
+    return true;
+  } catch (error) {
+    if (signal.aborted && error === signal.reason) return false;
+    throw error;
+  }
+}

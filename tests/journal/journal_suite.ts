@@ -1,0 +1,145 @@
+import assert from "node:assert/strict";
+import type { Journal } from "../../mod.ts";
+import { BrainError } from "../../mod.ts";
+
+/** Registers the behaviour every Journal must have; `open` gives a fresh, empty journal. */
+export function journalSuite(name: string, open: () => Promise<Journal>): void {
+  const withJournal = (fn: (journal: Journal) => Promise<void>) => async () => {
+    const journal = await open();
+    try {
+      await fn(journal);
+    } finally {
+      await journal.close();
+    }
+  };
+  const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
+
+  Deno.test(
+    `${name}: sequences are dense and strictly increasing from 1`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const first = await journal.append("s", [{ kind: "tool_returned", call: 1 }, { kind: "tool_returned", call: 2 }]);
+      const second = await journal.append("s", [{ kind: "tool_returned", call: 3 }]);
+      assert.deepEqual([...first, ...second].map((record) => record.sequence), [1, 2, 3]);
+      assert.equal(await journal.head("s"), 3);
+      assert.deepEqual((await journal.read("s", { from: 2 })).map((record) => record.sequence), [2, 3]);
+      assert.deepEqual((await journal.read("s", { from: 1, limit: 1 })).map((record) => record.sequence), [1]);
+    }),
+  );
+
+  Deno.test(
+    `${name}: sessions keep separate sequences`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("a"));
+      await journal.createSession(session("b"));
+      await journal.append("a", [{ kind: "tool_returned", call: 1 }]);
+      const [record] = await journal.append("b", [{ kind: "tool_returned", call: 1 }]);
+      assert.equal(record.sequence, 1);
+      assert.equal(record.sessionId, "b");
+    }),
+  );
+
+  Deno.test(
+    `${name}: concurrent appends never share a sequence`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await Promise.all(
+        Array.from({ length: 50 }, (_, call) => journal.append("s", [{ kind: "tool_returned", call }])),
+      );
+      const records = await journal.read("s");
+      assert.deepEqual(records.map((record) => record.sequence), Array.from({ length: 50 }, (_, index) => index + 1));
+      assert.equal(new Set(records.map((record) => (record as { call: number }).call)).size, 50);
+    }),
+  );
+
+  Deno.test(
+    `${name}: committed records cannot be changed by the writer`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const body = { kind: "tool_event" as const, call: 1, event: "e", data: { n: 1 } };
+      await journal.append("s", [body]);
+      body.data.n = 2;
+      const [record] = await journal.read("s");
+      assert.deepEqual((record as { data: unknown }).data, { n: 1 });
+    }),
+  );
+
+  Deno.test(
+    `${name}: subscribe yields history, then each commit, from a sequence`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await journal.append("s", [{ kind: "tool_returned", call: 1 }, { kind: "tool_returned", call: 2 }]);
+      const controller = new AbortController();
+      const seen: number[] = [];
+      const following = (async () => {
+        for await (const record of journal.subscribe("s", { from: 2, signal: controller.signal })) {
+          seen.push(record.sequence);
+          if (record.sequence === 4) controller.abort();
+        }
+      })();
+      await journal.append("s", [{ kind: "tool_returned", call: 3 }]);
+      await journal.append("s", [{ kind: "tool_returned", call: 4 }]);
+      await following;
+      assert.deepEqual(seen, [2, 3, 4]);
+    }),
+  );
+
+  Deno.test(
+    `${name}: a subscriber sees a record only after its commit resolves`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const controller = new AbortController();
+      const first = (async () => {
+        for await (const record of journal.subscribe("s", { signal: controller.signal })) {
+          controller.abort();
+          return record;
+        }
+      })();
+      const [committed] = await journal.append("s", [{ kind: "tool_returned", call: 9 }]);
+      assert.deepEqual(await first, committed);
+    }),
+  );
+
+  Deno.test(
+    `${name}: close ends subscriptions and refuses later calls`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const following = (async () => {
+        const seen = [];
+        for await (const record of journal.subscribe("s")) seen.push(record);
+        return seen;
+      })();
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      await journal.close();
+      assert.deepEqual(await following, []);
+      await assert.rejects(
+        journal.read("s"),
+        (error) => error instanceof BrainError && error.code === "journal_closed",
+      );
+    }),
+  );
+
+  Deno.test(
+    `${name}: session metadata round-trips; duplicates and unknown ids fail`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await assert.rejects(
+        journal.createSession(session("s")),
+        (error) => error instanceof BrainError && error.code === "session_exists",
+      );
+      await assert.rejects(
+        journal.append("missing", [{ kind: "tool_returned", call: 1 }]),
+        (error) => error instanceof BrainError && error.code === "session_not_found",
+      );
+      await journal.updateSession({ ...session("s"), host: { id: "h", tokenHash: "abc" } });
+      assert.equal((await journal.getSession("s"))?.host?.tokenHash, "abc");
+      assert.deepEqual((await journal.listSessions()).map((meta) => meta.id), ["s"]);
+      await journal.deleteSession("s");
+      assert.equal(await journal.getSession("s"), undefined);
+      await assert.rejects(
+        journal.read("s"),
+        (error) => error instanceof BrainError && error.code === "session_not_found",
+      );
+    }),
+  );
+}
