@@ -67,7 +67,34 @@ export {
   type ToolFactory,
   type ToolSpec,
 } from "./src/tool/tool.ts";
-export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts";
+export { Activation, BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
-export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";
+export {
+  Brain,
+  type BrainOptions,
+  type CreateSessionOptions,
+  type GetSessionOptions,
+  type Sessions,
+} from "./src/brain/brain.ts";
+export type {
+  ModelCallOrigin,
+  ModelCredentials,
+  ModelMessage,
+  ModelProvider,
+  ModelRequest,
+  ModelResult,
+  ModelToolCall,
+  ModelToolSpec,
+  ModelUsage,
+  NormalizedModelRequest,
+  ProviderCall,
+  ResponseFormat,
+  SessionModel,
+} from "./src/model/types.ts";
+export { ScriptedProvider, type ScriptedReply, type ScriptStep } from "./src/model/scripted.ts";
+export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
+export type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./src/session/conversation.ts";
+export { ModelCaller, type ModelCallScope } from "./src/session/model_call.ts";
+export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/session/wake.ts";
+export { Agentloop, AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";

@@ -2,10 +2,13 @@ import type { Journal } from "../journal/journal.ts";
 import { MemoryJournal } from "../journal/memory.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { BRAIN_MAX_EMITTED_BYTES } from "../session/activation.ts";
+import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
 import { Session } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { checkReattachment } from "./reattach.ts";
+import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { SessionModel } from "../model/types.ts";
+import { ModelCaller } from "../session/model_call.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -13,6 +16,8 @@ export interface BrainOptions {
   journal?: Journal;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
+  maxModelCalls?: number;
 }
 
 /** Options for creating a session. */
@@ -21,6 +26,20 @@ export interface CreateSessionOptions {
   tools?: readonly PlacedTool[];
   /** The session id; a random UUID by default. */
   id?: string;
+  /** The session's fixed provider, model and credentials; without it the session has no Agentloop and no `ctx.model`. */
+  model?: SessionModel;
+  /** Options of the session's Agentloop. */
+  agentloop?: AgentloopOptions;
+}
+
+/** Options for opening an existing session. */
+export interface GetSessionOptions {
+  /** The original Tools, to restore their handlers. */
+  tools?: readonly PlacedTool[];
+  /** The session's model again (credentials are never stored); its provider and model names must match. */
+  model?: SessionModel;
+  /** Options of the session's Agentloop. */
+  agentloop?: AgentloopOptions;
 }
 
 /** The `brain.sessions` API. */
@@ -28,7 +47,7 @@ export interface Sessions {
   /** Creates a session with its Tools; non-host implementations are admitted first. */
   create(options?: CreateSessionOptions): Promise<Session>;
   /** Opens an existing session; supplying the original Tools restores their handlers. */
-  get(id: string, options?: { tools?: readonly PlacedTool[] }): Promise<Session>;
+  get(id: string, options?: GetSessionOptions): Promise<Session>;
   /** Ends a session and removes it with its records. */
   delete(id: string): Promise<void>;
   /** Metadata of every stored session. */
@@ -65,6 +84,7 @@ export class Brain {
   readonly sessions: Sessions;
   #journal: Journal;
   #maxEmittedBytes: number;
+  #maxModelCalls: number;
   #live = new Set<Session>();
   #closed = false;
 
@@ -72,9 +92,10 @@ export class Brain {
   constructor(options: BrainOptions = {}) {
     this.#journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.sessions = Object.freeze({
       create: (create?: CreateSessionOptions) => this.#create(create),
-      get: (id: string, get?: { tools?: readonly PlacedTool[] }) => this.#get(id, get?.tools),
+      get: (id: string, get?: GetSessionOptions) => this.#get(id, get),
       delete: (id: string) => this.#delete(id),
       list: () => this.#journal.listSessions(),
     });
@@ -93,7 +114,9 @@ export class Brain {
     await this.#journal.close();
   }
 
-  async #create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<Session> {
+  async #create(
+    { tools = [], id = crypto.randomUUID(), model, agentloop }: CreateSessionOptions = {},
+  ): Promise<Session> {
     this.#assertOpen();
     const names = new Set<string>();
     for (const placed of tools) {
@@ -104,17 +127,19 @@ export class Brain {
     }
     for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
+    if (model) meta.model = modelNames(model);
     await this.#journal.createSession(meta);
-    return this.#open(meta, tools);
+    return this.#open(meta, tools, model, agentloop);
   }
 
-  async #get(id: string, tools: readonly PlacedTool[] = []): Promise<Session> {
+  async #get(id: string, { tools = [], model, agentloop }: GetSessionOptions = {}): Promise<Session> {
     this.#assertOpen();
     const meta = await this.#journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    if (model) checkModel(meta, model);
     for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    return this.#open(meta, tools);
+    return this.#open(meta, tools, model, agentloop);
   }
 
   async #delete(id: string): Promise<void> {
@@ -123,12 +148,20 @@ export class Brain {
     await this.#journal.deleteSession(id);
   }
 
-  #open(meta: SessionMeta, tools: readonly PlacedTool[]): Session {
+  #open(
+    meta: SessionMeta,
+    tools: readonly PlacedTool[],
+    model: SessionModel | undefined,
+    agentloop: AgentloopOptions | undefined,
+  ): Session {
     const session = new Session({
       journal: this.#journal,
       meta,
       tools,
       maxEmittedBytes: this.#maxEmittedBytes,
+      maxModelCalls: this.#maxModelCalls,
+      models: model && new ModelCaller({ journal: this.#journal, sessionId: meta.id, model }),
+      conversation: (parts) => new Agentloop(parts, agentloop),
       onEnd: (ended) => this.#live.delete(ended),
     });
     this.#live.add(session);
@@ -137,5 +170,25 @@ export class Brain {
 
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+function modelNames(model: SessionModel): { provider: string; model: string } {
+  if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
+    throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
+  }
+  return { provider: model.provider.name, model: model.model };
+}
+
+function checkModel(meta: SessionMeta, model: SessionModel): void {
+  const given = modelNames(model);
+  if (meta.model?.provider !== given.provider || meta.model?.model !== given.model) {
+    throw new BrainError(
+      "reattach_mismatch",
+      `session ${meta.id} uses ${
+        meta.model ? `${meta.model.provider}/${meta.model.model}` : "no model"
+      }, not ${given.provider}/${given.model}`,
+      { details: { saved: meta.model ?? null, given } },
+    );
   }
 }

@@ -1,5 +1,6 @@
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
+import type { ModelCallOrigin, ModelToolCall, ModelUsage, NormalizedModelRequest } from "../model/types.ts";
 
 /** Why a Tool call ended: the first terminal cause, which later causes never replace. */
 export type TerminalCause = "finish" | "error" | "timeout" | "cancelled" | "unknown";
@@ -13,6 +14,8 @@ export type RecordBody =
     input: JsonValue;
     deadline?: number;
     activation: string;
+    /** The model's id for the tool call, when the Agentloop started it. */
+    toolCallId?: string;
   }
   /** An extension Event from `ctx.emit(event, data)`. */
   | { kind: "tool_event"; call: number; event: string; data: JsonValue }
@@ -23,7 +26,32 @@ export type RecordBody =
   /** The call's terminal record: its first terminal cause and final outcome. */
   | { kind: "tool_call_finished"; call: number; cause: TerminalCause; outcome: Outcome }
   /** A terminal cause, result or emission that arrived after the call had ended. */
-  | { kind: "tool_call_late"; call: number; cause: string; outcome?: Outcome };
+  | { kind: "tool_call_late"; call: number; cause: string; outcome?: Outcome }
+  /** A user message sent to the session's Agentloop. */
+  | { kind: "user_message"; content: string }
+  /** A model request, committed before the provider sees it. Its sequence names the model call. */
+  | {
+    kind: "model_call_started";
+    origin: ModelCallOrigin;
+    activation: string;
+    provider: string;
+    model: string;
+    request: NormalizedModelRequest;
+  }
+  /**
+   * How a model call ended, committed before its response returns: `ok` with the
+   * response (without usage), `error`, `timeout`, or `unknown` when it was interrupted.
+   */
+  | { kind: "model_call_finished"; call: number; outcome: Outcome; usage?: ModelUsage }
+  /** A model reply the Agentloop added to its conversation. */
+  | { kind: "assistant_message"; modelCall: number; content: string; toolCalls: ModelToolCall[] }
+  /**
+   * The Agentloop's answer to one tool call of an assistant message. `call` names
+   * the Tool call, if one started; `through` is the last sequence the answer covers.
+   */
+  | { kind: "tool_message"; toolCallId: string; call?: number; content: string; through: number }
+  /** Later observations of a background Tool call, as the Agentloop presented them, through sequence `through`. */
+  | { kind: "observation_message"; call: number; content: string; through: number };
 
 /** The kind of a journal record. */
 export type RecordKind = RecordBody["kind"];
@@ -62,6 +90,8 @@ export interface SessionMeta {
   createdAt: number;
   /** The Tools placed in the session. */
   tools: AdvertisedTool[];
+  /** The session's fixed provider and model names; credentials are never stored. */
+  model?: { provider: string; model: string };
   /** The registered host identity; only a hash of its token is ever stored. */
   host?: { id: string; tokenHash: string };
 }

@@ -28,6 +28,7 @@ export type BrainErrorCode =
   | "protocol_error"
   | "connection_lost"
   | "model_error"
+  | "model_unavailable"
   | "timeout"
   | "cancelled";
 

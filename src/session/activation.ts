@@ -3,10 +3,13 @@ import { BrainError } from "../outcome/errors.ts";
 /** Default bytes a single activation may emit across all its Tools' results and events. */
 export const BRAIN_MAX_EMITTED_BYTES = 1_048_576;
 
+/** Default model calls a single activation may make, counting the Agentloop's turns and its Tools' `ctx.model` calls. */
+export const BRAIN_MAX_MODEL_CALLS = 64;
+
 /**
- * One activation of a session: the budget its Tools' results and events share.
- * A Tool keeps the activation it was called in, also after returning, so later
- * activations never renew its budget.
+ * One activation of a session: the budgets its Tools' results, events and model
+ * calls share. A Tool keeps the activation it was called in, also after
+ * returning, so later activations never renew its budgets.
  *
  * @example
  * ```ts
@@ -21,21 +24,45 @@ export class Activation {
   readonly id: string;
   /** The byte budget shared by results and events. */
   readonly maxEmittedBytes: number;
+  /** The number of model calls shared by the Agentloop and the activation's Tools. */
+  readonly maxModelCalls: number;
   #used = 0;
+  #modelCalls = 0;
 
-  /** Creates an activation with its own budget. */
-  constructor({ id = crypto.randomUUID(), maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES }: {
+  /** Creates an activation with its own budgets. */
+  constructor({
+    id = crypto.randomUUID(),
+    maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES,
+    maxModelCalls = BRAIN_MAX_MODEL_CALLS,
+  }: {
     id?: string;
     maxEmittedBytes?: number;
+    maxModelCalls?: number;
   } = {}) {
-    if (!Number.isSafeInteger(maxEmittedBytes) || maxEmittedBytes < 0) {
-      throw new BrainError(
-        "invalid_argument",
-        `maxEmittedBytes must be a non-negative integer, got ${maxEmittedBytes}`,
-      );
+    for (const [name, value] of Object.entries({ maxEmittedBytes, maxModelCalls })) {
+      if (!Number.isSafeInteger(value) || value < 0) {
+        throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
+      }
     }
     this.id = id;
     this.maxEmittedBytes = maxEmittedBytes;
+    this.maxModelCalls = maxModelCalls;
+  }
+
+  /** Model calls made so far. */
+  get modelCalls(): number {
+    return this.#modelCalls;
+  }
+
+  /** Takes one model call from the budget, or throws `budget_exceeded` and takes nothing. */
+  chargeModelCall(): void {
+    if (this.#modelCalls >= this.maxModelCalls) {
+      throw new BrainError(
+        "budget_exceeded",
+        `this activation has used all ${this.maxModelCalls} of its model calls`,
+      );
+    }
+    this.#modelCalls++;
   }
 
   /** Bytes emitted so far. */

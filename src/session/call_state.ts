@@ -7,6 +7,8 @@ import { Finished } from "../tool/context.ts";
 import type { CallSink, PublishedResult } from "../tool/invocation.ts";
 import { callAt } from "../util/timer.ts";
 import type { Activation } from "./activation.ts";
+import type { ModelRequest, ModelResult } from "../model/types.ts";
+import type { ModelCaller } from "./model_call.ts";
 
 /** How a Tool call ended: its terminal record's sequence, first cause and outcome. */
 export interface CallEnd {
@@ -42,12 +44,21 @@ export class CallState implements CallSink {
   #lastResult: Outcome | undefined;
   #end = Promise.withResolvers<CallEnd>();
   #disarm: (() => void) | undefined;
+  #models: ModelCaller | undefined;
+  #tool: string;
 
-  /** Brain creates one per committed `tool_call_started` record. */
+  /** Brain creates one per committed `tool_call_started` record; `models` is the session's model, if it has one. */
   constructor(
-    { journal, started, activation }: { journal: Journal; started: JournalRecord; activation: Activation },
+    { journal, started, activation, models }: {
+      journal: Journal;
+      started: JournalRecord;
+      activation: Activation;
+      models?: ModelCaller;
+    },
   ) {
     if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
+    this.#tool = started.tool;
+    this.#models = models;
     this.#journal = journal;
     this.#sessionId = started.sessionId;
     this.#activation = activation;
@@ -141,6 +152,21 @@ export class CallState implements CallSink {
     }
     const end = await this.#terminal(bodies, cause, outcome);
     return new Finished(end.sequence, false);
+  }
+
+  /** Calls the session's model with this call's identity and activation; the call's end stops it. */
+  model(request: ModelRequest): Promise<ModelResult> {
+    if (this.#claimed) {
+      return Promise.reject(new BrainError("call_finished", `call ${this.call} has ended (${this.#claimed})`));
+    }
+    if (!this.#models) {
+      return Promise.reject(new BrainError("model_unavailable", `session ${this.#sessionId} has no model`));
+    }
+    return this.#models.call(request, {
+      origin: { kind: "tool", tool: this.#tool, call: this.call },
+      activation: this.#activation,
+      signal: this.signal,
+    }).then(({ result }) => result);
   }
 
   /** Ends the call for a reason outside the Tool: deadline, cancellation or lost connection. */

@@ -7,6 +7,8 @@ import { runHostTool } from "../tool/runner.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { Activation } from "./activation.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
+import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
+import type { ModelCaller } from "./model_call.ts";
 
 /** Options for one Tool call. */
 export interface CallOptions {
@@ -16,6 +18,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** The activation whose budget the call shares; a new one by default. */
   activation?: Activation;
+  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
+  toolCallId?: string;
 }
 
 /** A started Tool call. */
@@ -34,6 +38,12 @@ export interface SessionParts {
   meta: SessionMeta;
   tools: readonly PlacedTool[];
   maxEmittedBytes: number;
+  /** Model calls one activation may make. */
+  maxModelCalls?: number;
+  /** The session's model calls, when it has a model. */
+  models?: ModelCaller;
+  /** Creates the session's Agentloop, when it has a model. */
+  conversation?: (parts: ConversationParts) => Conversation;
   onEnd: (session: Session) => void;
 }
 
@@ -47,6 +57,9 @@ export class Session {
   #journal: Journal;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
+  #maxModelCalls: number | undefined;
+  #models: ModelCaller | undefined;
+  #conversation: Conversation | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
@@ -57,7 +70,16 @@ export class Session {
     this.#journal = parts.journal;
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
+    this.#maxModelCalls = parts.maxModelCalls;
+    this.#models = parts.models;
     this.#onEnd = parts.onEnd;
+    if (parts.models && parts.conversation) {
+      this.#conversation = parts.conversation({
+        session: this,
+        models: parts.models,
+        append: (bodies) => this.#journal.append(this.id, bodies),
+      });
+    }
   }
 
   /** The Tools whose handlers this handle holds. */
@@ -67,7 +89,7 @@ export class Session {
 
   /** A new activation with this session's emitted-bytes budget. */
   activation(): Activation {
-    return new Activation({ maxEmittedBytes: this.#maxEmittedBytes });
+    return new Activation({ maxEmittedBytes: this.#maxEmittedBytes, maxModelCalls: this.#maxModelCalls });
   }
 
   /**
@@ -90,8 +112,9 @@ export class Session {
       input,
       ...(deadline === undefined ? {} : { deadline }),
       activation: activation.id,
+      ...(options.toolCallId === undefined ? {} : { toolCallId: options.toolCallId }),
     }]);
-    const state = new CallState({ journal: this.#journal, started, activation });
+    const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
     state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
     state.arm();
@@ -126,10 +149,42 @@ export class Session {
     return this.#journal.subscribe(this.id, options);
   }
 
-  /** Ends the session: open calls end `cancelled` and its handlers are released. */
+  /**
+   * Sends a user message to the session's Agentloop and resolves with the reply
+   * that ends the activation answering it. Follow `records()` to see every turn.
+   * Fails with `model_unavailable` when the session has no model.
+   *
+   * @example
+   * ```ts
+   * import { Brain, ScriptedProvider } from "@aexhq/brain";
+   * const brain = new Brain();
+   * try {
+   *   const provider = new ScriptedProvider(["Hello!"]);
+   *   const session = await brain.sessions.create({ model: { provider, model: "demo" } });
+   *   console.log((await session.send("Hi")).content); // "Hello!"
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  send(content: string, options?: SendOptions): Promise<AssistantMessage> {
+    if (this.#ended) return Promise.reject(new BrainError("session_closed", `session ${this.id} has ended`));
+    if (!this.#conversation) {
+      return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
+    }
+    return this.#conversation.send(content, options);
+  }
+
+  /** Interrupts the Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */
+  interrupt(): void {
+    this.#conversation?.interrupt();
+  }
+
+  /** Ends the session: the Agentloop stops, open calls end `cancelled` and its handlers are released. */
   async end(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
+    await this.#conversation?.close();
     const open = [...this.#open.values()];
     await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
     this.#tools.clear();

@@ -1,5 +1,6 @@
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
+import type { ModelRequest, ModelResult } from "../model/types.ts";
 
 /** Options for a published result. */
 export interface ResultOptions {
@@ -42,4 +43,9 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
   emitResult(value: Output | Outcome, options?: ResultOptions): Promise<number>;
   /** Optionally appends a result, then commits completion once earlier emissions have. */
   finish(value?: Output | Outcome, options?: ResultOptions): Promise<Finished>;
+  /**
+   * Calls the session's model with independent messages and returns its response.
+   * Usage and outcome are journaled first; the call's end or deadline stops a pending request.
+   */
+  model(request: ModelRequest): Promise<ModelResult>;
 }

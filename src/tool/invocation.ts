@@ -1,6 +1,7 @@
 import type { Finished } from "./context.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
+import type { ModelRequest, ModelResult } from "../model/types.ts";
 
 /** One dispatched Tool call, as an executor receives it. */
 export interface Invocation {
@@ -42,4 +43,9 @@ export interface CallSink {
    * `unknown` when the executor lost the call without a reliable result.
    */
   finish(result: PublishedResult | undefined, cause?: "finish" | "error" | "unknown"): Promise<Finished>;
+  /**
+   * Calls the session's model for this call, on its activation's model-call budget;
+   * the call's end stops a pending request. Rejects with `call_finished` once the call is ending.
+   */
+  model(request: ModelRequest): Promise<ModelResult>;
 }

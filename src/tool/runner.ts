@@ -2,6 +2,7 @@ import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import type { JsonValue } from "../outcome/json.ts";
+import type { ModelRequest } from "../model/types.ts";
 import { fail } from "../outcome/outcome.ts";
 import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "./context.ts";
@@ -79,6 +80,10 @@ class ReportQueue {
           }
           return this.#sink.emitResult(withContent({ outcome }, content));
         });
+      },
+      model: (request: ModelRequest) => {
+        if (this.#finishing) return Promise.reject(this.#finished());
+        return this.#sink.model(request);
       },
       finish: (value?: unknown, { content }: ResultOptions = {}) => {
         this.#finishing = true;

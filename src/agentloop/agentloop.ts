@@ -1,0 +1,255 @@
+import type { ModelToolCall } from "../model/types.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JournalRecord, RecordBody } from "../journal/records.ts";
+import type { Activation } from "../session/activation.ts";
+import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "../session/conversation.ts";
+import type { ModelCaller } from "../session/model_call.ts";
+import type { Session } from "../session/session.ts";
+import { WakeBatcher } from "../session/wake.ts";
+import { raceSignal } from "../util/signal.ts";
+import { formatOutcome } from "./present.ts";
+import { LoopView } from "./view.ts";
+
+/** Options of a session's Agentloop. */
+export interface AgentloopOptions {
+  /** The conversation's system prompt; empty by default. */
+  system?: string;
+  /** Deadline of each Tool call the loop starts, in ms from its start; 5 minutes by default, `Infinity` for none. */
+  toolDeadlineMs?: number;
+}
+
+/** Default deadline of a Tool call the Agentloop starts. */
+export const AGENTLOOP_TOOL_DEADLINE_MS = 300_000;
+
+/** Records that wake the loop: user messages and observations of Tool calls. */
+const wakingKinds = new Set<string>([
+  "user_message",
+  "tool_event",
+  "tool_result",
+  "tool_returned",
+  "tool_call_finished",
+  "tool_call_late",
+]);
+
+interface Waiter {
+  sequence: number;
+  resolve(reply: AssistantMessage): void;
+  reject(error: unknown): void;
+}
+
+/**
+ * The loop of one session: model turn, then the Tool calls it asked for (placed
+ * Tools are advertised with their input JSON Schema), then their results in the
+ * journal, then the next turn, until the model answers without tool calls.
+ * Background Tools keep running after that; their later committed observations
+ * wake the loop (batched for {@linkcode WAKE_BATCH_MS}), and it calls the model
+ * again only when there is something model-facing to present.
+ */
+export class Agentloop implements Conversation {
+  #session: Session;
+  #models: ModelCaller;
+  #append: (bodies: RecordBody[]) => Promise<JournalRecord[]>;
+  #system: string;
+  #toolDeadlineMs: number;
+  #view = new LoopView();
+  #batcher = new WakeBatcher(() => this.#kick());
+  #stop = new AbortController();
+  #interrupt: AbortController | undefined;
+  #ready: Promise<void>;
+  #following: Promise<void> | undefined;
+  #running: Promise<void> | undefined;
+  #again = false;
+  #handled = 0;
+  #waiters: Waiter[] = [];
+
+  /** Sessions create their loop; applications use `session.send`. */
+  constructor({ session, models, append }: ConversationParts, options: AgentloopOptions = {}) {
+    const { system = "", toolDeadlineMs = AGENTLOOP_TOOL_DEADLINE_MS } = options;
+    if (!(toolDeadlineMs > 0)) {
+      throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
+    }
+    this.#session = session;
+    this.#models = models;
+    this.#append = append;
+    this.#system = system;
+    this.#toolDeadlineMs = toolDeadlineMs;
+    this.#ready = this.#load();
+    this.#ready.catch(() => {});
+  }
+
+  /** Commits a user message and resolves with the final reply of the activation that answers it. */
+  async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
+    if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+    await this.#ready;
+    if (this.#stop.signal.aborted) throw new BrainError("session_closed", `session ${this.#session.id} has ended`);
+    const [record] = await this.#commit([{ kind: "user_message", content }]);
+    const reply = new Promise<AssistantMessage>((resolve, reject) => {
+      this.#waiters.push({ sequence: record.sequence, resolve, reject });
+    });
+    return signal ? raceSignal(reply, signal) : reply;
+  }
+
+  /** Stops the running activation; its pending model call ends `unknown` and its waiters reject `cancelled`. */
+  interrupt(): void {
+    this.#interrupt?.abort(new BrainError("cancelled", "the Agentloop was interrupted"));
+  }
+
+  /** Stops the loop: interrupts it, stops following the journal and waits for its last commit. */
+  async close(): Promise<void> {
+    if (this.#stop.signal.aborted) return;
+    this.#stop.abort();
+    this.#batcher.close();
+    this.interrupt();
+    await Promise.allSettled([this.#ready, this.#following, this.#running]);
+    this.#settle(Infinity, new BrainError("session_closed", `session ${this.#session.id} has ended`));
+  }
+
+  async #load(): Promise<void> {
+    const history = await this.#session.read();
+    this.#view.add(history);
+    this.#handled = this.#view.lastUserMessage;
+    this.#following = this.#follow(history.length + 1);
+    this.#following.catch(() => {});
+  }
+
+  async #follow(from: number): Promise<void> {
+    for await (const record of this.#session.records({ from, signal: this.#stop.signal })) {
+      this.#view.add([record]);
+      if (wakingKinds.has(record.kind)) this.#batcher.notify();
+    }
+  }
+
+  async #commit(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    const records = await this.#append(bodies);
+    this.#view.add(records);
+    return records;
+  }
+
+  #kick(): void {
+    if (this.#running) {
+      this.#again = true;
+      return;
+    }
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined;
+      if (this.#again && !this.#stop.signal.aborted) {
+        this.#again = false;
+        this.#kick();
+      }
+    });
+  }
+
+  /** Runs activations while there is something to answer or present. */
+  async #drain(): Promise<void> {
+    while (!this.#stop.signal.aborted) {
+      const lastUser = this.#view.lastUserMessage;
+      if (lastUser <= this.#handled && this.#view.observations().length === 0) return;
+      const started = lastUser;
+      this.#handled = lastUser;
+      const interrupt = new AbortController();
+      this.#interrupt = interrupt;
+      const answered = { through: started };
+      try {
+        const reply = await this.#activate(this.#session.activation(), interrupt.signal, answered);
+        this.#handled = Math.max(this.#handled, answered.through);
+        this.#settle(answered.through, undefined, reply);
+      } catch (error) {
+        this.#handled = Math.max(this.#handled, answered.through);
+        this.#settle(answered.through, error);
+        return; // a failed activation is not retried; the next wake tries again
+      } finally {
+        this.#interrupt = undefined;
+      }
+    }
+  }
+
+  /** One activation: presents new observations, then turns until the model stops calling tools. */
+  async #activate(
+    activation: Activation,
+    signal: AbortSignal,
+    answered: { through: number },
+  ): Promise<AssistantMessage> {
+    const observations = this.#view.observations();
+    if (observations.length > 0) {
+      await this.#commit(observations.map(({ call, content, through }) => ({
+        kind: "observation_message",
+        call,
+        content,
+        through,
+      })));
+    }
+    for (;;) {
+      answered.through = Math.max(answered.through, this.#view.lastUserMessage);
+      const { call, result } = await this.#models.call({
+        system: this.#system,
+        messages: this.#view.messages(),
+        tools: this.#session.tools.map(({ advertised }) => ({
+          name: advertised.name,
+          description: advertised.description,
+          inputSchema: advertised.inputSchema,
+        })),
+      }, { origin: { kind: "agentloop" }, activation, signal });
+      const [reply] = await this.#commit([{
+        kind: "assistant_message",
+        modelCall: call,
+        content: result.content,
+        toolCalls: result.toolCalls,
+      }]);
+      if (result.toolCalls.length === 0) return reply as AssistantMessage;
+      await this.#runTools(result.toolCalls, activation, signal);
+    }
+  }
+
+  /** Starts each tool call, waits for their synchronous phases, then commits their tool messages together. */
+  async #runTools(toolCalls: ModelToolCall[], activation: Activation, signal: AbortSignal): Promise<void> {
+    const started: { toolCall: ModelToolCall; call?: number; refused?: string }[] = [];
+    for (const toolCall of toolCalls) started.push({ toolCall, ...await this.#start(toolCall, activation) });
+    try {
+      await raceSignal(
+        Promise.all(started.flatMap(({ call }) => call === undefined ? [] : [this.#view.synchronous(call)])),
+        signal,
+      );
+    } finally {
+      await this.#commit(started.map(({ toolCall, call, refused }): RecordBody => {
+        if (call === undefined) {
+          return { kind: "tool_message", toolCallId: toolCall.id, content: refused!, through: this.#view.contiguous };
+        }
+        const { content, through } = this.#view.answer(call);
+        return { kind: "tool_message", toolCallId: toolCall.id, call, content, through };
+      }));
+    }
+  }
+
+  async #start(toolCall: ModelToolCall, activation: Activation): Promise<{ call?: number; refused?: string }> {
+    const placed = this.#session.tools.find((candidate) => candidate.tool.name === toolCall.name);
+    if (!placed) return { refused: formatOutcome(unknownTool(toolCall.name)) };
+    const deadline = Number.isFinite(this.#toolDeadlineMs) ? Date.now() + this.#toolDeadlineMs : undefined;
+    try {
+      const handle = await this.#session.start(placed, toolCall.input, {
+        activation,
+        deadline,
+        toolCallId: toolCall.id,
+      });
+      return { call: handle.sequence };
+    } catch (error) {
+      if (!(error instanceof BrainError)) throw error;
+      return { refused: formatOutcome({ status: "error", error: { code: error.code, message: error.message } }) };
+    }
+  }
+
+  #settle(through: number, error: unknown, reply?: AssistantMessage): void {
+    const settled = this.#waiters.filter((waiter) => waiter.sequence <= through);
+    this.#waiters = this.#waiters.filter((waiter) => waiter.sequence > through);
+    for (const waiter of settled) {
+      if (reply) waiter.resolve(reply);
+      else waiter.reject(error);
+    }
+  }
+}
+
+function unknownTool(name: string) {
+  return {
+    status: "error" as const,
+    error: { code: "unknown_tool", message: `no tool named ${name} is placed in this session` },
+  };
+}

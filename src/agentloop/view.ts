@@ -1,0 +1,188 @@
+import type { JournalRecord } from "../journal/records.ts";
+import type { ModelMessage } from "../model/types.ts";
+import { presentFinish, presentResult } from "./present.ts";
+
+type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;
+
+/** What the loop knows about one Tool call it started. */
+interface LoopCall {
+  tool: string;
+  results: Of<"tool_result">[];
+  finished?: Of<"tool_call_finished">;
+  /** Sequence through which the call's observations are in the conversation; 0 before its tool message. */
+  presented: number;
+  answered: boolean;
+  synchronous: PromiseWithResolvers<void>;
+}
+
+/** New observations of one call, formatted for the model, and the sequence they reach. */
+export interface Observation {
+  /** The Tool call's sequence. */
+  call: number;
+  /** The Tool name. */
+  tool: string;
+  /** Model-facing text, one line per observation. */
+  content: string;
+  /** The last sequence the text covers. */
+  through: number;
+}
+
+const conversationKinds = new Set(["user_message", "assistant_message", "tool_message", "observation_message"]);
+
+/**
+ * The Agentloop's cache of its session journal: the conversation records and
+ * the Tool calls it started (linked by `toolCallId`). Records may arrive twice
+ * or ahead of order; `contiguous` is the sequence up to which nothing is missing.
+ */
+export class LoopView {
+  #records = new Map<number, JournalRecord>();
+  #calls = new Map<number, LoopCall>();
+  #contiguous = 0;
+
+  /** Every sequence up to this one is in the view. */
+  get contiguous(): number {
+    return this.#contiguous;
+  }
+
+  /** Adds committed records; already known sequences are ignored. */
+  add(records: Iterable<JournalRecord>): void {
+    for (const record of records) {
+      if (this.#records.has(record.sequence)) continue;
+      this.#records.set(record.sequence, record);
+      this.#index(record);
+    }
+    while (this.#records.has(this.#contiguous + 1)) this.#contiguous++;
+  }
+
+  /** Resolves when the call's synchronous phase has ended: it returned or finished. */
+  synchronous(call: number): Promise<void> {
+    return this.#call(call).synchronous.promise;
+  }
+
+  /** The latest user message sequence, or 0. */
+  get lastUserMessage(): number {
+    let last = 0;
+    for (const record of this.#records.values()) {
+      if (record.kind === "user_message" && record.sequence > last) last = record.sequence;
+    }
+    return last;
+  }
+
+  /** Everything known about call `call` so far, as the text of its tool message. */
+  answer(call: number): { content: string; through: number } {
+    const state = this.#call(call);
+    const lines = this.#lines(state, 0);
+    const through = this.#contiguous;
+    if (lines.length > 0) return { content: lines.join("\n"), through };
+    return {
+      content: state.finished
+        ? "The tool finished without a result."
+        : "The tool is still running in the background; its results will arrive later.",
+      through,
+    };
+  }
+
+  /** Model-facing observations of answered calls that the conversation does not have yet. */
+  observations(): Observation[] {
+    const found: Observation[] = [];
+    for (const [call, state] of this.#calls) {
+      if (!state.answered) continue;
+      const lines = this.#lines(state, state.presented);
+      if (lines.length === 0) continue;
+      found.push({
+        call,
+        tool: state.tool,
+        content: lines.map((line) => `Tool ${state.tool} (call ${call}): ${line}`).join("\n"),
+        through: this.#contiguous,
+      });
+    }
+    return found;
+  }
+
+  /**
+   * The conversation as model messages. Tool messages follow their assistant
+   * message; a tool call left without one gets a placeholder answer.
+   */
+  messages(): ModelMessage[] {
+    const ordered = [...this.#records.values()]
+      .filter((record) => conversationKinds.has(record.kind))
+      .sort((a, b) => a.sequence - b.sequence);
+    const answers = new Map<string, string>();
+    for (const record of ordered) if (record.kind === "tool_message") answers.set(record.toolCallId, record.content);
+    const messages: ModelMessage[] = [];
+    for (const record of ordered) {
+      if (record.kind === "user_message") messages.push({ role: "user", content: record.content });
+      else if (record.kind === "observation_message") messages.push({ role: "user", content: record.content });
+      else if (record.kind === "assistant_message") {
+        const { content, toolCalls } = record;
+        messages.push(
+          toolCalls.length > 0 ? { role: "assistant", content, toolCalls } : { role: "assistant", content },
+        );
+        for (const { id } of toolCalls) {
+          messages.push({
+            role: "tool",
+            toolCallId: id,
+            content: answers.get(id) ?? "No result: the call did not complete.",
+          });
+        }
+      }
+    }
+    return messages;
+  }
+
+  #lines(state: LoopCall, after: number): string[] {
+    const lines: string[] = [];
+    const limit = this.#contiguous;
+    for (const result of state.results) {
+      if (result.sequence > after && result.sequence <= limit) lines.push(presentResult(result));
+    }
+    const finished = state.finished;
+    if (finished && finished.sequence > after && finished.sequence <= limit) {
+      const last = state.results.filter((result) => result.sequence < finished.sequence).at(-1);
+      const text = presentFinish(finished, last);
+      if (text !== undefined) lines.push(text);
+    }
+    return lines;
+  }
+
+  #index(record: JournalRecord): void {
+    switch (record.kind) {
+      case "tool_call_started":
+        if (record.toolCallId !== undefined) {
+          this.#call(record.sequence).tool = record.tool;
+        }
+        return;
+      case "tool_result":
+        this.#calls.get(record.call)?.results.push(record);
+        this.#calls.get(record.call)?.results.sort((a, b) => a.sequence - b.sequence);
+        return;
+      case "tool_returned":
+        this.#calls.get(record.call)?.synchronous.resolve();
+        return;
+      case "tool_call_finished": {
+        const state = this.#calls.get(record.call);
+        if (!state) return;
+        state.finished = record;
+        state.synchronous.resolve();
+        return;
+      }
+      case "tool_message":
+      case "observation_message": {
+        if (record.call === undefined) return;
+        const state = this.#call(record.call);
+        state.answered = true;
+        state.presented = Math.max(state.presented, record.through);
+        return;
+      }
+    }
+  }
+
+  #call(call: number): LoopCall {
+    let state = this.#calls.get(call);
+    if (!state) {
+      state = { tool: "", results: [], presented: 0, answered: false, synchronous: Promise.withResolvers() };
+      this.#calls.set(call, state);
+    }
+    return state;
+  }
+}

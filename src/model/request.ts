@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { BrainError } from "../outcome/errors.ts";
+import { issuesJson } from "../outcome/issues.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import type { ModelRequest, ModelResult, NormalizedModelRequest } from "./types.ts";
+
+const json = z.custom<JsonValue>((value) => findNonJson(value) === undefined, { message: "not a JSON value" });
+const jsonObject = z.record(z.string(), json);
+
+const toolCall = z.strictObject({ id: z.string().min(1), name: z.string().min(1), input: json });
+
+const message = z.discriminatedUnion("role", [
+  z.strictObject({ role: z.literal("user"), content: z.string() }),
+  z.strictObject({ role: z.literal("assistant"), content: z.string(), toolCalls: z.array(toolCall).optional() }),
+  z.strictObject({ role: z.literal("tool"), toolCallId: z.string().min(1), content: z.string() }),
+]);
+
+const responseFormat = z.discriminatedUnion("type", [
+  z.strictObject({ type: z.literal("text") }),
+  z.strictObject({ type: z.literal("json_object") }),
+  z.strictObject({
+    type: z.literal("json_schema"),
+    name: z.string().min(1),
+    schema: jsonObject,
+    strict: z.boolean().optional(),
+  }),
+]);
+
+const request = z.strictObject({
+  messages: z.array(message).min(1),
+  system: z.string().optional(),
+  tools: z.array(z.strictObject({ name: z.string().min(1), description: z.string(), inputSchema: jsonObject }))
+    .optional(),
+  responseFormat: responseFormat.optional(),
+  maxOutputTokens: z.number().int().positive().optional(),
+  temperature: z.number().min(0).max(2).optional(),
+});
+
+const result = z.strictObject({
+  content: z.string(),
+  toolCalls: z.array(toolCall),
+  stopReason: z.string(),
+  model: z.string(),
+  usage: z.strictObject({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
+    .optional(),
+});
+
+/**
+ * Checks a model request and applies its defaults: an omitted system prompt
+ * becomes empty and omitted tools become none. Throws `invalid_argument`,
+ * also for fields a request may not set, such as the model.
+ */
+export function normalizeModelRequest(value: unknown): NormalizedModelRequest {
+  const parsed = request.safeParse(value);
+  if (!parsed.success) {
+    throw new BrainError("invalid_argument", `invalid model request: ${z.prettifyError(parsed.error)}`, {
+      details: issuesJson(parsed.error),
+    });
+  }
+  const checked: ModelRequest = parsed.data;
+  return { ...checked, system: checked.system ?? "", tools: checked.tools ?? [] };
+}
+
+/** Checks what a provider returned; a malformed result is a `protocol_error`. */
+export function checkModelResult(value: unknown, provider: string): ModelResult {
+  const parsed = result.safeParse(value);
+  if (!parsed.success) {
+    throw new BrainError(
+      "protocol_error",
+      `provider ${provider} returned a malformed result: ${z.prettifyError(parsed.error)}`,
+      {
+        details: issuesJson(parsed.error),
+      },
+    );
+  }
+  return parsed.data;
+}

@@ -1,0 +1,106 @@
+import type { Journal } from "../journal/journal.ts";
+import type { RecordBody } from "../journal/records.ts";
+import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
+import type { ModelCallOrigin, ModelResult, SessionModel } from "../model/types.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { fail, ok, type Outcome } from "../outcome/outcome.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import { raceSignal } from "../util/signal.ts";
+import type { Activation } from "./activation.ts";
+
+/** Who is calling, on whose budget, and what stops the call. */
+export interface ModelCallScope {
+  /** The Agentloop, or the Tool call (name and sequence) making the request. */
+  origin: ModelCallOrigin;
+  /** The activation whose model-call budget the call takes from. */
+  activation: Activation;
+  /** Aborting stops the pending request; its outcome is then `unknown`. */
+  signal: AbortSignal;
+}
+
+/**
+ * Every model call of one session, with the session's fixed provider, model and
+ * credentials. A call is checked, charged to its activation, committed as
+ * `model_call_started`, sent once, and its outcome and usage are committed as
+ * `model_call_finished` before the response (or the error) returns.
+ */
+export class ModelCaller {
+  #journal: Journal;
+  #sessionId: string;
+  #model: SessionModel;
+
+  /** Brain creates one per session handle that has a model. */
+  constructor({ journal, sessionId, model }: { journal: Journal; sessionId: string; model: SessionModel }) {
+    this.#journal = journal;
+    this.#sessionId = sessionId;
+    this.#model = model;
+  }
+
+  /**
+   * Calls the model once, never retrying, and resolves with the response and the
+   * sequence of its `model_call_started` record. An interrupted call ends
+   * `unknown` and rejects with the signal's reason.
+   */
+  async call(
+    request: unknown,
+    { origin, activation, signal }: ModelCallScope,
+  ): Promise<{ call: number; result: ModelResult }> {
+    if (signal.aborted) throw signal.reason;
+    const normalized = normalizeModelRequest(request);
+    activation.chargeModelCall();
+    const { provider, model, credentials = {} } = this.#model;
+    const [started] = await this.#journal.append(this.#sessionId, [{
+      kind: "model_call_started",
+      origin,
+      activation: activation.id,
+      provider: provider.name,
+      model,
+      request: normalized,
+    }]);
+    const finish = (outcome: Outcome, result?: ModelResult) => {
+      const body: RecordBody = { kind: "model_call_finished", call: started.sequence, outcome };
+      if (result?.usage) body.usage = result.usage;
+      return this.#journal.append(this.#sessionId, [body]);
+    };
+    let result: ModelResult;
+    try {
+      if (signal.aborted) throw signal.reason;
+      const answer = provider.complete({ model, request: normalized, credentials, signal });
+      result = checkModelResult(await raceSignal(answer, signal), provider.name);
+    } catch (error) {
+      const { outcome, thrown } = failure(error, signal);
+      await finish(outcome);
+      throw thrown;
+    }
+    const { usage: _usage, ...response } = result;
+    await finish(ok(response as unknown as JsonValue), result);
+    return { call: started.sequence, result: deepFreeze(structuredClone(result)) };
+  }
+}
+
+function failure(error: unknown, signal: AbortSignal): { outcome: Outcome; thrown: unknown } {
+  if (signal.aborted) {
+    return { outcome: { status: "unknown", message: "the model call was interrupted" }, thrown: signal.reason };
+  }
+  if (!(error instanceof BrainError)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      outcome: fail("model_error", message),
+      thrown: new BrainError("model_error", message, { cause: error }),
+    };
+  }
+  if (error.code === "timeout") return { outcome: { status: "timeout", message: error.message }, thrown: error };
+  if (error.code === "connection_lost") {
+    return { outcome: { status: "unknown", message: error.message }, thrown: error };
+  }
+  const details = error.details as { retryable?: unknown } | undefined;
+  const retryable = typeof details?.retryable === "boolean" ? details.retryable : undefined;
+  return {
+    outcome: fail(error.code, error.message, {
+      ...(retryable === undefined ? {} : { retryable }),
+      ...(error.details === undefined ? {} : { details: error.details }),
+    }),
+    thrown: error,
+  };
+}
