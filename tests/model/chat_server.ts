@@ -54,7 +54,12 @@ export async function chatServer(behaviours: Behaviour[]): Promise<{
       { headers: { "content-type": "application/json" } },
     );
   });
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {}, onError: () => new Response(null, { status: 500 }) }, app.fetch);
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    onListen: () => {},
+    onError: () => new Response(null, { status: 500 }),
+  }, app.fetch);
   return {
     baseUrl: `http://127.0.0.1:${server.addr.port}/v1`,
     seen,
@@ -67,7 +72,10 @@ export async function chatServer(behaviours: Behaviour[]): Promise<{
 }
 
 /** A chat completion body. */
-export function completion(message: Record<string, unknown>, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function completion(
+  message: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     id: "chatcmpl-1",
     object: "chat.completion",

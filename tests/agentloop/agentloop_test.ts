@@ -1,0 +1,300 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, BrainError, ScriptedProvider, tool } from "../../mod.ts";
+import { gate, lookup, ofKind, until } from "./helpers.ts";
+
+Deno.test("send: model turn, lookup call, result in the journal, next turn, answer", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: "call_x", name: "lookup", input: { id: "7" } }] },
+      "Customer 7 is Ada.",
+    ]);
+    const placed = lookup({ prefix: "customer:" });
+    const session = await brain.sessions.create({
+      tools: [placed],
+      model: { provider, model: "demo-model", credentials: { apiKey: "k" } },
+      agentloop: { system: "You answer questions about customers." },
+    });
+    const reply = await session.send("Who is customer 7?");
+    assert.equal(reply.content, "Customer 7 is Ada.");
+    assert.deepEqual(reply.toolCalls, []);
+    const records = await session.read();
+    assert.deepEqual(records.map((record) => record.kind), [
+      "user_message",
+      "model_call_started",
+      "model_call_finished",
+      "assistant_message",
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+      "tool_message",
+      "model_call_started",
+      "model_call_finished",
+      "assistant_message",
+    ]);
+    const [started] = ofKind(records, "tool_call_started");
+    assert.equal(started.toolCallId, "call_x");
+    assert.deepEqual(started.input, { id: "7" });
+    assert.ok(started.deadline !== undefined, "the loop gives each Tool call a deadline");
+    const [first, second] = provider.calls;
+    assert.equal(first.model, "demo-model");
+    assert.deepEqual(first.credentials, { apiKey: "k" });
+    assert.equal(first.request.system, "You answer questions about customers.");
+    assert.deepEqual(first.request.tools, [{
+      name: "lookup",
+      description: "Look up one record.",
+      inputSchema: placed.advertised.inputSchema,
+    }]);
+    assert.deepEqual(second.request.messages, [
+      { role: "user", content: "Who is customer 7?" },
+      { role: "assistant", content: "", toolCalls: [{ id: "call_x", name: "lookup", input: { id: "7" } }] },
+      { role: "tool", toolCallId: "call_x", content: '{"value":"Ada"}' },
+    ]);
+    const finished = ofKind(records, "model_call_finished");
+    assert.deepEqual(finished.map((record) => record.outcome.status), ["ok", "ok"]);
+    assert.ok(finished.every((record) => record.usage && record.usage.inputTokens > 0));
+    assert.ok(ofKind(records, "model_call_started").every((record) => record.origin.kind === "agentloop"));
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("the loop presents a result's content, and formats outcomes without content (errors keep their code)", async () => {
+  const brain = new Brain();
+  try {
+    const report = tool({
+      name: "report",
+      description: "Report with content.",
+      input: z.object({ fail: z.boolean() }),
+      run: ({ fail }, ctx) =>
+        fail
+          ? ctx.finish({ status: "error", error: { code: "not_found", message: "no such report" } })
+          : ctx.finish({ rows: 3 }, { content: "Three rows." }),
+    });
+    const provider = new ScriptedProvider([
+      {
+        toolCalls: [
+          { id: "a", name: "report", input: { fail: false } },
+          { id: "b", name: "report", input: { fail: true } },
+          { id: "c", name: "missing", input: {} },
+          { id: "d", name: "report", input: { fail: "no" } },
+        ],
+      },
+      "done",
+    ]);
+    const session = await brain.sessions.create({ tools: [report()], model: { provider, model: "m" } });
+    await session.send("go");
+    const tools = provider.calls[1].request.messages.filter((message) => message.role === "tool");
+    assert.deepEqual(tools.map((message) => [message.toolCallId, message.content]), [
+      ["a", "Three rows."],
+      ["b", "Error (not_found): no such report"],
+      ["c", "Error (unknown_tool): no tool named missing is placed in this session"],
+      ["d", tools[3].content],
+    ]);
+    assert.match(tools[3].content, /^Error \(invalid_input\)/);
+    const records = await session.read();
+    assert.equal(ofKind(records, "tool_call_started").length, 3, "no call starts for an unknown tool");
+    const [ok] = ofKind(records, "tool_result");
+    assert.deepEqual(ok.outcome, { status: "ok", value: { rows: 3 } }, "content never replaces the structured output");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a background Tool keeps running after the turn completes; its later result wakes the loop", async () => {
+  const brain = new Brain();
+  try {
+    const later = gate();
+    const watch = tool({
+      name: "watch",
+      description: "Reports later.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        void later.wait.then(async () => {
+          await ctx.emitResult({ price: 42 }, { content: "The price is now 42." });
+          await ctx.finish();
+        });
+      },
+    });
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: "w", name: "watch", input: {} }] },
+      "I am watching the price.",
+      "The price moved to 42.",
+    ]);
+    const session = await brain.sessions.create({ tools: [watch()], model: { provider, model: "m" } });
+    const reply = await session.send("Watch the price.");
+    assert.equal(reply.content, "I am watching the price.");
+    let records = await session.read();
+    assert.equal(ofKind(records, "tool_call_finished").length, 0, "the Tool is still open after the turn");
+    assert.match(ofKind(records, "tool_message")[0].content, /still running in the background/);
+    later.open();
+    records = await until(session, (seen) => ofKind(seen, "assistant_message").length === 3, "the woken turn");
+    const [observation] = ofKind(records, "observation_message");
+    assert.equal(observation.content, `Tool watch (call ${observation.call}): The price is now 42.`);
+    assert.deepEqual(provider.calls[2].request.messages.at(-1), { role: "user", content: observation.content });
+    assert.equal(ofKind(records, "assistant_message")[2].content, "The price moved to 42.");
+    const activations = new Set(ofKind(records, "model_call_started").map((record) => record.activation));
+    assert.equal(activations.size, 2, "the wake runs a new activation");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("later events and a plain finish wake the loop, which waits for the user instead of calling the model", async () => {
+  const brain = new Brain();
+  try {
+    const later = gate();
+    const quiet = tool({
+      name: "quiet",
+      description: "Emits progress, then finishes without a result.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        void later.wait.then(async () => {
+          await ctx.emit("progress", { percent: 50 });
+          await ctx.finish();
+        });
+      },
+    });
+    const provider = new ScriptedProvider([{ toolCalls: [{ id: "q", name: "quiet", input: {} }] }, "started", "hello"]);
+    const session = await brain.sessions.create({ tools: [quiet()], model: { provider, model: "m" } });
+    await session.send("start it");
+    later.open();
+    await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the background finish");
+    assert.equal((await session.send("anything new?")).content, "hello");
+    assert.equal(provider.calls.length, 3, "exactly one model call answered the new user message");
+    assert.equal(ofKind(await session.read(), "observation_message").length, 0);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a failed model call rejects send, is journaled once, and is never retried", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider([
+      new BrainError("model_error", "overloaded", { details: { retryable: true } }),
+      "fine",
+    ]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    await assert.rejects(session.send("one"), { code: "model_error", message: "overloaded" });
+    assert.equal(provider.calls.length, 1);
+    const [finished] = ofKind(await session.read(), "model_call_finished");
+    assert.deepEqual(finished.outcome, {
+      status: "error",
+      error: { code: "model_error", message: "overloaded", retryable: true, details: { retryable: true } },
+    });
+    assert.equal((await session.send("two")).content, "fine");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("interrupting the loop ends its pending model call unknown, and the call is never replayed", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider([
+      (call) => new Promise((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason))),
+      "second answer",
+    ]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    const first = session.send("first");
+    await until(session, (seen) => ofKind(seen, "model_call_started").length === 1, "the model call");
+    session.interrupt();
+    await assert.rejects(first, { code: "cancelled" });
+    const [finished] = ofKind(await session.read(), "model_call_finished");
+    assert.equal(finished.outcome.status, "unknown");
+    assert.equal(finished.usage, undefined);
+    assert.equal((await session.send("second")).content, "second answer");
+    assert.equal(provider.calls.length, 2);
+    assert.deepEqual(provider.calls[1].request.messages, [
+      { role: "user", content: "first" },
+      { role: "user", content: "second" },
+    ]);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("an activation's turns share its model-call budget", async () => {
+  const brain = new Brain({ maxModelCalls: 2 });
+  try {
+    const provider = new ScriptedProvider(
+      Array.from({ length: 5 }, (_, index) => ({ toolCalls: [{ name: "lookup", input: { id: String(index) } }] })),
+    );
+    const session = await brain.sessions.create({
+      tools: [lookup({ prefix: "customer:" })],
+      model: { provider, model: "m" },
+    });
+    await assert.rejects(session.send("loop forever"), { code: "budget_exceeded" });
+    assert.equal(provider.calls.length, 2);
+    assert.equal(ofKind(await session.read(), "model_call_started").length, 2, "a refused call is never journaled");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a user message sent during a turn joins it, and both sends resolve with its reply", async () => {
+  const brain = new Brain();
+  try {
+    const hold = gate();
+    const slow = tool({
+      name: "slow",
+      description: "Waits for the test.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        await hold.wait;
+        return ctx.finish("ok");
+      },
+    });
+    const provider = new ScriptedProvider([{ toolCalls: [{ id: "s", name: "slow", input: {} }] }, "both answered"]);
+    const session = await brain.sessions.create({ tools: [slow()], model: { provider, model: "m" } });
+    const first = session.send("first");
+    await until(session, (seen) => ofKind(seen, "tool_call_started").length === 1, "the slow call");
+    const second = session.send("second");
+    await until(session, (seen) => ofKind(seen, "user_message").length === 2, "the second message");
+    hold.open();
+    const [a, b] = await Promise.all([first, second]);
+    assert.equal(a.sequence, b.sequence);
+    assert.equal(a.content, "both answered");
+    const messages = provider.calls[1].request.messages;
+    assert.deepEqual(messages.map((message) => message.role), ["user", "assistant", "tool", "user"]);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a session without a model has no Agentloop", async () => {
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create();
+    await assert.rejects(session.send("hi"), { code: "model_unavailable" });
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("reopening a session needs the same provider and model and continues its conversation", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider(["one", "two"]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    await session.send("first");
+    await session.end();
+    await assert.rejects(
+      brain.sessions.get(session.id, { model: { provider, model: "other" } }),
+      { code: "reattach_mismatch" },
+    );
+    assert.equal((await brain.sessions.list())[0].model?.model, "m");
+    const reopened = await brain.sessions.get(session.id, { model: { provider, model: "m" } });
+    assert.equal((await reopened.send("second")).content, "two");
+    assert.deepEqual(provider.calls[1].request.messages, [
+      { role: "user", content: "first" },
+      { role: "assistant", content: "one" },
+      { role: "user", content: "second" },
+    ]);
+  } finally {
+    await brain.close();
+  }
+});

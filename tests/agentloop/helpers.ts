@@ -1,0 +1,53 @@
+import { z } from "zod";
+import { type JournalRecord, type Session, tool } from "../../mod.ts";
+
+/** Records of one kind. */
+export type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;
+
+/** Follows the session's journal until `done(records)` holds; fails after 5 s so a test never hangs. */
+export async function until(
+  session: Session,
+  done: (records: JournalRecord[]) => boolean,
+  what = "the expected records",
+): Promise<JournalRecord[]> {
+  const stop = new AbortController();
+  const guard = setTimeout(() => stop.abort(), 5_000);
+  const records: JournalRecord[] = [];
+  try {
+    if (done(records)) return records;
+    for await (const record of session.records({ signal: stop.signal })) {
+      records.push(record);
+      if (done(records)) return records;
+    }
+  } finally {
+    clearTimeout(guard);
+    stop.abort();
+  }
+  throw new Error(`timed out waiting for ${what}; saw ${records.map((record) => record.kind).join(", ")}`);
+}
+
+/** Records of `kind` among `records`. */
+export function ofKind<K extends JournalRecord["kind"]>(records: JournalRecord[], kind: K): Of<K>[] {
+  return records.filter((record): record is Of<K> => record.kind === kind);
+}
+
+/** A gate a Tool waits on until the test opens it. */
+export function gate(): { wait: Promise<void>; open(): void } {
+  const { promise, resolve } = Promise.withResolvers<void>();
+  return { wait: promise, open: () => resolve() };
+}
+
+const database = new Map([["customer:7", { value: "Ada" }]]);
+
+/** The spec's lookup Tool over an in-memory database. */
+export const lookup = tool({
+  name: "lookup",
+  description: "Look up one record.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ value: z.string() }).nullable(),
+  options: z.object({ prefix: z.string() }),
+  run: async ({ id }, ctx) => {
+    await ctx.emit("lookup_started", { id });
+    return ctx.finish(database.get(`${ctx.options.prefix}${id}`) ?? null);
+  },
+});
