@@ -6,6 +6,10 @@ import { BRAIN_MAX_EMITTED_BYTES } from "../session/activation.ts";
 import { Session } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { checkReattachment } from "./reattach.ts";
+import type { AllowList } from "../env/allow_list.ts";
+import { bindEnvironments } from "../env/bindings.ts";
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -13,6 +17,8 @@ export interface BrainOptions {
   journal?: Journal;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
 }
 
 /** Options for creating a session. */
@@ -65,6 +71,7 @@ export class Brain {
   readonly sessions: Sessions;
   #journal: Journal;
   #maxEmittedBytes: number;
+  #allow: AllowList | undefined;
   #live = new Set<Session>();
   #closed = false;
 
@@ -72,6 +79,7 @@ export class Brain {
   constructor(options: BrainOptions = {}) {
     this.#journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#allow = options.allow;
     this.sessions = Object.freeze({
       create: (create?: CreateSessionOptions) => this.#create(create),
       get: (id: string, get?: { tools?: readonly PlacedTool[] }) => this.#get(id, get?.tools),
@@ -95,6 +103,12 @@ export class Brain {
 
   async #create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<Session> {
     this.#assertOpen();
+    if (typeof id !== "string" || !SESSION_ID.test(id)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
+      );
+    }
     const names = new Set<string>();
     for (const placed of tools) {
       if (names.has(placed.tool.name)) {
@@ -102,10 +116,11 @@ export class Brain {
       }
       names.add(placed.tool.name);
     }
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
+    if (await this.#journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const workspaces = await this.#admit(id, tools);
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
     await this.#journal.createSession(meta);
-    return this.#open(meta, tools);
+    return this.#open(meta, tools, workspaces);
   }
 
   async #get(id: string, tools: readonly PlacedTool[] = []): Promise<Session> {
@@ -113,8 +128,7 @@ export class Brain {
     const meta = await this.#journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    return this.#open(meta, tools);
+    return this.#open(meta, tools, await this.#admit(id, tools));
   }
 
   async #delete(id: string): Promise<void> {
@@ -123,11 +137,20 @@ export class Brain {
     await this.#journal.deleteSession(id);
   }
 
-  #open(meta: SessionMeta, tools: readonly PlacedTool[]): Session {
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name) });
+    }
+    return workspaces;
+  }
+
+  #open(meta: SessionMeta, tools: readonly PlacedTool[], workspaces: Map<string, string>): Session {
     const session = new Session({
       journal: this.#journal,
       meta,
       tools,
+      workspaces,
       maxEmittedBytes: this.#maxEmittedBytes,
       onEnd: (ended) => this.#live.delete(ended),
     });
