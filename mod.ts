@@ -51,10 +51,13 @@ export type {
   TerminalCause,
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
+export { formatRecord } from "./src/journal/format.ts";
 export { type Environment, hostEnv } from "./src/env/environment.ts";
+export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
+export { type AllowList, checkGrant, grantPermissions } from "./src/env/allow_list.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/tool/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
-export type { Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
+export type { Admission, Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
 export {
   type OutputOf,
   type ParsedOptions,

@@ -9,6 +9,10 @@ import { checkReattachment } from "./reattach.ts";
 import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
+import type { AllowList } from "../env/allow_list.ts";
+import { bindEnvironments } from "../env/bindings.ts";
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -18,6 +22,8 @@ export interface BrainOptions {
   maxEmittedBytes?: number;
   /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
   maxModelCalls?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
 }
 
 /** Options for creating a session. */
@@ -85,6 +91,7 @@ export class Brain {
   #journal: Journal;
   #maxEmittedBytes: number;
   #maxModelCalls: number;
+  #allow: AllowList | undefined;
   #live = new Set<Session>();
   #closed = false;
 
@@ -93,6 +100,7 @@ export class Brain {
     this.#journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
+    this.#allow = options.allow;
     this.sessions = Object.freeze({
       create: (create?: CreateSessionOptions) => this.#create(create),
       get: (id: string, get?: GetSessionOptions) => this.#get(id, get),
@@ -118,6 +126,12 @@ export class Brain {
     { tools = [], id = crypto.randomUUID(), model, agentloop }: CreateSessionOptions = {},
   ): Promise<Session> {
     this.#assertOpen();
+    if (typeof id !== "string" || !SESSION_ID.test(id)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
+      );
+    }
     const names = new Set<string>();
     for (const placed of tools) {
       if (names.has(placed.tool.name)) {
@@ -125,11 +139,12 @@ export class Brain {
       }
       names.add(placed.tool.name);
     }
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
+    if (await this.#journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const workspaces = await this.#admit(id, tools);
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
     if (model) meta.model = modelNames(model);
     await this.#journal.createSession(meta);
-    return this.#open(meta, tools, model, agentloop);
+    return this.#open(meta, tools, workspaces, model, agentloop);
   }
 
   async #get(id: string, { tools = [], model, agentloop }: GetSessionOptions = {}): Promise<Session> {
@@ -138,8 +153,7 @@ export class Brain {
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
     if (model) checkModel(meta, model);
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    return this.#open(meta, tools, model, agentloop);
+    return this.#open(meta, tools, await this.#admit(id, tools), model, agentloop);
   }
 
   async #delete(id: string): Promise<void> {
@@ -148,9 +162,18 @@ export class Brain {
     await this.#journal.deleteSession(id);
   }
 
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name) });
+    }
+    return workspaces;
+  }
+
   #open(
     meta: SessionMeta,
     tools: readonly PlacedTool[],
+    workspaces: Map<string, string>,
     model: SessionModel | undefined,
     agentloop: AgentloopOptions | undefined,
   ): Session {
@@ -158,6 +181,7 @@ export class Brain {
       journal: this.#journal,
       meta,
       tools,
+      workspaces,
       maxEmittedBytes: this.#maxEmittedBytes,
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.#journal, sessionId: meta.id, model }),

@@ -37,6 +37,7 @@ export interface SessionParts {
   journal: Journal;
   meta: SessionMeta;
   tools: readonly PlacedTool[];
+  workspaces: Map<string, string>;
   maxEmittedBytes: number;
   /** Model calls one activation may make. */
   maxModelCalls?: number;
@@ -60,6 +61,7 @@ export class Session {
   #maxModelCalls: number | undefined;
   #models: ModelCaller | undefined;
   #conversation: Conversation | undefined;
+  #workspaces: Map<string, string>;
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
@@ -72,6 +74,7 @@ export class Session {
     this.#maxEmittedBytes = parts.maxEmittedBytes;
     this.#maxModelCalls = parts.maxModelCalls;
     this.#models = parts.models;
+    this.#workspaces = parts.workspaces;
     this.#onEnd = parts.onEnd;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
@@ -85,6 +88,11 @@ export class Session {
   /** The Tools whose handlers this handle holds. */
   get tools(): PlacedTool[] {
     return [...this.#tools.values()];
+  }
+
+  /** Real path of a binding's workspace in this session, when its grant has one. */
+  workspace(envName: string): string | undefined {
+    return this.#workspaces.get(envName);
   }
 
   /** A new activation with this session's emitted-bytes budget. */
@@ -211,7 +219,9 @@ export class Session {
       }, "error");
     try {
       if (placed.implementation) {
-        placed.implementation.execute({ invocation, options: placed.options, env: placed.env, sink: state });
+        const { env, options } = placed;
+        const workspace = env && this.#workspaces.get(env.name);
+        placed.implementation.execute({ invocation, options, env, workspace, sink: state });
       } else {
         runHostTool(placed.tool, placed.options, invocation, state).catch(failed);
       }

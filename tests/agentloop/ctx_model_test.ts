@@ -18,7 +18,6 @@ const hanging = () => (call: { signal: AbortSignal }) =>
 Deno.test("ctx.model uses the session's provider, model and credentials with only the Tool's own messages", async () => {
   const brain = new Brain();
   try {
-    let session: Session | undefined;
     let seenBeforeReturn: string[] = [];
     const ask = tool({
       name: "ask",
@@ -26,7 +25,7 @@ Deno.test("ctx.model uses the session's provider, model and credentials with onl
       input: z.object({ question: z.string() }),
       run: async ({ question }, ctx) => {
         const answer = await ctx.model({ messages: [{ role: "user", content: question }] });
-        seenBeforeReturn = (await session!.read()).map((record) => record.kind);
+        seenBeforeReturn = (await session.read()).map((record) => record.kind);
         return ctx.finish(answer.content);
       },
     });
@@ -35,7 +34,7 @@ Deno.test("ctx.model uses the session's provider, model and credentials with onl
       "4",
       "The answer is 4.",
     ]);
-    session = await brain.sessions.create({
+    const session: Session = await brain.sessions.create({
       tools: [ask(), lookup({ prefix: "customer:" })],
       model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
       agentloop: { system: "Conversation prompt." },
@@ -289,7 +288,7 @@ Deno.test("ctx.model refuses bad requests, sessions without a model, and calls a
 });
 
 Deno.test("ctx.model over the OpenAI-compatible provider journals usage, errors and a dropped connection as unknown", async () => {
-  await using server = await chatServer([
+  await using server = chatServer([
     { reply: completion({ content: "summary" }) },
     { status: 503, body: JSON.stringify({ error: { message: "busy" } }) },
     { drop: true },

@@ -18,13 +18,13 @@ export type Behaviour =
  * POST /v1/chat/completions answers with the next behaviour in order; a hanging
  * request waits until the server is disposed.
  */
-export async function chatServer(behaviours: Behaviour[]): Promise<{
+export function chatServer(behaviours: Behaviour[]): {
   baseUrl: string;
   seen: SeenRequest[];
   /** Resolves once a request is hanging, so the test can interrupt it. */
   hanging: Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
-}> {
+} {
   const seen: SeenRequest[] = [];
   const queue = [...behaviours];
   const hung = new Set<PromiseWithResolvers<void>>();

@@ -14,7 +14,7 @@ async function rejection(promise: Promise<unknown>): Promise<BrainError> {
 }
 
 Deno.test("openAICompatible sends model, bearer credentials and messages, and omits an empty prompt, tools and format", async () => {
-  await using server = await chatServer([{ reply: completion({ content: "Paris." }) }]);
+  await using server = chatServer([{ reply: completion({ content: "Paris." }) }]);
   const provider = openAICompatible({ baseUrl: server.baseUrl });
   const result = await provider.complete(providerCall({ messages: [{ role: "user", content: "Capital of France?" }] }));
   assert.deepEqual(result, {
@@ -30,7 +30,7 @@ Deno.test("openAICompatible sends model, bearer credentials and messages, and om
 });
 
 Deno.test("openAICompatible advertises tools with their input JSON Schema and parses tool calls", async () => {
-  await using server = await chatServer([{
+  await using server = chatServer([{
     reply: completion({
       content: null,
       tool_calls: [
@@ -79,7 +79,7 @@ Deno.test("openAICompatible advertises tools with their input JSON Schema and pa
 });
 
 Deno.test("openAICompatible turns HTTP errors into model_error with status, message and retryability", async () => {
-  await using server = await chatServer([
+  await using server = chatServer([
     { status: 429, body: JSON.stringify({ error: { message: "rate limited", type: "rate_limit" } }) },
     { status: 400, body: JSON.stringify({ error: { message: "bad request: messages" } }) },
     { status: 502, body: "<html>bad gateway</html>" },
@@ -96,7 +96,7 @@ Deno.test("openAICompatible turns HTTP errors into model_error with status, mess
 });
 
 Deno.test("openAICompatible rejects a 200 answer that is not a chat completion as protocol_error", async () => {
-  await using server = await chatServer([{ reply: { choices: [] } }, { status: 200, body: "not json" }]);
+  await using server = chatServer([{ reply: { choices: [] } }, { status: 200, body: "not json" }]);
   const provider = openAICompatible({ baseUrl: server.baseUrl });
   const request = { messages: [{ role: "user", content: "hi" }] };
   assert.equal((await rejection(provider.complete(providerCall(request)))).code, "protocol_error");
@@ -104,7 +104,7 @@ Deno.test("openAICompatible rejects a 200 answer that is not a chat completion a
 });
 
 Deno.test("openAICompatible gives up after timeoutMs with a timeout error", async () => {
-  await using server = await chatServer([{ hang: true }]);
+  await using server = chatServer([{ hang: true }]);
   const provider = openAICompatible({ baseUrl: server.baseUrl, timeoutMs: 50 });
   const error = await rejection(provider.complete(providerCall({ messages: [{ role: "user", content: "hi" }] })));
   assert.equal(error.code, "timeout");
@@ -112,14 +112,14 @@ Deno.test("openAICompatible gives up after timeoutMs with a timeout error", asyn
 });
 
 Deno.test("openAICompatible reports a connection dropped mid-response as connection_lost", async () => {
-  await using server = await chatServer([{ drop: true }]);
+  await using server = chatServer([{ drop: true }]);
   const provider = openAICompatible({ baseUrl: server.baseUrl });
   const error = await rejection(provider.complete(providerCall({ messages: [{ role: "user", content: "hi" }] })));
   assert.equal(error.code, "connection_lost");
 });
 
 Deno.test("openAICompatible stops a pending request when the caller aborts, rejecting with the caller's reason", async () => {
-  await using server = await chatServer([{ hang: true }]);
+  await using server = chatServer([{ hang: true }]);
   const provider = openAICompatible({ baseUrl: server.baseUrl });
   const controller = new AbortController();
   const pending = provider.complete(providerCall({ messages: [{ role: "user", content: "hi" }] }, controller.signal));
