@@ -136,7 +136,7 @@ function wireRequest(model: string, request: ProviderCall["request"]): Record<st
         type: "json_schema",
         json_schema: {
           name: format.name,
-          schema: format.schema,
+          schema: format.schema as Record<string, JsonValue>, // checked as JSON by the request schema
           ...(format.strict === undefined ? {} : { strict: format.strict }),
         },
       }

@@ -35,8 +35,8 @@ export type ResponseFormat =
   | { type: "text" }
   /** Any JSON object. */
   | { type: "json_object" }
-  /** JSON matching `schema`. */
-  | { type: "json_schema"; name: string; schema: Record<string, JsonValue>; strict?: boolean };
+  /** JSON matching `schema`, a JSON Schema object (such as `z.toJSONSchema(...)`); it must be plain JSON. */
+  | { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean };
 
 /**
  * One model request. Messages are explicit; an omitted `system` means an empty
