@@ -298,3 +298,23 @@ Deno.test("reopening a session needs the same provider and model and continues i
     await brain.close();
   }
 });
+
+Deno.test("ending the session stops the loop: its pending model call ends unknown and send rejects", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider([
+      (call) => new Promise((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason))),
+    ]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    const pending = session.send("hello");
+    await until(session, (seen) => ofKind(seen, "model_call_started").length === 1, "the model call");
+    await session.end();
+    const error = await pending.catch((error) => error);
+    assert.ok(error instanceof BrainError && ["cancelled", "session_closed"].includes(error.code));
+    const [finished] = ofKind(await session.read(), "model_call_finished");
+    assert.equal(finished.outcome.status, "unknown");
+    await assert.rejects(session.send("again"), { code: "session_closed" });
+  } finally {
+    await brain.close();
+  }
+});
