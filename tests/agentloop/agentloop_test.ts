@@ -318,3 +318,37 @@ Deno.test("ending the session stops the loop: its pending model call ends unknow
     await brain.close();
   }
 });
+
+Deno.test("observations committed within one wake window reach the model in one woken turn", async () => {
+  const brain = new Brain();
+  try {
+    const later = gate();
+    const burst = tool({
+      name: "burst",
+      description: "Publishes three results at once, later.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        void later.wait.then(() => {
+          for (const n of [1, 2, 3]) void ctx.emitResult(n, { content: `part ${n}` });
+          return ctx.finish();
+        });
+      },
+    });
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: "b", name: "burst", input: {} }] },
+      "waiting",
+      "got all",
+    ]);
+    const session = await brain.sessions.create({ tools: [burst()], model: { provider, model: "m" } });
+    await session.send("go");
+    later.open();
+    const records = await until(session, (seen) => ofKind(seen, "assistant_message").length === 3, "the woken turn");
+    const observations = ofKind(records, "observation_message");
+    assert.equal(observations.length, 1);
+    assert.equal(observations[0].content.split("\n").length, 3);
+    assert.match(observations[0].content, /part 1\n.*part 2\n.*part 3$/);
+    assert.equal(provider.calls.length, 3, "one model call for the whole batch");
+  } finally {
+    await brain.close();
+  }
+});
