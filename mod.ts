@@ -73,3 +73,5 @@ export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
 export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";
+export { Component, component, type ComponentOptions } from "./src/component/component.ts";
+export type { TelemetryEntry } from "./src/component/run_worker.ts";
