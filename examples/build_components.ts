@@ -62,7 +62,29 @@ function nested(wit: string): string {
   return `package ${match[1]} {\n${wit.replace(header, "")}\n}`;
 }
 
+/** The module JSR publishes as `@aexhq/brain/contracts/tool.wit`: the WIT text as a string. */
+export async function witModule(): Promise<string> {
+  const wit = await Deno.readTextFile(new URL("contracts/tool.wit", root));
+  return `/**
+ * The native binding specification brain:tool@0.2.0, generated from
+ * contracts/tool.wit (which is published beside it) by \`deno task build:components\`.
+ *
+ * @example
+ * \`\`\`ts
+ * import { TOOL_WIT } from "@aexhq/brain/contracts/tool.wit";
+ * console.log(TOOL_WIT.includes("package brain:tool@0.2.0;")); // true
+ * \`\`\`
+ *
+ * @module
+ */
+
+/** The text of contracts/tool.wit. */
+export const TOOL_WIT: string = ${JSON.stringify(wit)};
+`;
+}
+
 if (import.meta.main) {
+  await Deno.writeTextFile(new URL("contracts/tool_wit.ts", root), await witModule());
   for (const source of COMPONENTS) {
     const bytes = await buildComponent(source);
     await Deno.writeFile(source.out, bytes);

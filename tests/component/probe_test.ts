@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, component, hostEnv } from "../../mod.ts";
+import { component, hostEnv, tool } from "../../mod.ts";
 import { PROBE, probeTool, reader, readerBrain, soon, telemetrySink } from "./helpers.ts";
 
 async function callProbe(name: string, input: unknown, options: { output?: z.ZodType; maxEmittedBytes?: number } = {}) {
@@ -168,14 +168,20 @@ Deno.test("emissions over BRAIN_MAX_EMITTED_BYTES are refused to the guest and n
   assert.equal(end.cause, "finish");
 });
 
-Deno.test("invalid input ends invalid_input before any Worker runs", async () => {
+Deno.test("input is validated with the Tool's schema before any Worker runs", async () => {
   const brain = readerBrain();
   try {
-    const strict = probeTool("echo");
-    const placed = { ...strict({ env: reader }) };
-    const session = await brain.sessions.create({ tools: [placed] });
-    const end = await session.call("echo", { status: "ok", value: 1n } as never, { deadline: soon() }).catch((e) => e);
-    assert.ok(end instanceof BrainError && end.code === "invalid_input");
+    const strict = tool({
+      name: "emit_then_echo",
+      description: "probe with a strict input",
+      input: z.object({ status: z.literal("ok"), value: z.number() }),
+      implementation: component(PROBE),
+    });
+    const session = await brain.sessions.create({ tools: [strict({ env: reader })] });
+    const end = await session.call("emit_then_echo", { status: "ok", value: "x" }, { deadline: soon() });
+    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_input");
+    // The guest would have emitted first: no Event means it never ran.
+    assert.ok(!(await session.read()).some((r) => r.kind === "tool_event"));
   } finally {
     await brain.close();
   }
@@ -186,6 +192,35 @@ Deno.test("a Component placed in a host Environment is refused at session creati
   try {
     const placed = probeTool("echo")({ env: hostEnv({ name: "app" }) });
     await assert.rejects(brain.sessions.create({ tools: [placed] }), { code: "unsupported_runtime" });
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("the guest receives the deadline in ms, 0 for an unlimited call", async () => {
+  const brain = readerBrain();
+  try {
+    const session = await brain.sessions.create({ tools: [probeTool("deadline")({ env: reader })] });
+    const deadline = Date.now() + 5_000;
+    assert.deepEqual((await session.call("deadline", null, { deadline })).outcome, { status: "ok", value: deadline });
+    assert.deepEqual((await session.call("deadline", null)).outcome, { status: "ok", value: 0 });
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("the guest receives the placement's parsed options as JSON", async () => {
+  const brain = readerBrain();
+  try {
+    const options = tool({
+      name: "options",
+      description: "probe options",
+      input: z.unknown(),
+      options: z.object({ status: z.literal("ok"), value: z.number().default(4) }),
+      implementation: component(PROBE),
+    });
+    const session = await brain.sessions.create({ tools: [options({ env: reader, status: "ok" })] });
+    assert.deepEqual((await session.call("options", null, { deadline: soon() })).outcome, { status: "ok", value: 4 });
   } finally {
     await brain.close();
   }
