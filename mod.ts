@@ -51,6 +51,7 @@ export type {
   TerminalCause,
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
+export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
 export { type Environment, hostEnv } from "./src/env/environment.ts";
 export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
 export { type AllowList, checkGrant, grantPermissions } from "./src/env/allow_list.ts";

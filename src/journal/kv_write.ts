@@ -1,0 +1,27 @@
+/** Busy retries before a write gives up; with the backoff below that is well over a minute of contention. */
+const MAX_BUSY_RETRIES = 2_000;
+
+/**
+ * Commits the atomic operation `build` fills, again if SQLite reports the file
+ * locked by another connection (a second journal on the same file, in this
+ * process or another). A locked commit wrote nothing, so retrying cannot commit twice.
+ */
+export async function commitAtomic(
+  kv: Deno.Kv,
+  build: (op: Deno.AtomicOperation) => void,
+): Promise<Deno.KvCommitResult | Deno.KvCommitError> {
+  for (let attempt = 0;; attempt++) {
+    const op = kv.atomic();
+    build(op);
+    try {
+      return await op.commit();
+    } catch (error) {
+      if (!isLocked(error) || attempt >= MAX_BUSY_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * Math.min(50, 2 + attempt)));
+    }
+  }
+}
+
+function isLocked(error: unknown): boolean {
+  return error instanceof Error && /database is locked|database table is locked|SQLITE_BUSY/i.test(error.message);
+}
