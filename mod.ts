@@ -73,4 +73,11 @@ export {
 export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
-export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";
+export {
+  Brain,
+  type BrainOptions,
+  type CreateSessionOptions,
+  type GetSessionOptions,
+  type Sessions,
+} from "./src/brain/brain.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";
