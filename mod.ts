@@ -52,6 +52,7 @@ export type {
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
 export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
+export { formatRecord } from "./src/journal/format.ts";
 export { type Environment, hostEnv } from "./src/env/environment.ts";
 export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
 export { type AllowList, checkGrant, grantPermissions } from "./src/env/allow_list.ts";
