@@ -34,6 +34,8 @@ interface CachedHead extends Head {
 interface Pending {
   bodies: RecordBody[];
   prepared: Promise<{ stored: StoredRecord[]; records: JournalRecord[]; bytes: number }>;
+  /** True once `prepared` has settled, so a ready batch never waits for a slow one behind it. */
+  ready: boolean;
   done: PromiseWithResolvers<JournalRecord[]>;
 }
 
@@ -111,9 +113,10 @@ export class KvJournal implements Journal {
     const pending: Pending = {
       bodies,
       prepared: this.#prepare(sessionId, bodies, at),
+      ready: false,
       done: Promise.withResolvers(),
     };
-    pending.prepared.catch(() => {});
+    pending.prepared.finally(() => pending.ready = true).catch(() => {});
     const queue = this.#queues.get(sessionId);
     if (queue) queue.pending.push(pending);
     else {
@@ -157,6 +160,18 @@ export class KvJournal implements Journal {
     return { chunks: blob, count: chunks.length };
   }
 
+  /** Deletes the chunks of records whose commit failed; they were never visible. */
+  async #dropChunks(sessionId: string, stored: StoredRecord[]): Promise<void> {
+    const doomed = stored.flatMap((record) =>
+      record instanceof Uint8Array
+        ? []
+        : Array.from({ length: record.count }, (_, index) => keys.chunk(sessionId, record.chunks, index))
+    );
+    for (let first = 0; first < doomed.length; first += 500) {
+      await commitAtomic(this.#kv, (op) => doomed.slice(first, first + 500).forEach((key) => op.delete(key)));
+    }
+  }
+
   /** Commits the session's queued appends in order, as many per atomic commit as its limits allow. */
   async #drain(sessionId: string, queue: Pending[]): Promise<void> {
     while (queue.length > 0) {
@@ -165,6 +180,7 @@ export class KvJournal implements Journal {
       let count = 0;
       while (queue.length > 0) {
         const pending = queue[0];
+        if (batch.length > 0 && !pending.ready) break;
         let prepared;
         try {
           prepared = await pending.prepared;
@@ -195,6 +211,7 @@ export class KvJournal implements Journal {
         this.#notifier.notify(sessionId);
       } catch (error) {
         for (const { pending } of batch) pending.done.reject(error);
+        await this.#dropChunks(sessionId, batch.flatMap(({ prepared }) => prepared.stored)).catch(() => {});
       }
     }
     // In the same synchronous step as the last empty check, so a later append starts a new drain.

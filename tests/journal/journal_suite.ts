@@ -193,4 +193,23 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual(await journal.read("s"), [record]);
     }),
   );
+
+  Deno.test(
+    `${name}: concurrent appends commit in the order they were made, a large one included`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const large = { kind: "tool_event" as const, call: 0, event: "big", data: "y".repeat(300_000) };
+      const committed = await Promise.all([
+        journal.append("s", [{ kind: "tool_returned", call: 1 }]),
+        journal.append("s", [large]),
+        journal.append("s", [{ kind: "tool_returned", call: 2 }, { kind: "tool_returned", call: 3 }]),
+        journal.append("s", [large, { kind: "tool_returned", call: 4 }]),
+      ]);
+      assert.deepEqual(committed.map((records) => records.map((record) => record.sequence)), [[1], [2], [3, 4], [
+        5,
+        6,
+      ]]);
+      assert.deepEqual(await journal.read("s"), committed.flat());
+    }),
+  );
 }

@@ -46,7 +46,7 @@ Deno.test("KvJournal: two journals on one file never take the same sequence", as
   }
 });
 
-Deno.test("KvJournal: an append after another writer deleted the session fails session_not_found", async () => {
+Deno.test("KvJournal: an append after another writer deleted the session fails and leaves nothing behind", async () => {
   const path = file();
   const [a, b] = [await KvJournal.open(path), await KvJournal.open(path)];
   try {
@@ -57,8 +57,18 @@ Deno.test("KvJournal: an append after another writer deleted the session fails s
       a.append("s", [{ kind: "tool_returned", call: 2 }]),
       (error) => error instanceof BrainError && error.code === "session_not_found",
     );
+    await assert.rejects(
+      a.append("s", [{ kind: "tool_event", call: 2, event: "big", data: "z".repeat(200_000) }]),
+      (error) => error instanceof BrainError && error.code === "session_not_found",
+    );
   } finally {
     await Promise.all([a.close(), b.close()]);
+  }
+  const raw = await Deno.openKv(path);
+  try {
+    assert.deepEqual(await Array.fromAsync(raw.list({ prefix: [] })), [], "no record, head or chunk is left");
+  } finally {
+    raw.close();
   }
 });
 
