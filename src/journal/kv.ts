@@ -16,15 +16,15 @@ import {
   type StoredRecord,
 } from "./kv_codec.ts";
 import { CommitNotifier } from "./notifier.ts";
-import { commitAtomic } from "./kv_write.ts";
+import { backoff, commitAtomic } from "./kv_write.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Most records one `append` may hold: each takes up to two of an atomic operation's 1000 mutations. */
 export const MAX_RECORDS_PER_APPEND = 400;
 /** Inline bytes one atomic commit carries, under Deno KV's 800 KiB mutation limit with room for keys. */
 const ATOMIC_BYTES = 640_000;
-/** Commits retried after another writer took the head, before `journal_conflict`. */
-const MAX_ATTEMPTS = 100;
+/** Commits retried, with growing random backoff, after another writer took the head, before `journal_conflict`. */
+const MAX_ATTEMPTS = 1_000;
 
 interface CachedHead extends Head {
   versionstamp: string;
@@ -246,6 +246,7 @@ export class KvJournal implements Journal {
         return committed;
       }
       this.#heads.delete(sessionId);
+      await backoff(attempt);
       head = await this.#readHead(sessionId);
     }
     throw new BrainError(

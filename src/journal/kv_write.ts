@@ -17,11 +17,16 @@ export async function commitAtomic(
       return await op.commit();
     } catch (error) {
       if (!isLocked(error) || attempt >= MAX_BUSY_RETRIES) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * Math.min(50, 2 + attempt)));
+      await backoff(attempt);
     }
   }
 }
 
 function isLocked(error: unknown): boolean {
   return error instanceof Error && /database is locked|database table is locked|SQLITE_BUSY/i.test(error.message);
+}
+
+/** Waits a random time that grows with `attempt` (up to 20 ms), so contending writers stop colliding in step. */
+export function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(20, 1 + attempt)));
 }
