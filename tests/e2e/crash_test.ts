@@ -8,6 +8,8 @@ const dir = scratchDir("crash_test");
 const ROUNDS = 20;
 /** Acknowledgements to wait for before the kill, drawn anew each round. */
 const MAX_ACKS_BEFORE_KILL = 150;
+/** A child that has not been killed by then is killed anyway and fails the test. */
+const CHILD_DEADLINE_MS = 60_000;
 
 interface Ack {
   sequence: number;
@@ -23,9 +25,14 @@ async function runAndKill(path: string, killAfter: number): Promise<Ack[]> {
     stderr: "piped",
   }).spawn();
   const stderr = new Response(child.stderr).text();
+  const guard = setTimeout(() => child.kill("SIGKILL"), CHILD_DEADLINE_MS);
   const acks: Ack[] = [];
   let killed = false;
   for await (const line of lines(child.stdout)) {
+    if (line.startsWith("pid ")) {
+      assert.equal(Number(line.slice(4)), child.pid, "the spawned deno is the emitting process");
+      continue;
+    }
     const [word, sequence, call, n] = line.split(" ");
     assert.equal(word, "ack", line);
     acks.push({ sequence: Number(sequence), call: Number(call), n: Number(n) });
@@ -35,6 +42,7 @@ async function runAndKill(path: string, killAfter: number): Promise<Ack[]> {
     }
   }
   const status = await child.status;
+  clearTimeout(guard);
   assert.ok(killed, `the child ended after ${acks.length} acks without being killed: ${await stderr}`);
   assert.equal(status.signal, "SIGKILL");
   await stderr;

@@ -33,10 +33,12 @@ Deno.test("examples/reattach.ts: a killed process's session is reattached by the
 
   const first = example(["start", path], token);
   const stderr = new Response(first.stderr).text();
+  const guard = setTimeout(() => first.kill("SIGKILL"), 60_000);
   const started = JSON.parse(await firstLine(first));
   assert.deepEqual(started.lookup, { status: "ok", value: { value: "Ada Lovelace" } });
   first.kill("SIGKILL");
   assert.equal((await first.status).signal, "SIGKILL");
+  clearTimeout(guard);
   await stderr;
 
   const journal = await KvJournal.open(path);
