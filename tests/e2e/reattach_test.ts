@@ -6,7 +6,8 @@ import { lines } from "./lines.ts";
 
 const dir = scratchDir("reattach_e2e");
 
-function example(args: string[], token: string): Deno.ChildProcess {
+/** Runs the example with `args`; a run that outlives its deadline is killed. */
+function example(args: string[], token: string, signal?: AbortSignal): Deno.ChildProcess {
   return new Deno.Command("deno", {
     args: [
       "run",
@@ -19,6 +20,7 @@ function example(args: string[], token: string): Deno.ChildProcess {
     env: { BRAIN_HOST_TOKEN: token },
     stdout: "piped",
     stderr: "piped",
+    signal,
   }).spawn();
 }
 
@@ -53,11 +55,12 @@ Deno.test("examples/reattach.ts: a killed process's session is reattached by the
     await journal.close();
   }
 
-  const wrong = await example(["resume", path, started.sessionId], "not-the-token").output();
+  const wrong = await example(["resume", path, started.sessionId], "not-the-token", AbortSignal.timeout(60_000))
+    .output();
   assert.notEqual(wrong.code, 0);
   assert.match(new TextDecoder().decode(wrong.stderr), /unauthorized|does not match/);
 
-  const second = await example(["resume", path, started.sessionId], token).output();
+  const second = await example(["resume", path, started.sessionId], token, AbortSignal.timeout(60_000)).output();
   assert.equal(second.code, 0, new TextDecoder().decode(second.stderr));
   const resumed = JSON.parse(new TextDecoder().decode(second.stdout));
   assert.equal(resumed.exportEnd.cause, "unknown");

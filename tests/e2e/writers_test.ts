@@ -23,6 +23,7 @@ Deno.test("two processes appending to one KV session never take the same sequenc
         ],
         stdout: "null",
         stderr: "piped",
+        signal: AbortSignal.timeout(60_000),
       }).output()
     );
     for (const output of await Promise.all(writers)) {
