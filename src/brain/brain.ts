@@ -172,9 +172,10 @@ export class Brain {
       names.add(placed.tool.name);
     }
     if (await this.#journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const registered = host === undefined ? undefined : await registerHost(host);
     const workspaces = await this.#admit(id, tools);
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
-    if (host !== undefined) meta.host = await registerHost(host);
+    if (registered) meta.host = registered;
     await this.#journal.createSession(meta);
     return this.#open(meta, tools, workspaces);
   }
