@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { Brain, type JournalRecord } from "../../mod.ts";
+import { tick } from "./fixtures/ticks.ts";
 import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
 import { scratchDir } from "../scratch.ts";
 import { lines } from "./lines.ts";
@@ -55,15 +56,15 @@ function check(records: JournalRecord[], acks: Ack[]): void {
   for (const ack of acks) {
     const record = bySequence.get(ack.sequence);
     assert.ok(record?.kind === "tool_event", `acknowledged record ${ack.sequence} is there`);
-    assert.deepEqual([record.call, record.data], [ack.call, { n: ack.n }]);
+    assert.deepEqual([record.call, record.data], [ack.call, tick(ack.n)]);
   }
   const calls = records.filter((record) => record.kind === "tool_call_started").map((record) => record.sequence);
   assert.equal(calls.length, 2);
   for (const call of calls) {
     const ticks = records.flatMap((record) =>
-      record.kind === "tool_event" && record.call === call ? [(record.data as { n: number }).n] : []
+      record.kind === "tool_event" && record.call === call ? [record.data] : []
     );
-    assert.deepEqual(ticks, ticks.map((_, index) => index), `call ${call} ticks once each, in order`);
+    assert.deepEqual(ticks, ticks.map((_, n) => tick(n)), `call ${call} ticks once each, in order, whole`);
   }
   const tail = records.slice(-2);
   assert.deepEqual(
