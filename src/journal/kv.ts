@@ -233,9 +233,9 @@ export class KvJournal implements Journal {
         op.check({ key: keys.head(sessionId), versionstamp: head.versionstamp });
         batch.forEach(({ bodies, stored }, item) =>
           bodies.forEach((body, index) => {
-            const at = committed[item][index].sequence;
-            op.set(keys.record(sessionId, epoch, at), stored[index]);
-            if (body.kind === "tool_call_started") op.set(keys.openCall(sessionId, epoch, at), true);
+            const taken = committed[item][index].sequence;
+            op.set(keys.record(sessionId, epoch, taken), stored[index]);
+            if (body.kind === "tool_call_started") op.set(keys.openCall(sessionId, epoch, taken), true);
             if (body.kind === "tool_call_finished") op.delete(keys.openCall(sessionId, epoch, body.call));
           })
         );
