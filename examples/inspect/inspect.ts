@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { Brain, brainEnv, component, tool } from "../../mod.ts";
+import { Brain, brainEnv, component, type Outcome, tool } from "../../mod.ts";
 import { z } from "zod";
 
 /** The inspect Tool; place it with a Brain Environment that grants a workspace. */
@@ -19,7 +19,8 @@ export const inspect = tool({
   implementation: component(new URL("./inspect.wasm", import.meta.url)),
 });
 
-if (import.meta.main) {
+/** Lists a small workspace with inspect and returns the outcome and the journal's record kinds. */
+export async function main(): Promise<{ outcome: Outcome; kinds: string[] }> {
   const brain = new Brain({ allow: { workspaceRoot: ".tmp/ws", filesystem: ["read"] } });
   try {
     const reader = brainEnv({ name: "reader", filesystem: { workspace: "read" } });
@@ -28,9 +29,10 @@ if (import.meta.main) {
     await Deno.mkdir(`${workspace}/docs/guides`, { recursive: true });
     await Deno.writeTextFile(`${workspace}/docs/readme.md`, "# hello\n");
     const end = await session.call("inspect", { path: "." }, { deadline: Date.now() + 10_000 });
-    console.log(JSON.stringify(end.outcome));
-    for (const record of await session.read()) console.log(record.sequence, record.kind);
+    return { outcome: end.outcome, kinds: (await session.read()).map((record) => record.kind) };
   } finally {
     await brain.close();
   }
 }
+
+if (import.meta.main) console.log(JSON.stringify(await main(), null, 2));
