@@ -41,8 +41,13 @@ export function permissionMismatch(expected: Deno.PermissionOptionsObject): stri
         if (state({ [key]: String(entry) }) !== "granted") return `${name} ${entry} is not granted`;
       }
       if (state() === "granted") return `${name} is granted beyond ${want.join(", ")}`;
-      if ((name === "read" || name === "write") && state({ path: "/" }) === "granted") return `${name} of / is granted`;
-    } else if (state() === "granted") return `${name} is granted`;
+      if (name === "read" || name === "write") {
+        // An inherited path grant (say --allow-read=.) also covers the workspace's parent.
+        for (const path of ["/", ...want.map((entry) => `${entry}/..`)]) {
+          if (state({ path }) === "granted") return `${name} of ${path} is granted`;
+        }
+      }
+    } else if (want !== true && state() === "granted") return `${name} is granted`;
   }
   return undefined;
 }

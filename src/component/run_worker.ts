@@ -91,7 +91,8 @@ export async function runInWorker(
   worker.onmessage = ({ data }: MessageEvent<FromWorker>) => {
     switch (data.type) {
       case "call":
-        replies = replies.then(async () => sendReply(channel, await answerHostCall(data, sink, tool.output)));
+        replies = replies.then(async () => sendReply(channel, await answerHostCall(data, sink, tool.output)))
+          .catch((error) => end(`the host call ${data.op} failed: ${(error as Error).message}`, "protocol_error"));
         break;
       case "telemetry":
         try {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { brainEnv } from "../../mod.ts";
-import { componentPermissions } from "../../src/component/permissions.ts";
+import { componentPermissions, permissionMismatch } from "../../src/component/permissions.ts";
 import { probeTool, reader, readerBrain } from "./helpers.ts";
 
 Deno.test("a Component Worker gets its workspace read grant and nothing else", async () => {
@@ -66,4 +66,13 @@ Deno.test("a grant this process cannot pass to a Worker fails admission with uns
   } finally {
     await brain.close();
   }
+});
+
+Deno.test("a Worker holding more than its grant detects it before running a guest", async () => {
+  // Checked here, in this test process: it holds --allow-read=. and --allow-env, more than any grant below.
+  await Deno.mkdir(".tmp/ws-perm/reader", { recursive: true });
+  const workspace = await Deno.realPath(".tmp/ws-perm/reader");
+  assert.equal(permissionMismatch(componentPermissions(reader, workspace)), `read of ${workspace}/.. is granted`);
+  assert.equal(permissionMismatch(componentPermissions(undefined, undefined)), "env is granted");
+  assert.equal(permissionMismatch({ ...componentPermissions(undefined, undefined), env: true }), undefined);
 });
