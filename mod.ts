@@ -51,6 +51,7 @@ export type {
   TerminalCause,
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
+export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
 export { formatRecord } from "./src/journal/format.ts";
 export { type Environment, hostEnv } from "./src/env/environment.ts";
 export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
@@ -97,7 +98,9 @@ export type {
 } from "./src/model/types.ts";
 export { ScriptedProvider, type ScriptedReply, type ScriptStep } from "./src/model/scripted.ts";
 export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
-export type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./src/session/conversation.ts";
-export { ModelCaller, type ModelCallScope } from "./src/session/model_call.ts";
+export type { AssistantMessage, SendOptions } from "./src/session/conversation.ts";
 export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/session/wake.ts";
-export { Agentloop, AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
+export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";
+export { Component, component, type ComponentOptions } from "./src/component/component.ts";
+export type { TelemetryEntry } from "./src/component/run_worker.ts";

@@ -221,7 +221,7 @@ export class Session {
       if (placed.implementation) {
         const { env, options } = placed;
         const workspace = env && this.#workspaces.get(env.name);
-        placed.implementation.execute({ invocation, options, env, workspace, sink: state });
+        placed.implementation.execute({ invocation, tool: placed.tool, options, env, workspace, sink: state });
       } else {
         runHostTool(placed.tool, placed.options, invocation, state).catch(failed);
       }

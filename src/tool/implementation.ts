@@ -1,6 +1,7 @@
 import type { Environment } from "../env/environment.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { CallSink, Invocation } from "./invocation.ts";
+import type { ToolDeclaration } from "./tool.ts";
 
 /** An immutable JSON description of a Tool that its Environment interprets (e.g. `http_json`). */
 export type Descriptor = { readonly type: string } & { readonly [key: string]: JsonValue };
@@ -9,6 +10,8 @@ export type Descriptor = { readonly type: string } & { readonly [key: string]: J
 export interface Dispatch {
   /** The call as Brain committed it. */
   invocation: Invocation;
+  /** The placed Tool's declaration: its input and output schemas. */
+  tool: ToolDeclaration;
   /** The placement's parsed, frozen options. */
   options: Readonly<Record<string, unknown>>;
   /** The placement's Environment, when it names one. */

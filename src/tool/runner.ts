@@ -22,29 +22,42 @@ export async function runHostTool(
   sink: CallSink,
 ): Promise<void> {
   if (sink.signal.aborted || !declaration.run) return;
-  let parsed;
-  try {
-    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
-  } catch (error) {
-    if (sink.signal.aborted) return;
-    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
-  }
-  if (!parsed.success) {
-    const message = "thrown" in parsed
-      ? `input validation threw: ${errorMessage(parsed.thrown)}`
-      : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
-    await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
-    return;
-  }
+  const parsed = await parseInput(declaration, invocation, sink);
+  if (!parsed) return;
   const reports = new ReportQueue(declaration, sink);
   let returned: unknown;
   try {
-    returned = await declaration.run(parsed.data, reports.context(invocation, options) as ToolContext<never, never>);
+    returned = await declaration.run(parsed.value, reports.context(invocation, options) as ToolContext<never, never>);
   } catch (error) {
     await reports.fail(error);
     return;
   }
   await reports.returned(returned);
+}
+
+/**
+ * Validates a call's input with `parseAsync`. On failure it finishes the call
+ * with `invalid_input` and resolves undefined; it also resolves undefined when
+ * the call ended while validating.
+ */
+export async function parseInput(
+  declaration: ToolDeclaration,
+  invocation: Invocation,
+  sink: CallSink,
+): Promise<{ value: unknown } | undefined> {
+  let parsed;
+  try {
+    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
+  } catch (error) {
+    if (sink.signal.aborted) return undefined;
+    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
+  }
+  if (parsed.success) return { value: parsed.data };
+  const message = "thrown" in parsed
+    ? `input validation threw: ${errorMessage(parsed.thrown)}`
+    : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
+  await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
+  return undefined;
 }
 
 /** Keeps a call's ctx reports in the order the Tool made them, across async validation. */
