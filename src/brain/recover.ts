@@ -9,16 +9,17 @@ const PER_APPEND = 100;
 
 /**
  * Ends every call the journal still has open with a committed
- * `tool_call_finished` of cause and outcome `unknown`. Only for calls no live
+ * `tool_call_finished` of cause and outcome `unknown` (a `model_call_finished`
+ * with outcome `unknown` for a model call). Only for calls no live
  * handle owns: their process is gone, and they are never dispatched again.
  */
 export async function endOrphanedCalls(journal: Journal, sessionId: string): Promise<JournalRecord[]> {
-  const bodies: RecordBody[] = (await journal.openCalls(sessionId)).map((started) => ({
-    kind: "tool_call_finished",
-    call: started.sequence,
-    cause: "unknown",
-    outcome: { status: "unknown", message: ORPHANED_MESSAGE },
-  }));
+  const outcome = { status: "unknown", message: ORPHANED_MESSAGE } as const;
+  const bodies: RecordBody[] = (await journal.openCalls(sessionId)).map((started) =>
+    started.kind === "model_call_started"
+      ? { kind: "model_call_finished", call: started.sequence, outcome }
+      : { kind: "tool_call_finished", call: started.sequence, cause: "unknown", outcome }
+  );
   const ended: JournalRecord[] = [];
   for (let first = 0; first < bodies.length; first += PER_APPEND) {
     ended.push(...await journal.append(sessionId, bodies.slice(first, first + PER_APPEND)));

@@ -17,6 +17,7 @@ import {
 } from "./kv_codec.ts";
 import { CommitNotifier } from "./notifier.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
+import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Most records one `append` may hold: each takes up to two of an atomic operation's 1000 mutations. */
@@ -235,8 +236,9 @@ export class KvJournal implements Journal {
           bodies.forEach((body, index) => {
             const taken = committed[item][index].sequence;
             op.set(keys.record(sessionId, epoch, taken), stored[index]);
-            if (body.kind === "tool_call_started") op.set(keys.openCall(sessionId, epoch, taken), true);
-            if (body.kind === "tool_call_finished") op.delete(keys.openCall(sessionId, epoch, body.call));
+            if (opens(body)) op.set(keys.openCall(sessionId, epoch, taken), true);
+            const closed = closes(body);
+            if (closed !== undefined) op.delete(keys.openCall(sessionId, epoch, closed));
           })
         );
         op.set(keys.head(sessionId), { sequence, epoch } satisfies Head);
@@ -299,7 +301,7 @@ export class KvJournal implements Journal {
     return (await this.#readHead(sessionId)).sequence;
   }
 
-  /** The `tool_call_started` records of calls without a `tool_call_finished`, from an index kept in each commit. */
+  /** The started records of Tool and model calls that have not finished, from an index kept in each commit. */
   async openCalls(sessionId: string): Promise<JournalRecord[]> {
     this.#open();
     const { epoch } = await this.#readHead(sessionId);

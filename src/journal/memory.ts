@@ -2,6 +2,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
+import { closes, opens } from "./open_calls.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import { CommitNotifier } from "./notifier.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -64,8 +65,8 @@ export class MemoryJournal implements Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return promised(() => {
       const records = this.#session(sessionId).records;
-      const finished = new Set(records.flatMap((record) => record.kind === "tool_call_finished" ? [record.call] : []));
-      return records.filter((record) => record.kind === "tool_call_started" && !finished.has(record.sequence));
+      const finished = new Set(records.flatMap((record) => closes(record) ?? []));
+      return records.filter((record) => opens(record) && !finished.has(record.sequence));
     });
   }
 

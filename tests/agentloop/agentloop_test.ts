@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, ScriptedProvider, tool } from "../../mod.ts";
+import { Brain, BrainError, MemoryJournal, ScriptedProvider, tool } from "../../mod.ts";
 import { gate, lookup, ofKind, until } from "./helpers.ts";
 
 Deno.test("send: model turn, lookup call, result in the journal, next turn, answer", async () => {
@@ -348,6 +348,41 @@ Deno.test("observations committed within one wake window reach the model in one 
     assert.equal(observations[0].content.split("\n").length, 3);
     assert.match(observations[0].content, /part 1\n.*part 2\n.*part 3$/);
     assert.equal(provider.calls.length, 3, "one model call for the whole batch");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a model call left open by a stopped Brain ends unknown when the journal reopens, and is never replayed", async () => {
+  const journal = new MemoryJournal();
+  await journal.createSession({
+    id: "s",
+    createdAt: Date.now(),
+    tools: [],
+    model: { provider: "scripted", model: "m" },
+  });
+  await journal.append("s", [{ kind: "user_message", content: "first" }]);
+  const [orphan] = await journal.append("s", [{
+    kind: "model_call_started",
+    origin: { kind: "agentloop" },
+    activation: "gone",
+    provider: "scripted",
+    model: "m",
+    request: { messages: [{ role: "user", content: "first" }], system: "", tools: [] },
+  }]);
+  const brain = await Brain.open({ journal });
+  try {
+    const provider = new ScriptedProvider(["answer"]);
+    const session = await brain.sessions.get("s", { model: { provider, model: "m" } });
+    const [finished] = ofKind(await session.read(), "model_call_finished");
+    assert.equal(finished.call, orphan.sequence);
+    assert.equal(finished.outcome.status, "unknown");
+    assert.equal((await session.send("second")).content, "answer");
+    assert.equal(provider.calls.length, 1, "only the new message caused a model call");
+    assert.deepEqual(provider.calls[0].request.messages, [
+      { role: "user", content: "first" },
+      { role: "user", content: "second" },
+    ]);
   } finally {
     await brain.close();
   }

@@ -162,6 +162,28 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: openCalls lists started model calls until they finish`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const [model] = await journal.append("s", [{
+        kind: "model_call_started",
+        origin: { kind: "agentloop" },
+        activation: "a",
+        provider: "p",
+        model: "m",
+        request: { messages: [{ role: "user", content: "hi" }], system: "", tools: [] },
+      }]);
+      assert.deepEqual(await journal.openCalls("s"), [model]);
+      await journal.append("s", [{
+        kind: "model_call_finished",
+        call: model.sequence,
+        outcome: { status: "unknown" },
+      }]);
+      assert.deepEqual(await journal.openCalls("s"), []);
+    }),
+  );
+
+  Deno.test(
     `${name}: a record of 1 MiB round-trips between small ones`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));
