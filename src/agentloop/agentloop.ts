@@ -144,11 +144,10 @@ export class Agentloop implements Conversation {
     while (!this.#stop.signal.aborted) {
       const lastUser = this.#view.lastUserMessage;
       if (lastUser <= this.#handled && this.#view.observations().length === 0) return;
-      const started = lastUser;
       this.#handled = lastUser;
       const interrupt = new AbortController();
       this.#interrupt = interrupt;
-      const answered = { through: started };
+      const answered = { through: lastUser };
       try {
         const reply = await this.#activate(this.#session.activation(), interrupt.signal, answered);
         this.#handled = Math.max(this.#handled, answered.through);

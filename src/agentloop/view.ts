@@ -38,6 +38,7 @@ export class LoopView {
   #records = new Map<number, JournalRecord>();
   #calls = new Map<number, LoopCall>();
   #contiguous = 0;
+  #lastUserMessage = 0;
 
   /** Every sequence up to this one is in the view. */
   get contiguous(): number {
@@ -61,11 +62,7 @@ export class LoopView {
 
   /** The latest user message sequence, or 0. */
   get lastUserMessage(): number {
-    let last = 0;
-    for (const record of this.#records.values()) {
-      if (record.kind === "user_message" && record.sequence > last) last = record.sequence;
-    }
-    return last;
+    return this.#lastUserMessage;
   }
 
   /** Everything known about call `call` so far, as the text of its tool message. */
@@ -147,6 +144,9 @@ export class LoopView {
 
   #index(record: JournalRecord): void {
     switch (record.kind) {
+      case "user_message":
+        this.#lastUserMessage = Math.max(this.#lastUserMessage, record.sequence);
+        return;
       case "tool_call_started":
         if (record.toolCallId !== undefined) {
           this.#call(record.sequence).tool = record.tool;

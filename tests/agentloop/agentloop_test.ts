@@ -387,3 +387,26 @@ Deno.test("a model call left open by a stopped Brain ends unknown when the journ
     await brain.close();
   }
 });
+
+Deno.test("the loop's Tool deadline ends a stuck call, and the model hears that it timed out", async () => {
+  const brain = new Brain();
+  try {
+    const stuck = tool({
+      name: "stuck",
+      description: "Never returns.",
+      input: z.object({}),
+      run: (_input, ctx) => new Promise((resolve) => ctx.signal.addEventListener("abort", resolve)),
+    });
+    const provider = new ScriptedProvider([{ toolCalls: [{ id: "s", name: "stuck", input: {} }] }, "it timed out"]);
+    const session = await brain.sessions.create({
+      tools: [stuck()],
+      model: { provider, model: "m" },
+      agentloop: { toolDeadlineMs: 30 },
+    });
+    assert.equal((await session.send("try")).content, "it timed out");
+    const [answer] = ofKind(await session.read(), "tool_message");
+    assert.equal(answer.content, "The call ended: timeout (the call's deadline passed)");
+  } finally {
+    await brain.close();
+  }
+});
