@@ -88,7 +88,9 @@ export function environmentOptions(
       `an Environment name must match [A-Za-z0-9_.-]+, got ${JSON.stringify(name)}`,
     );
   }
-  if (control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))) {
+  if (
+    control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))
+  ) {
     throw new BrainError(
       "invalid_argument",
       `environment ${name}: control must list operations among ${ENVIRONMENT_OPERATIONS.join(", ")}`,

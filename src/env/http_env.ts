@@ -67,7 +67,11 @@ export function httpEnv(options: HttpEnvOptions): Environment {
       method,
       body,
       signal,
-      headers: { accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }), ...headers },
+      headers: {
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
     });
   };
   return Object.freeze({

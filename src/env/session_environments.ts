@@ -6,12 +6,7 @@ import { raceSignal } from "../util/signal.ts";
 import type { AllowList } from "./allow_list.ts";
 import { admitEnvironment } from "./bindings.ts";
 import { brainEnv } from "./brain_env.ts";
-import {
-  type EnvironmentControl,
-  type EnvironmentInfo,
-  type EnvironmentSpec,
-  refusedControl,
-} from "./control.ts";
+import { type EnvironmentControl, type EnvironmentInfo, type EnvironmentSpec, refusedControl } from "./control.ts";
 import type { Environment, EnvironmentOperation } from "./environment.ts";
 import { httpEnv } from "./http_env.ts";
 
@@ -59,17 +54,24 @@ export class SessionEnvironments {
   controlFor(caller: Environment | undefined, signal: AbortSignal): EnvironmentControl {
     const granted = new Set(caller?.control ?? []);
     if (granted.size === 0) {
-      return refusedControl(caller ? `binding ${caller.name} grants no control` : "the Tool has no Environment binding");
+      return refusedControl(
+        caller ? `binding ${caller.name} grants no control` : "the Tool has no Environment binding",
+      );
     }
-    const guard = <A extends unknown[], R>(operation: EnvironmentOperation, run: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      if (!granted.has(operation)) {
-        throw new BrainError("permission_denied", `binding ${caller!.name} does not grant ctx.environments.${operation}`, {
-          details: { operation, environment: caller!.name },
-        });
-      }
-      return await run(...args);
-    };
+    const guard =
+      <A extends unknown[], R>(operation: EnvironmentOperation, run: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        if (!granted.has(operation)) {
+          throw new BrainError(
+            "permission_denied",
+            `binding ${caller!.name} does not grant ctx.environments.${operation}`,
+            {
+              details: { operation, environment: caller!.name },
+            },
+          );
+        }
+        return await run(...args);
+      };
     return Object.freeze({
       list: guard("list", () => Promise.resolve([...this.#entries.values()].map(info))),
       get: guard("get", (name: string) => Promise.resolve(info(this.#entry(name)))),
@@ -81,8 +83,10 @@ export class SessionEnvironments {
         return raceSignal(entry.setup, signal);
       }),
       delete: guard("delete", (name: string) => this.#delete(name)),
-      call: guard("call", (name: string, descriptor: Descriptor, input: JsonValue) =>
-        this.#call(name, descriptor, input, signal)),
+      call: guard(
+        "call",
+        (name: string, descriptor: Descriptor, input: JsonValue) => this.#call(name, descriptor, input, signal),
+      ),
     });
   }
 
@@ -152,7 +156,10 @@ export class SessionEnvironments {
     }
     const nonJson = findNonJson(descriptor) ?? findNonJson(input);
     if (nonJson || typeof descriptor?.type !== "string") {
-      throw new BrainError("invalid_argument", `ctx.environments.call needs a JSON descriptor with a type and JSON input`);
+      throw new BrainError(
+        "invalid_argument",
+        `ctx.environments.call needs a JSON descriptor with a type and JSON input`,
+      );
     }
     const frozen = deepFreeze(structuredClone(descriptor));
     env.checkDescriptor?.(frozen, `ctx.environments.call(${name})`);

@@ -45,26 +45,32 @@ export function http(url: string | URL, { headers = {} }: HttpOptions = {}): Imp
     throw new BrainError("invalid_tool", `http(): ${endpoint.href} is not an http(s) URL`);
   }
   const fixed = Object.freeze({ ...headers });
-  return Object.freeze({
-    kind: "http" as const,
-    admit({ allow }) {
-      if (netAllowed(endpoint.host, allow?.net)) return Promise.resolve();
-      return Promise.reject(
-        new BrainError("permission_denied", `http tool endpoint ${endpoint.host} is outside this Brain's allow-list`, {
-          details: { denied: `net "${endpoint.host}"` },
-        }),
-      );
-    },
-    execute(dispatch) {
-      runJsonCall(dispatch, (input, signal) =>
-        fetchJson(endpoint, {
-          method: "POST",
-          body: JSON.stringify(input),
-          signal,
-          headers: { ...callHeaders(dispatch.invocation), ...fixed },
-        }));
-    },
-  } satisfies Implementation);
+  return Object.freeze(
+    {
+      kind: "http" as const,
+      admit({ allow }) {
+        if (netAllowed(endpoint.host, allow?.net)) return Promise.resolve();
+        return Promise.reject(
+          new BrainError(
+            "permission_denied",
+            `http tool endpoint ${endpoint.host} is outside this Brain's allow-list`,
+            {
+              details: { denied: `net "${endpoint.host}"` },
+            },
+          ),
+        );
+      },
+      execute(dispatch) {
+        runJsonCall(dispatch, (input, signal) =>
+          fetchJson(endpoint, {
+            method: "POST",
+            body: JSON.stringify(input),
+            signal,
+            headers: { ...callHeaders(dispatch.invocation), ...fixed },
+          }));
+      },
+    } satisfies Implementation,
+  );
 }
 
 /**

@@ -33,7 +33,10 @@ export async function fetchJson(url: URL, init: RequestInit & { signal: AbortSig
   try {
     return JSON.parse(text);
   } catch {
-    throw new BrainError("invalid_output", `${method} ${url.href} answered ${response.status} with a body that is not JSON`);
+    throw new BrainError(
+      "invalid_output",
+      `${method} ${url.href} answered ${response.status} with a body that is not JSON`,
+    );
   }
 }
 

@@ -41,7 +41,10 @@ export async function runHostTool(
   const reports = new ReportQueue(declaration, sink);
   let returned: unknown;
   try {
-    returned = await declaration.run(parsed.data, reports.context(invocation, options, grants) as ToolContext<never, never>);
+    returned = await declaration.run(
+      parsed.data,
+      reports.context(invocation, options, grants) as ToolContext<never, never>,
+    );
   } catch (error) {
     await reports.fail(error);
     return;
