@@ -87,7 +87,6 @@ export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensi
     const bound = Math.min(invocation.deadline ?? Infinity, Date.now() + lifetimeMs);
     const call = new RequestCall(bound, () => live.delete(key));
     live.set(key, call);
-    c.req.raw.signal.addEventListener("abort", () => call.close(), { once: true });
     runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
     return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
   });
