@@ -22,7 +22,7 @@ function api(seen: Seen[]) {
     seen.push({
       method: c.req.method,
       path: new URL(c.req.url).pathname,
-      query: c.req.query(),
+      query: { ...c.req.query() },
       body: text ? JSON.parse(text) : undefined,
       token: c.req.header("authorization"),
     });
