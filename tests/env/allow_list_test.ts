@@ -30,7 +30,10 @@ Deno.test("checkGrant denies a workspace when the allow-list has no workspaceRoo
     () => checkGrant(brainEnv({ name: "r", filesystem: { workspace: "read" } }), { filesystem: ["read"] }),
     denied("permission_denied", 'filesystem workspace "read"'),
   );
-  assert.throws(() => checkGrant(brainEnv({ name: "n", net: ["a.test"] })), denied("permission_denied", 'net "a.test"'));
+  assert.throws(
+    () => checkGrant(brainEnv({ name: "n", net: ["a.test"] })),
+    denied("permission_denied", 'net "a.test"'),
+  );
   checkGrant(brainEnv({ name: "none" }));
 });
 

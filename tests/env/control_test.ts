@@ -63,7 +63,12 @@ Deno.test("a Tool without control is refused every ctx.environments operation", 
 Deno.test("a binding's control grants exactly the listed operations to its Tools", async () => {
   const seen = await run(hostEnv({ name: "app", control: ["list", "get"] }), everyOperation);
   assert.deepEqual(seen, [
-    [{ name: "app", kind: "host", description: { kind: "host", name: "app", control: ["list", "get"] }, created: false }],
+    [{
+      name: "app",
+      kind: "host",
+      description: { kind: "host", name: "app", control: ["list", "get"] },
+      created: false,
+    }],
     { name: "app", kind: "host", description: { kind: "host", name: "app", control: ["list", "get"] }, created: false },
     ...Array(5).fill({ error: "permission_denied" }),
   ]);

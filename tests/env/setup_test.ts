@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
+import { Brain, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
 
 const deadline = () => Date.now() + 10_000;
 

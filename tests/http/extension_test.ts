@@ -37,7 +37,9 @@ const lookup = tool({
       emit: await ctx.emit("lookup_started", { id }).then(String, codeOf),
       environments: await ctx.environments.list().then(String, codeOf),
     };
-    observed.emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}`, partial: true }, { content: "so far" });
+    observed.emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}`, partial: true }, {
+      content: "so far",
+    });
     observed.finished = await ctx.finish({ key: `${ctx.options.prefix}${id}`, partial: false });
     observed.journalAtFinish = await session!.read();
     observed.acknowledged.resolve();
@@ -150,8 +152,10 @@ Deno.test("extension: output validation, unknown tools and a wrong token are err
 
 Deno.test("extension: a response that ends without a finish leaves the call unknown", async () => {
   const broken = new Hono();
-  broken.post("/calls", () =>
-    new Response(JSON.stringify({ type: "result", id: 1, outcome: { status: "ok", value: "partial" } }) + "\n"));
+  broken.post(
+    "/calls",
+    () => new Response(JSON.stringify({ type: "result", id: 1, outcome: { status: "ok", value: "partial" } }) + "\n"),
+  );
   broken.post("/calls/acks", (c) => c.body(null, 204));
   await using server = serve(broken.fetch);
   const brain = new Brain({ allow: { net: [server.host] } });

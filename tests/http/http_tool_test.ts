@@ -59,7 +59,13 @@ Deno.test("http(): Brain POSTs the parsed input and the plain JSON body is the o
     const end = await session.call("score", { text: "  hi " }, { deadline: at });
     assert.deepEqual(end.outcome, { status: "ok", value: { score: 0.5 } });
     assert.equal(end.cause, "finish");
-    assert.deepEqual(posted, [{ body: { text: "hi" }, session: "h1", sequence: String(end.call), deadline: String(at), key: "k" }]);
+    assert.deepEqual(posted, [{
+      body: { text: "hi" },
+      session: "h1",
+      sequence: String(end.call),
+      deadline: String(at),
+      key: "k",
+    }]);
     const kinds = (await session.read()).map((record) => record.kind);
     assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_call_finished"]);
   } finally {
