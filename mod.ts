@@ -51,6 +51,8 @@ export type {
   TerminalCause,
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
+export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
+export { formatRecord } from "./src/journal/format.ts";
 export {
   type Environment,
   ENVIRONMENT_OPERATIONS,
@@ -87,4 +89,11 @@ export {
 export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
-export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";
+export {
+  Brain,
+  type BrainOptions,
+  type CreateSessionOptions,
+  type GetSessionOptions,
+  type Sessions,
+} from "./src/brain/brain.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";

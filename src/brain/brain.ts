@@ -6,6 +6,9 @@ import { BRAIN_MAX_EMITTED_BYTES } from "../session/activation.ts";
 import { Session } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { checkReattachment } from "./reattach.ts";
+import { endOrphanedCalls } from "./recover.ts";
+import { KvJournal } from "../journal/kv.ts";
+import { type HostCredentials, registerHost, verifyHost } from "../host/token.ts";
 import type { AllowList } from "../env/allow_list.ts";
 import { bindEnvironments } from "../env/bindings.ts";
 
@@ -15,6 +18,8 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 export interface BrainOptions {
   /** Where sessions and records live; an in-memory journal by default. */
   journal?: Journal;
+  /** A Deno KV file to keep sessions and records in; only with {@linkcode Brain.open}, instead of `journal`. */
+  path?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
   /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
@@ -27,14 +32,29 @@ export interface CreateSessionOptions {
   tools?: readonly PlacedTool[];
   /** The session id; a random UUID by default. */
   id?: string;
+  /** The registered host the session's application Tools belong to; only the token's hash is stored. */
+  host?: HostCredentials;
+}
+
+/** Options for opening an existing session. */
+export interface GetSessionOptions {
+  /** Exactly the Tools the session was created with, to restore their handlers. */
+  tools?: readonly PlacedTool[];
+  /** The session's registered host credentials; required with `tools` when the session has a host. */
+  host?: HostCredentials;
 }
 
 /** The `brain.sessions` API. */
 export interface Sessions {
   /** Creates a session with its Tools; non-host implementations are admitted first. */
   create(options?: CreateSessionOptions): Promise<Session>;
-  /** Opens an existing session; supplying the original Tools restores their handlers. */
-  get(id: string, options?: { tools?: readonly PlacedTool[] }): Promise<Session>;
+  /**
+   * Opens an existing session; alone it gives a handle for reading. Supplying
+   * the original Tools (and the registered host's credentials) restores their
+   * handlers for future calls. Calls left open by a stopped Brain end `unknown`
+   * first; none is dispatched again.
+   */
+  get(id: string, options?: GetSessionOptions): Promise<Session>;
   /** Ends a session and removes it with its records. */
   delete(id: string): Promise<void>;
   /** Metadata of every stored session. */
@@ -75,22 +95,57 @@ export class Brain {
   #live = new Set<Session>();
   #closed = false;
 
-  /** Creates an embedded Brain over `options.journal` (in memory by default). */
+  /** Creates an embedded Brain over `options.journal` (in memory by default); use {@linkcode Brain.open} for a `path`. */
   constructor(options: BrainOptions = {}) {
+    if (options.path !== undefined) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+      );
+    }
     this.#journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
     this.#allow = options.allow;
     this.sessions = Object.freeze({
       create: (create?: CreateSessionOptions) => this.#create(create),
-      get: (id: string, get?: { tools?: readonly PlacedTool[] }) => this.#get(id, get?.tools),
+      get: (id: string, get?: GetSessionOptions) => this.#get(id, get),
       delete: (id: string) => this.#delete(id),
       list: () => this.#journal.listSessions(),
     });
   }
 
-  /** Opens a Brain; the same as the constructor, as a promise for durable journals that open asynchronously. */
-  static open(options: BrainOptions = {}): Promise<Brain> {
-    return Promise.resolve(new Brain(options));
+  /**
+   * Opens a Brain, over the Deno KV file at `path` when given. Every call its
+   * journal still has open was in flight in a Brain that stopped: each ends
+   * with a committed `unknown` outcome before this resolves, and is never
+   * dispatched again. One Brain at a time owns a journal.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * const brain = await Brain.open({ path: ":memory:" });
+   * try {
+   *   const session = await brain.sessions.create({ host: { id: "app", token: crypto.randomUUID() } });
+   *   console.log((await brain.sessions.get(session.id)).id === session.id); // true
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  static async open(options: BrainOptions = {}): Promise<Brain> {
+    const { path, ...rest } = options;
+    if (path !== undefined && rest.journal) {
+      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    }
+    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    const brain = new Brain({ ...rest, journal });
+    try {
+      for (const meta of await brain.#journal.listSessions()) await endOrphanedCalls(brain.#journal, meta.id);
+    } catch (error) {
+      await brain.close();
+      throw error;
+    }
+    return brain;
   }
 
   /** Ends every open session handle, then closes the journal. */
@@ -101,7 +156,7 @@ export class Brain {
     await this.#journal.close();
   }
 
-  async #create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<Session> {
+  async #create({ tools = [], id = crypto.randomUUID(), host }: CreateSessionOptions = {}): Promise<Session> {
     this.#assertOpen();
     if (typeof id !== "string" || !SESSION_ID.test(id)) {
       throw new BrainError(
@@ -117,17 +172,22 @@ export class Brain {
       names.add(placed.tool.name);
     }
     if (await this.#journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const registered = host === undefined ? undefined : await registerHost(host);
     const workspaces = await this.#admit(id, tools);
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
+    if (registered) meta.host = registered;
     await this.#journal.createSession(meta);
     return this.#open(meta, tools, workspaces);
   }
 
-  async #get(id: string, tools: readonly PlacedTool[] = []): Promise<Session> {
+  async #get(id: string, { tools = [], host }: GetSessionOptions = {}): Promise<Session> {
     this.#assertOpen();
     const meta = await this.#journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.#journal, id);
     return this.#open(meta, tools, await this.#admit(id, tools));
   }
 
