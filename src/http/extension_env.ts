@@ -60,9 +60,19 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
   const acks = new URL(EXTENSION_ROUTES.acks, base);
 
   const dispatch = async ({ invocation, sink }: Dispatch): Promise<void> => {
+    // The request outlives the call's signal by one report: a report being committed
+    // (a finish, or an error result that ends the call) still gets its ack.
+    const request = new AbortController();
+    let acknowledging = false;
+    sink.signal.addEventListener("abort", () => acknowledging || request.abort(sink.signal.reason), { once: true });
     let response: Response;
     try {
-      response = await fetch(calls, { method: "POST", headers, body: JSON.stringify(invocation), signal: sink.signal });
+      response = await fetch(calls, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(invocation),
+        signal: request.signal,
+      });
     } catch (error) {
       return lost(sink, `the extension request failed: ${(error as Error).message}`);
     }
@@ -90,6 +100,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
           await sink.finish({ outcome: fail("lifetime_exceeded", report.message) }, "error");
           return;
         }
+        acknowledging = true;
         let ack: Omit<ExtensionAck, "sessionId" | "call">;
         try {
           ack = { report: report.id, ...await commit(sink, report) };
@@ -99,14 +110,17 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
             : { code: "protocol_error", message: String(error) };
           ack = { report: report.id, error: { code, message } };
         }
-        void acknowledge(ack);
-        if (report.type === "finish") return;
+        await acknowledge(ack);
+        acknowledging = false;
+        if (report.type === "finish" || sink.signal.aborted) return;
       }
     } catch (error) {
       if (sink.signal.aborted) return;
       return lost(sink, `the extension response broke: ${(error as Error).message}`);
+    } finally {
+      request.abort();
     }
-    if (!sink.signal.aborted) await lost(sink, "the extension response ended before the Tool finished");
+    await lost(sink, "the extension response ended before the Tool finished");
   };
 
   return Object.freeze({

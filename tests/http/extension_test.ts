@@ -5,6 +5,7 @@ import {
   Brain,
   BrainError,
   extensionEnv,
+  fail,
   type Finished,
   type JournalRecord,
   type Session,
@@ -24,7 +25,8 @@ const observed: {
   refused?: Record<string, string>;
   late: PromiseWithResolvers<string>;
   acknowledged: PromiseWithResolvers<void>;
-} = { late: Promise.withResolvers(), acknowledged: Promise.withResolvers() };
+  errorAck: PromiseWithResolvers<string>;
+} = { late: Promise.withResolvers(), acknowledged: Promise.withResolvers(), errorAck: Promise.withResolvers() };
 
 const lookup = tool({
   name: "lookup",
@@ -66,6 +68,16 @@ const sloppy = tool({
   run: (_, ctx) => ctx.finish({ n: "one" } as never),
 });
 
+const refusing = tool({
+  name: "refusing",
+  description: "Publishes an error result, which ends the call.",
+  input: z.object({}),
+  run: async (_, ctx) => {
+    const sequence = await ctx.emitResult(fail("not_found", "no such record")).then(String, codeOf);
+    observed.errorAck.resolve(sequence);
+  },
+});
+
 const absent = tool({ name: "absent", description: "Not served.", input: z.object({}), run: (_, ctx) => ctx.finish() });
 
 async function withExtension(
@@ -74,8 +86,9 @@ async function withExtension(
 ) {
   observed.late = Promise.withResolvers();
   observed.acknowledged = Promise.withResolvers();
+  observed.errorAck = Promise.withResolvers();
   const extension = toolExtension({
-    tools: [lookup({ prefix: "customer:" }), forgetful(), sloppy()],
+    tools: [lookup({ prefix: "customer:" }), forgetful(), sloppy(), refusing()],
     lifetimeMs: 300,
     token,
   });
@@ -86,7 +99,13 @@ async function withExtension(
   try {
     const env = extensionEnv({ name: "app-http", url: `${server.url}/brain`, token: brainToken });
     session = await brain.sessions.create({
-      tools: [lookup({ env, prefix: "ignored:" }), forgetful({ env }), sloppy({ env }), absent({ env })],
+      tools: [
+        lookup({ env, prefix: "ignored:" }),
+        forgetful({ env }),
+        sloppy({ env }),
+        refusing({ env }),
+        absent({ env }),
+      ],
     });
     await test(session, server.url);
   } finally {
@@ -112,6 +131,15 @@ Deno.test("extension: same declaration, configured options, results committed be
     assert.equal(observed.finished?.sequence, records[3].sequence, "finish resolves with the terminal sequence");
     assert.equal(observed.finished?.late, false);
     assert.equal(observed.journalAtFinish?.at(-1)?.kind, "tool_call_finished", "finish was durable when it resolved");
+  });
+});
+
+Deno.test("extension: a result that ends the call is still acknowledged with its committed sequence", async () => {
+  await withExtension(async (brainSession) => {
+    const end = await brainSession.call("refusing", {}, { deadline: deadline() });
+    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "not_found");
+    const result = (await brainSession.read()).find((record) => record.kind === "tool_result");
+    assert.equal(await observed.errorAck.promise, String(result?.sequence));
   });
 });
 
