@@ -34,7 +34,9 @@ const encoder = new TextEncoder();
  * sequences and a finish is done only once it is durable. Input and output are
  * validated as in the host. It grants no `ctx.emit` events, no Environment control
  * (and no model calls), and nothing past the request: once it ends, by finish,
- * lifetime or disconnect, later reports reject with `lifetime_exceeded`.
+ * lifetime or disconnect, later reports reject with `lifetime_exceeded`. A report
+ * whose ack never arrives rejects the same way when the request ends: Brain may
+ * still have committed it, so treat that rejection as an unknown outcome.
  *
  * @example
  * ```ts

@@ -7,6 +7,9 @@ import type { CallSink, PublishedResult } from "../tool/invocation.ts";
 import { lines } from "../util/lines.ts";
 import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./extension_protocol.ts";
 
+/** How long Brain waits for an extension to end its response after the call's last report. */
+const DRAIN_MS = 1_000;
+
 /** Options of {@linkcode extensionEnv}. */
 export interface ExtensionEnvOptions {
   /** Binding name. */
@@ -91,7 +94,9 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         method: "POST",
         headers,
         body: JSON.stringify({ sessionId: invocation.sessionId, call: invocation.sequence, ...ack }),
-      }).then((answer) => answer.body?.cancel(), () => {});
+      }).then((answer) => answer.body?.cancel(), () => request.abort());
+    let settled = false;
+    let drain: ReturnType<typeof setTimeout> | undefined;
     try {
       for await (const line of lines(response.body)) {
         if (line.trim() === "") continue;
@@ -112,14 +117,21 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         }
         await acknowledge(ack);
         acknowledging = false;
-        if (report.type === "finish" || sink.signal.aborted) return;
+        // Once the call has ended, read on (later reports are recorded late) until the extension
+        // ends the response, so its connection is reused; a response that lingers is cut off.
+        if (!settled && (report.type === "finish" || sink.signal.aborted)) {
+          settled = true;
+          drain = setTimeout(() => request.abort(), DRAIN_MS);
+        }
       }
     } catch (error) {
-      if (sink.signal.aborted) return;
+      if (settled || sink.signal.aborted) return;
       return lost(sink, `the extension response broke: ${(error as Error).message}`);
     } finally {
+      clearTimeout(drain);
       request.abort();
     }
+    if (settled) return;
     await lost(sink, "the extension response ended before the Tool finished");
   };
 
