@@ -205,3 +205,28 @@ Deno.test("httpEnv refuses base URLs that are not http(s) or carry a query", () 
     control: [],
   });
 });
+
+Deno.test("an HTTP Environment's setup runs before its first request; a failing one sends none", async () => {
+  const seen: Seen[] = [];
+  await using server = serve(api(seen).fetch);
+  const brain = new Brain({ allow: { net: [server.host] } });
+  try {
+    const order: string[] = [];
+    const ready = httpEnv({ name: "ready", baseUrl: server.url, setup: () => void order.push(`setup ${seen.length}`) });
+    const broken = httpEnv({
+      name: "broken",
+      baseUrl: server.url,
+      setup: () => Promise.reject(new Error("no lockfile")),
+    });
+    const session = await brain.sessions.create({
+      tools: [getPath("first", "/a")({ env: ready }), getPath("second", "/b")({ env: broken })],
+    });
+    assert.equal((await session.call("first", {}, { deadline: deadline() })).outcome.status, "ok");
+    assert.deepEqual(order, ["setup 0"]);
+    const failed = (await session.call("second", {}, { deadline: deadline() })).outcome;
+    assert.equal(failed.status === "error" && failed.error.code, "setup_failed");
+    assert.deepEqual(seen.map((request) => request.path), ["/a"]);
+  } finally {
+    await brain.close();
+  }
+});

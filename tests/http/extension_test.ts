@@ -78,6 +78,16 @@ const refusing = tool({
   },
 });
 
+const background = tool({
+  name: "background",
+  description: "Returns a result, then finishes in the background within the request.",
+  input: z.object({}),
+  run: (_, ctx) => {
+    setTimeout(() => ctx.finish({ step: 2 }).catch(() => {}), 20);
+    return { step: 1 };
+  },
+});
+
 const absent = tool({ name: "absent", description: "Not served.", input: z.object({}), run: (_, ctx) => ctx.finish() });
 
 async function withExtension(
@@ -88,7 +98,7 @@ async function withExtension(
   observed.acknowledged = Promise.withResolvers();
   observed.errorAck = Promise.withResolvers();
   const extension = toolExtension({
-    tools: [lookup({ prefix: "customer:" }), forgetful(), sloppy(), refusing()],
+    tools: [lookup({ prefix: "customer:" }), forgetful(), sloppy(), refusing(), background()],
     lifetimeMs: 300,
     token,
   });
@@ -104,6 +114,7 @@ async function withExtension(
         forgetful({ env }),
         sloppy({ env }),
         refusing({ env }),
+        background({ env }),
         absent({ env }),
       ],
     });
@@ -140,6 +151,22 @@ Deno.test("extension: a result that ends the call is still acknowledged with its
     assert.equal(end.outcome.status === "error" && end.outcome.error.code, "not_found");
     const result = (await brainSession.read()).find((record) => record.kind === "tool_result");
     assert.equal(await observed.errorAck.promise, String(result?.sequence));
+  });
+});
+
+Deno.test("extension: a returned value ends the synchronous phase; a later finish in the request completes", async () => {
+  await withExtension(async (brainSession) => {
+    const end = await brainSession.call("background", {}, { deadline: deadline() });
+    assert.deepEqual(end.outcome, { status: "ok", value: { step: 2 } });
+    const records = await brainSession.read();
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_result",
+      "tool_returned",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(records[1].kind === "tool_result" && records[1].outcome, { status: "ok", value: { step: 1 } });
   });
 });
 
