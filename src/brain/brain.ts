@@ -219,7 +219,7 @@ export class Brain {
   async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name) });
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
     }
     return workspaces;
   }
@@ -236,6 +236,7 @@ export class Brain {
       meta,
       tools,
       workspaces,
+      allow: this.#allow,
       maxEmittedBytes: this.#maxEmittedBytes,
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.#journal, sessionId: meta.id, model }),

@@ -51,8 +51,11 @@ export async function answerHostCall(call: Call, sink: CallSink, output: ZodType
         }
         return finished(await sink.finish(withContent(normalized, second)));
       }
-      case "model":
-        return refusal("not_implemented", "model calls from Components are not available in this Brain yet");
+      case "model": {
+        const request = parseJson(first);
+        if (request === undefined) return refusal("invalid_argument", "the model request is not JSON text");
+        return { tag: "ok", val: JSON.stringify(await sink.model(request as never)) };
+      }
     }
   } catch (error) {
     if (error instanceof BrainError) return refusal(error.code, error.message);

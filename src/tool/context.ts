@@ -1,3 +1,4 @@
+import type { EnvironmentControl } from "../env/control.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
@@ -48,4 +49,9 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
    * Usage and outcome are journaled first; the call's end or deadline stops a pending request.
    */
   model(request: ModelRequest): Promise<ModelResult>;
+  /**
+   * The session's Environments, as far as the Tool's binding grants (`control`
+   * on its Environment); ungranted operations reject with `permission_denied`.
+   */
+  readonly environments: EnvironmentControl;
 }

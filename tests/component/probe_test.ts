@@ -1,14 +1,18 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { component, hostEnv, tool } from "../../mod.ts";
+import { component, hostEnv, ScriptedProvider, type SessionModel, tool } from "../../mod.ts";
 import { PROBE, probeTool, reader, readerBrain, soon, telemetrySink } from "./helpers.ts";
 
-async function callProbe(name: string, input: unknown, options: { output?: z.ZodType; maxEmittedBytes?: number } = {}) {
+async function callProbe(
+  name: string,
+  input: unknown,
+  options: { output?: z.ZodType; maxEmittedBytes?: number; model?: SessionModel } = {},
+) {
   const brain = readerBrain(options.maxEmittedBytes ? { maxEmittedBytes: options.maxEmittedBytes } : {});
   const { entries, telemetry } = telemetrySink();
   try {
     const placed = probeTool(name, component(PROBE, { telemetry }), options.output)({ env: reader });
-    const session = await brain.sessions.create({ tools: [placed] });
+    const session = await brain.sessions.create({ tools: [placed], model: options.model });
     const end = await session.call(name, input as never, { deadline: soon() });
     return { end, records: await session.read(), telemetry: entries };
   } finally {
@@ -114,9 +118,25 @@ Deno.test("telemetry reaches the listener and never enters the journal", async (
   assert.ok(!JSON.stringify(after).includes("diagnostic-text"));
 });
 
-Deno.test("the model import answers not_implemented until models land", async () => {
-  const { end } = await callProbe("model", { messages: [] });
-  assert.equal(end.outcome.status === "error" && end.outcome.error.message, "not_implemented");
+Deno.test("the model import calls the session's model with the Component's identity", async () => {
+  const provider = new ScriptedProvider(["from the model"]);
+  const request = { messages: [{ role: "user", content: "hi" }] };
+  const { records } = await callProbe("model", request, { model: { provider, model: "m" } });
+  assert.equal(provider.calls.length, 1);
+  assert.deepEqual(provider.calls[0].request, { ...request, system: "", tools: [] });
+  const started = records.find((r) => r.kind === "model_call_started");
+  assert.deepEqual(started?.kind === "model_call_started" && started.origin, { kind: "tool", tool: "model", call: 1 });
+  const finished = records.find((r) => r.kind === "model_call_finished");
+  assert.equal(finished?.kind === "model_call_finished" && finished.outcome.status, "ok");
+});
+
+Deno.test("the model import refuses without a session model, and refuses a bad request before any call", async () => {
+  const bare = await callProbe("model", { messages: [{ role: "user", content: "hi" }] });
+  assert.equal(bare.end.outcome.status === "error" && bare.end.outcome.error.message, "model_unavailable");
+  const provider = new ScriptedProvider([]);
+  const bad = await callProbe("model", { messages: [] }, { model: { provider, model: "m" } });
+  assert.equal(bad.end.outcome.status === "error" && bad.end.outcome.error.message, "invalid_argument");
+  assert.equal(provider.calls.length, 0);
 });
 
 Deno.test("run returning err, trapping, or returning without finish is tool_error", async () => {
