@@ -410,3 +410,25 @@ Deno.test("the loop's Tool deadline ends a stuck call, and the model hears that 
     await brain.close();
   }
 });
+
+Deno.test("aborting send stops waiting for the reply while the loop still answers", async () => {
+  const brain = new Brain();
+  try {
+    const hold = gate();
+    const provider = new ScriptedProvider([async () => {
+      await hold.wait;
+      return "late answer";
+    }]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    const controller = new AbortController();
+    const waiting = session.send("hi", { signal: controller.signal });
+    await until(session, (seen) => ofKind(seen, "model_call_started").length === 1, "the model call");
+    controller.abort(new BrainError("cancelled", "stopped waiting"));
+    await assert.rejects(waiting, { code: "cancelled", message: "stopped waiting" });
+    hold.open();
+    const records = await until(session, (seen) => ofKind(seen, "assistant_message").length === 1, "the answer");
+    assert.equal(ofKind(records, "assistant_message")[0].content, "late answer");
+  } finally {
+    await brain.close();
+  }
+});
