@@ -70,4 +70,13 @@ export {
 export { Activation, BRAIN_MAX_EMITTED_BYTES } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
-export { Brain, type BrainOptions, type CreateSessionOptions, type Sessions } from "./src/brain/brain.ts";
+export {
+  Brain,
+  type BrainOptions,
+  type BrainSession,
+  type CreateSessionOptions,
+  type RemoteBrainOptions,
+  type Sessions,
+} from "./src/brain/brain.ts";
+export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/http/server.ts";
+export { hashToken } from "./src/host/token.ts";

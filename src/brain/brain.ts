@@ -1,43 +1,17 @@
-import type { Journal } from "../journal/journal.ts";
-import { MemoryJournal } from "../journal/memory.ts";
-import type { SessionMeta } from "../journal/records.ts";
-import { BrainError } from "../outcome/errors.ts";
-import { BRAIN_MAX_EMITTED_BYTES } from "../session/activation.ts";
-import { Session } from "../session/session.ts";
+import { RemoteBackend, type RemoteBrainOptions } from "../host/remote_brain.ts";
 import type { PlacedTool } from "../tool/tool.ts";
-import { checkReattachment } from "./reattach.ts";
+import type { BrainBackend, CreateSessionOptions, Sessions } from "./backend.ts";
+import { type BrainOptions, EmbeddedBackend } from "./embedded.ts";
 
-/** Options for an embedded Brain. */
-export interface BrainOptions {
-  /** Where sessions and records live; an in-memory journal by default. */
-  journal?: Journal;
-  /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
-  maxEmittedBytes?: number;
-}
-
-/** Options for creating a session. */
-export interface CreateSessionOptions {
-  /** Placed Tools; names must be unique. */
-  tools?: readonly PlacedTool[];
-  /** The session id; a random UUID by default. */
-  id?: string;
-}
-
-/** The `brain.sessions` API. */
-export interface Sessions {
-  /** Creates a session with its Tools; non-host implementations are admitted first. */
-  create(options?: CreateSessionOptions): Promise<Session>;
-  /** Opens an existing session; supplying the original Tools restores their handlers. */
-  get(id: string, options?: { tools?: readonly PlacedTool[] }): Promise<Session>;
-  /** Ends a session and removes it with its records. */
-  delete(id: string): Promise<void>;
-  /** Metadata of every stored session. */
-  list(): Promise<SessionMeta[]>;
-}
+export type { BrainSession, CreateSessionOptions, Sessions } from "./backend.ts";
+export type { BrainOptions } from "./embedded.ts";
+export type { RemoteBrainOptions } from "../host/remote_brain.ts";
 
 /**
- * An embedded Brain: sessions, their journal, and the execution of their Tool
- * calls in this process.
+ * A Brain: sessions, their journal and their Tool calls. `new Brain()` runs them
+ * in this process; `new Brain({ url, token })` is a client of a Brain server
+ * (`deno task serve`) that hosts this application's Tools over one WebSocket.
+ * Both have the same API.
  *
  * @example
  * ```ts
@@ -63,79 +37,26 @@ export interface Sessions {
 export class Brain {
   /** Creates, opens and deletes sessions. */
   readonly sessions: Sessions;
-  #journal: Journal;
-  #maxEmittedBytes: number;
-  #live = new Set<Session>();
-  #closed = false;
+  #backend: BrainBackend;
 
-  /** Creates an embedded Brain over `options.journal` (in memory by default). */
-  constructor(options: BrainOptions = {}) {
-    this.#journal = options.journal ?? new MemoryJournal();
-    this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+  /** An embedded Brain over `options.journal` (in memory by default), or a client of the server at `options.url`. */
+  constructor(options: BrainOptions | RemoteBrainOptions = {}) {
+    const backend = this.#backend = "url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options);
     this.sessions = Object.freeze({
-      create: (create?: CreateSessionOptions) => this.#create(create),
-      get: (id: string, get?: { tools?: readonly PlacedTool[] }) => this.#get(id, get?.tools),
-      delete: (id: string) => this.#delete(id),
-      list: () => this.#journal.listSessions(),
+      create: (create: CreateSessionOptions = {}) => backend.create(create),
+      get: (id: string, get?: { tools?: readonly PlacedTool[] }) => backend.get(id, get?.tools ?? []),
+      delete: (id: string) => backend.delete(id),
+      list: () => backend.list(),
     });
   }
 
   /** Opens a Brain; the same as the constructor, as a promise for durable journals that open asynchronously. */
-  static open(options: BrainOptions = {}): Promise<Brain> {
+  static open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
     return Promise.resolve(new Brain(options));
   }
 
-  /** Ends every open session handle, then closes the journal. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
-    this.#closed = true;
-    await Promise.allSettled([...this.#live].map((session) => session.end()));
-    await this.#journal.close();
-  }
-
-  async #create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<Session> {
-    this.#assertOpen();
-    const names = new Set<string>();
-    for (const placed of tools) {
-      if (names.has(placed.tool.name)) {
-        throw new BrainError("duplicate_tool", `tool ${placed.tool.name} is placed twice in one session`);
-      }
-      names.add(placed.tool.name);
-    }
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
-    await this.#journal.createSession(meta);
-    return this.#open(meta, tools);
-  }
-
-  async #get(id: string, tools: readonly PlacedTool[] = []): Promise<Session> {
-    this.#assertOpen();
-    const meta = await this.#journal.getSession(id);
-    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
-    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    return this.#open(meta, tools);
-  }
-
-  async #delete(id: string): Promise<void> {
-    this.#assertOpen();
-    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
-    await this.#journal.deleteSession(id);
-  }
-
-  #open(meta: SessionMeta, tools: readonly PlacedTool[]): Session {
-    const session = new Session({
-      journal: this.#journal,
-      meta,
-      tools,
-      maxEmittedBytes: this.#maxEmittedBytes,
-      onEnd: (ended) => this.#live.delete(ended),
-    });
-    this.#live.add(session);
-    return session;
-  }
-
-  #assertOpen(): void {
-    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  /** Ends every open session handle, then closes the journal or the host connection. */
+  close(): Promise<void> {
+    return this.#backend.close();
   }
 }

@@ -23,8 +23,8 @@ export interface Dispatch {
  * and hands it each dispatched call exactly once.
  */
 export interface Implementation {
-  /** `component` or `descriptor`. */
-  readonly kind: "component" | "descriptor";
+  /** `component`, `descriptor`, or `host` for an application function reached over a host connection. */
+  readonly kind: "component" | "descriptor" | "host";
   /** Checks and prepares the placement when a session is created; throws a BrainError to refuse it. */
   admit(placement: { env: Environment | undefined; options: Readonly<Record<string, unknown>> }): Promise<void>;
   /** Runs one call; everything it learns goes to `dispatch.sink`. */

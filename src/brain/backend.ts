@@ -1,0 +1,43 @@
+import type { SessionMeta } from "../journal/records.ts";
+import type { Session } from "../session/session.ts";
+import type { PlacedTool } from "../tool/tool.ts";
+
+/** Options for creating a session. */
+export interface CreateSessionOptions {
+  /** Placed Tools; names must be unique. */
+  tools?: readonly PlacedTool[];
+  /** The session id; a random UUID by default. */
+  id?: string;
+}
+
+/**
+ * A session handle as every Brain gives it, embedded or remote: start and call
+ * its Tools, read and follow its records, end it.
+ */
+export type BrainSession = Pick<Session, "id" | "tools" | "start" | "call" | "read" | "records" | "end">;
+
+/** The `brain.sessions` API. */
+export interface Sessions {
+  /** Creates a session with its Tools; non-host implementations are admitted first. */
+  create(options?: CreateSessionOptions): Promise<BrainSession>;
+  /** Opens an existing session; supplying the original Tools restores their handlers. */
+  get(id: string, options?: { tools?: readonly PlacedTool[] }): Promise<BrainSession>;
+  /** Ends a session and removes it with its records. */
+  delete(id: string): Promise<void>;
+  /** Metadata of every stored session this client may see. */
+  list(): Promise<SessionMeta[]>;
+}
+
+/** What a Brain delegates to: sessions in this process, or a Brain server over a host connection. */
+export interface BrainBackend {
+  /** Creates a session. */
+  create(options: CreateSessionOptions): Promise<BrainSession>;
+  /** Opens a session, restoring handlers of `tools`. */
+  get(id: string, tools: readonly PlacedTool[]): Promise<BrainSession>;
+  /** Ends and removes a session. */
+  delete(id: string): Promise<void>;
+  /** Lists visible sessions. */
+  list(): Promise<SessionMeta[]>;
+  /** Ends every open handle and releases the backend. */
+  close(): Promise<void>;
+}

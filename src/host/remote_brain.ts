@@ -1,0 +1,186 @@
+import type { BrainBackend, BrainSession, CreateSessionOptions } from "../brain/backend.ts";
+import { checkUniqueTools } from "../brain/unique_tools.ts";
+import type { ReadOptions } from "../journal/journal.ts";
+import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { CallEnd } from "../session/call_state.ts";
+import { checkCallArguments, resolveTarget } from "../session/call_arguments.ts";
+import type { CallOptions, ToolCall } from "../session/session.ts";
+import type { PlacedTool } from "../tool/tool.ts";
+import { HostConnection } from "./connection.ts";
+
+/** Options for a client of a Brain server. */
+export interface RemoteBrainOptions {
+  /** The server's base URL, such as `http://127.0.0.1:8787`. */
+  url: string;
+  /** This host's token; the server stores only its SHA-256. */
+  token: string;
+  /**
+   * The registered host identity; `"default"` when omitted. The first
+   * registration of an id fixes its token; reattach with the same id and token.
+   */
+  host?: string;
+}
+
+/** A Brain server reached over one host connection; this process runs the sessions' Tools. */
+export class RemoteBackend implements BrainBackend {
+  #connection: HostConnection;
+  #live = new Set<RemoteSession>();
+  #closed = false;
+
+  constructor({ url, token, host = "default" }: RemoteBrainOptions) {
+    if (typeof url !== "string" || typeof token !== "string") {
+      throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
+    }
+    this.#connection = new HostConnection({ url, token, host });
+  }
+
+  async create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<BrainSession> {
+    this.#assertOpen();
+    checkUniqueTools(tools);
+    return await this.#open(id, tools, "create");
+  }
+
+  async get(id: string, tools: readonly PlacedTool[]): Promise<BrainSession> {
+    this.#assertOpen();
+    return await this.#open(id, tools, "get");
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.#connection.request("delete", { session: id }, { retry: true });
+  }
+
+  async list(): Promise<SessionMeta[]> {
+    this.#assertOpen();
+    return await this.#connection.request("list", {}, { retry: true }) as unknown as SessionMeta[];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.#connection.close();
+  }
+
+  async #open(id: string, tools: readonly PlacedTool[], op: "create" | "get"): Promise<RemoteSession> {
+    const advertised = tools.map(({ advertised }) => {
+      if (advertised.implementation !== "host") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: a remote Brain client hosts application functions only`,
+        );
+      }
+      return { ...advertised, implementation: "host" as const };
+    });
+    const handle = crypto.randomUUID();
+    // Handlers are in place before Brain can dispatch to the new handle.
+    this.#connection.addHandle(handle, id, tools);
+    try {
+      if (op === "create") await this.#connection.request("create", { handle, session: id, tools: advertised });
+      else {
+        await this.#connection.request("get", { handle, session: id, ...(tools.length ? { tools: advertised } : {}) }, {
+          retry: true,
+        });
+      }
+    } catch (error) {
+      this.#connection.removeHandle(handle);
+      throw error;
+    }
+    const session = new RemoteSession(this.#connection, id, handle, tools, (ended) => this.#live.delete(ended));
+    this.#live.add(session);
+    return session;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+/** A session handle of a remote Brain: the same API as an embedded session's. */
+class RemoteSession implements BrainSession {
+  readonly id: string;
+  #connection: HostConnection;
+  #handle: string;
+  #tools: Map<string, PlacedTool>;
+  #ended = false;
+  #onEnd: (session: RemoteSession) => void;
+
+  constructor(
+    connection: HostConnection,
+    id: string,
+    handle: string,
+    tools: readonly PlacedTool[],
+    onEnd: (session: RemoteSession) => void,
+  ) {
+    this.id = id;
+    this.#connection = connection;
+    this.#handle = handle;
+    this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
+    this.#onEnd = onEnd;
+  }
+
+  get tools(): PlacedTool[] {
+    return [...this.#tools.values()];
+  }
+
+  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const { deadline, signal } = options;
+    checkCallArguments(placed.tool.name, input, deadline);
+    if (options.activation) {
+      throw new BrainError("not_implemented", "a remote session's calls take their activation from the server");
+    }
+    const sequence = await this.#connection.request("start", {
+      handle: this.#handle,
+      tool: placed.tool.name,
+      input,
+      ...(deadline === undefined ? {} : { deadline }),
+    }) as number;
+    const call = { session: this.id, call: sequence };
+    const ended = this.#connection.request("wait", call, { retry: true }) as unknown as Promise<CallEnd>;
+    ended.catch(() => {});
+    const cancel = async (message?: string) =>
+      await this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, {
+        retry: true,
+      }) as unknown as CallEnd;
+    if (signal) {
+      const onAbort = () => cancel().catch(() => {});
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      ended.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => {});
+    }
+    return Object.freeze({ sequence, ended, cancel });
+  }
+
+  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return await (await this.start(target, input, options)).ended;
+  }
+
+  async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return await this.#connection.request("read", { session: this.id, ...options }, {
+      retry: true,
+    }) as unknown as JournalRecord[];
+  }
+
+  records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
+    return this.#connection.follow(this.id, options.from, options.signal);
+  }
+
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#connection.removeHandle(this.#handle);
+    this.#tools.clear();
+    try {
+      await this.#connection.request("end", { handle: this.#handle }, { retry: true });
+    } catch (error) {
+      if (!(error instanceof BrainError && error.code === "session_closed")) throw error;
+    } finally {
+      this.#onEnd(this);
+    }
+  }
+}

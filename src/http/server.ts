@@ -1,0 +1,88 @@
+import { Hono } from "hono";
+import { type BrainOptions, EmbeddedBackend } from "../brain/embedded.ts";
+import { OpenCalls, serveHostSocket } from "../host/host_link.ts";
+import { HOST_PATH } from "../host/protocol.ts";
+import { HostRegistry } from "../host/registry.ts";
+
+/** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
+export interface BrainServer {
+  /** The hono app; serve it with `Deno.serve(server.app.fetch)` or use {@linkcode serveBrain}. */
+  readonly app: Hono;
+  /** The sessions and journal the server holds. */
+  readonly backend: EmbeddedBackend;
+  /** Registered hosts and their connections. */
+  readonly hosts: HostRegistry;
+  /** Ends every session handle and closes the journal. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the Brain server app. `GET /v1/host?host=ID` with `Authorization: Bearer TOKEN`
+ * upgrades to the host WebSocket; a missing or wrong token gets 401 before anything is dispatched.
+ */
+export function createBrainServer(options: BrainOptions = {}): BrainServer {
+  const backend = new EmbeddedBackend(options);
+  const hosts = new HostRegistry(backend.journal);
+  const calls = new OpenCalls();
+  const app = new Hono();
+
+  app.get("/v1/health", (c) => c.json({ ok: true }));
+  app.get(HOST_PATH, async (c) => {
+    const id = c.req.query("host");
+    if (!id) return c.json({ error: { code: "invalid_argument", message: "name the host: ?host=ID" } }, 400);
+    const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+    const host = await hosts.register(id, token);
+    if (!host) {
+      return c.json({ error: { code: "unauthorized", message: `wrong or missing token for host ${id}` } }, 401);
+    }
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      return c.json({ error: { code: "protocol_error", message: "expected a WebSocket upgrade" } }, 426);
+    }
+    const { socket, response } = Deno.upgradeWebSocket(c.req.raw);
+    host.attach(socket);
+    serveHostSocket({ socket, host, backend, calls });
+    return response;
+  });
+
+  return { app, backend, hosts, close: () => backend.close() };
+}
+
+/** A Brain server listening on a loopback port. */
+export interface ServedBrain extends BrainServer {
+  /** The base URL clients pass to `new Brain({ url, token })`. */
+  readonly url: string;
+  /** Stops listening, then closes the server. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Serves a Brain on `hostname` (127.0.0.1 by default) and `port` (0 picks a free one).
+ *
+ * @example
+ * ```ts ignore
+ * import { Brain, serveBrain } from "@aexhq/brain";
+ * const server = serveBrain({ port: 0 });
+ * const brain = new Brain({ url: server.url, token: "secret" });
+ * try {
+ *   console.log((await brain.sessions.list()).length); // 0
+ * } finally {
+ *   await brain.close();
+ *   await server.shutdown();
+ * }
+ * ```
+ */
+export function serveBrain(
+  { hostname = "127.0.0.1", port = 0, ...options }: BrainOptions & { hostname?: string; port?: number } = {},
+): ServedBrain {
+  const server = createBrainServer(options);
+  const http = Deno.serve({ hostname, port, onListen: () => {} }, server.app.fetch);
+  const url = `http://${http.addr.hostname}:${http.addr.port}`;
+  return {
+    ...server,
+    url,
+    async shutdown() {
+      await server.close();
+      await http.shutdown();
+    },
+  };
+}
