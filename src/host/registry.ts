@@ -17,7 +17,7 @@ export class RegisteredHost {
   /** SHA-256 of its token, fixed at first registration. */
   readonly tokenHash: string;
   /** Open session handles by the client's handle id. */
-  readonly handles = new Map<string, Session>();
+  readonly handles: Map<string, Session> = new Map();
   #socket: WebSocket | undefined;
   #inflight = new Map<string, CallSink>();
 
@@ -49,8 +49,8 @@ export class RegisteredHost {
   }
 
   /** Closes the current socket from Brain's side, as a network failure would. */
-  drop(): void {
-    this.#socket?.close(4001, "dropped by the server");
+  drop(code = 4001, reason = "dropped by the server"): void {
+    this.#socket?.close(code, reason);
   }
 
   /**
@@ -125,6 +125,11 @@ export class HostRegistry {
       this.#hosts.set(id, host);
     }
     return sameHash(host.tokenHash, hash) ? host : undefined;
+  }
+
+  /** Closes every host socket; their unfinished calls end `unknown`. */
+  closeAll(): void {
+    for (const host of this.#hosts.values()) host.drop(1001, "the Brain server is shutting down");
   }
 
   /** A registered host by id. */

@@ -1,18 +1,21 @@
 import { Hono } from "hono";
 import { type BrainOptions, EmbeddedBackend } from "../brain/embedded.ts";
+import type { Journal } from "../journal/journal.ts";
 import { OpenCalls, serveHostSocket } from "../host/host_link.ts";
 import { HOST_PATH } from "../host/protocol.ts";
 import { HostRegistry } from "../host/registry.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
-  /** The hono app; serve it with `Deno.serve(server.app.fetch)` or use {@linkcode serveBrain}. */
-  readonly app: Hono;
-  /** The sessions and journal the server holds. */
-  readonly backend: EmbeddedBackend;
-  /** Registered hosts and their connections. */
-  readonly hosts: HostRegistry;
-  /** Ends every session handle and closes the journal. */
+  /** The hono app's handler; serve it with `Deno.serve(server.fetch)` or use {@linkcode serveBrain}. */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /** The journal holding every session of this server. */
+  readonly journal: Journal;
+  /** Host WebSockets accepted so far, reconnects included. */
+  readonly connections: number;
+  /** Closes a host's socket from the server's side, as a network failure would; false when it is not connected. */
+  dropHost(id: string): boolean;
+  /** Closes every host socket, ends every session handle and closes the journal. */
   close(): Promise<void>;
 }
 
@@ -25,6 +28,7 @@ export function createBrainServer(options: BrainOptions = {}): BrainServer {
   const hosts = new HostRegistry(backend.journal);
   const calls = new OpenCalls();
   const app = new Hono();
+  let connections = 0;
 
   app.get("/v1/health", (c) => c.json({ ok: true }));
   app.get(HOST_PATH, async (c) => {
@@ -39,12 +43,29 @@ export function createBrainServer(options: BrainOptions = {}): BrainServer {
       return c.json({ error: { code: "protocol_error", message: "expected a WebSocket upgrade" } }, 426);
     }
     const { socket, response } = Deno.upgradeWebSocket(c.req.raw);
+    connections++;
     host.attach(socket);
     serveHostSocket({ socket, host, backend, calls });
     return response;
   });
 
-  return { app, backend, hosts, close: () => backend.close() };
+  return {
+    fetch: app.fetch,
+    journal: backend.journal,
+    get connections() {
+      return connections;
+    },
+    dropHost(id) {
+      const host = hosts.get(id);
+      if (!host?.connected) return false;
+      host.drop();
+      return true;
+    },
+    close() {
+      hosts.closeAll();
+      return backend.close();
+    },
+  };
 }
 
 /** A Brain server listening on a loopback port. */
@@ -75,10 +96,16 @@ export function serveBrain(
   { hostname = "127.0.0.1", port = 0, ...options }: BrainOptions & { hostname?: string; port?: number } = {},
 ): ServedBrain {
   const server = createBrainServer(options);
-  const http = Deno.serve({ hostname, port, onListen: () => {} }, server.app.fetch);
+  const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   return {
-    ...server,
+    fetch: server.fetch,
+    journal: server.journal,
+    get connections() {
+      return server.connections;
+    },
+    dropHost: (id) => server.dropHost(id),
+    close: () => server.close(),
     url,
     async shutdown() {
       await server.close();
