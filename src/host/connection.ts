@@ -1,4 +1,5 @@
 import type { JournalRecord } from "../journal/records.ts";
+import type { CallEnd } from "../session/call_state.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
@@ -75,6 +76,7 @@ export class HostConnection {
   #running = new Map<string, AbortController>();
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
+  #ends = new Map<string, PromiseWithResolvers<CallEnd>>();
   #socketClosed: Promise<void> = Promise.resolve();
 
   constructor(options: HostConnectionOptions) {
@@ -90,6 +92,19 @@ export class HostConnection {
   /** Sends one request and resolves with its reply's value. */
   request<O extends ClientOp>(op: O, body: Omit<RequestOf<O>, "op">, options: RequestOptions = {}): Promise<JsonValue> {
     return this.#enqueue(op, body, options).promise;
+  }
+
+  /**
+   * The end of a call this client started: Brain pushes it, and after a
+   * reconnect it is asked for again, since reading it is idempotent.
+   * Call it right after the `start` reply, before the push can arrive.
+   */
+  awaitEnd(session: string, call: number): Promise<CallEnd> {
+    const key = `${session}:${call}`;
+    const end = this.#ends.get(key) ?? Promise.withResolvers<CallEnd>();
+    this.#ends.set(key, end);
+    end.promise.catch(() => {});
+    return end.promise;
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them. */
@@ -208,6 +223,7 @@ export class HostConnection {
         this.#generation++;
         this.#attempt = 0;
         for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
+        if (this.#generation > 1) this.#askForEnds();
         const subscribed = new Set(this.#streams.values());
         for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
       },
@@ -239,6 +255,10 @@ export class HostConnection {
         this.#running.get(`${frame.session}:${frame.call}`)?.abort(
           new BrainError("cancelled", `the call ended: ${frame.cause}`),
         );
+        return;
+      case "ended":
+        this.#ends.get(`${frame.session}:${frame.call}`)?.resolve(frame.end);
+        this.#ends.delete(`${frame.session}:${frame.call}`);
         return;
       case "record":
         this.#streams.get(frame.stream)?.push(frame.record);
@@ -282,6 +302,22 @@ export class HostConnection {
       .catch(() => {});
   }
 
+  #askForEnds(): void {
+    for (const [key, end] of this.#ends) {
+      const [session, call] = [key.slice(0, key.lastIndexOf(":")), Number(key.slice(key.lastIndexOf(":") + 1))];
+      this.request("wait", { session, call }, { retry: true }).then(
+        (value) => {
+          this.#ends.delete(key);
+          end.resolve(value as unknown as CallEnd);
+        },
+        (error) => {
+          this.#ends.delete(key);
+          end.reject(error);
+        },
+      );
+    }
+  }
+
   #lost(): void {
     this.#socket = undefined;
     if (this.#state === "closed" || this.#state === "failed") return;
@@ -311,6 +347,8 @@ export class HostConnection {
   }
 
   #failAll(error: BrainError): void {
+    for (const end of this.#ends.values()) end.reject(error);
+    this.#ends.clear();
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
     for (const stream of this.#streams.values()) stream.end(error);

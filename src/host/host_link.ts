@@ -127,6 +127,7 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         const session = handle(frame.handle);
         const call = await session.start(frame.tool, frame.input, { deadline: frame.deadline });
         calls.track(session.id, call);
+        call.ended.then((end) => send(socket, { t: "ended", session: session.id, call: call.sequence, end }), () => {});
         return call.sequence;
       }
       case "wait":

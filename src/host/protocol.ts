@@ -1,13 +1,17 @@
 /**
  * The host wire protocol: JSON text frames on one WebSocket per Brain client.
  * The client sends requests (`id` + `op`); Brain answers each with one `reply`
- * and pushes `invoke`, `abort`, `record` and `closed` frames on its own.
+ * and pushes `invoke`, `abort`, `ended`, `record` and `closed` frames on its own.
+ * A call started by a client is followed by an `ended` push, so the common path
+ * never has the client send two frames in a row (Deno's WebSocket client leaves
+ * Nagle's algorithm on, and a second small write would wait for a delayed ACK).
  */
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord } from "../journal/records.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
+import type { CallEnd } from "../session/call_state.ts";
 
 /** Path of the WebSocket endpoint a host connects to. */
 export const HOST_PATH = "/v1/host";
@@ -99,6 +103,7 @@ export const serverFrame = z.discriminatedUnion("t", [
     deadline: z.number().optional(),
   }),
   z.strictObject({ t: z.literal("abort"), ...call, cause: z.string() }),
+  z.strictObject({ t: z.literal("ended"), ...call, end: z.custom<CallEnd>((v) => isObject(v)) }),
   z.strictObject({ t: z.literal("record"), stream: sequence, record: z.custom<JournalRecord>((v) => isObject(v)) }),
   z.strictObject({ t: z.literal("closed"), stream: sequence }),
 ]);

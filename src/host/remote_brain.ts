@@ -141,8 +141,7 @@ class RemoteSession implements BrainSession {
       ...(deadline === undefined ? {} : { deadline }),
     }) as number;
     const call = { session: this.id, call: sequence };
-    const ended = this.#connection.request("wait", call, { retry: true }) as unknown as Promise<CallEnd>;
-    ended.catch(() => {});
+    const ended = this.#connection.awaitEnd(this.id, sequence);
     const cancel = async (message?: string) =>
       await this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, {
         retry: true,

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, fail, type JournalRecord, tool } from "../../mod.ts";
+import { type Brain, BrainError, fail, type JournalRecord, tool } from "../../mod.ts";
 
 /** A Brain to test and how to dispose of what it needs. */
 export interface OpenedBrain {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, hashToken, serveBrain, tool } from "../../mod.ts";
+import { Brain, type BrainError, hashToken, serveBrain, tool } from "../../mod.ts";
 
 const ping = tool({
   name: "ping",
