@@ -51,10 +51,14 @@ export type {
   TerminalCause,
 } from "./src/journal/records.ts";
 export { MemoryJournal } from "./src/journal/memory.ts";
+export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
+export { formatRecord } from "./src/journal/format.ts";
 export { type Environment, hostEnv } from "./src/env/environment.ts";
+export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
+export { type AllowList, checkGrant, grantPermissions } from "./src/env/allow_list.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/tool/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
-export type { Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
+export type { Admission, Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
 export {
   type OutputOf,
   type ParsedOptions,
@@ -75,8 +79,9 @@ export {
   type BrainOptions,
   type BrainSession,
   type CreateSessionOptions,
+  type GetSessionOptions,
   type RemoteBrainOptions,
   type Sessions,
 } from "./src/brain/brain.ts";
 export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/http/server.ts";
-export { hashToken } from "./src/host/token.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";

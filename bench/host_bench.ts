@@ -10,7 +10,7 @@ const noop = tool({
 
 const embedded = new Brain();
 const embeddedSession = await embedded.sessions.create({ tools: [noop()] });
-const server = serveBrain();
+const server = await serveBrain();
 const remote = new Brain({ url: server.url, token: "bench-token", host: "bench" });
 const remoteSession = await remote.sessions.create({ tools: [noop()] });
 

@@ -1,3 +1,4 @@
+import type { HostCredentials } from "../host/token.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import type { Session } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
@@ -8,20 +9,41 @@ export interface CreateSessionOptions {
   tools?: readonly PlacedTool[];
   /** The session id; a random UUID by default. */
   id?: string;
+  /**
+   * The registered host the session's application Tools belong to; only the
+   * token's hash is stored. A remote Brain uses its own connection's host.
+   */
+  host?: HostCredentials;
+}
+
+/** Options for opening an existing session. */
+export interface GetSessionOptions {
+  /** Exactly the Tools the session was created with, to restore their handlers. */
+  tools?: readonly PlacedTool[];
+  /**
+   * The session's registered host credentials; required with `tools` when the
+   * session has a host. A remote Brain uses its own connection's host.
+   */
+  host?: HostCredentials;
 }
 
 /**
  * A session handle as every Brain gives it, embedded or remote: start and call
  * its Tools, read and follow its records, end it.
  */
-export type BrainSession = Pick<Session, "id" | "tools" | "start" | "call" | "read" | "records" | "end">;
+export type BrainSession = Pick<Session, "id" | "tools" | "activation" | "start" | "call" | "read" | "records" | "end">;
 
 /** The `brain.sessions` API. */
 export interface Sessions {
   /** Creates a session with its Tools; non-host implementations are admitted first. */
   create(options?: CreateSessionOptions): Promise<BrainSession>;
-  /** Opens an existing session; supplying the original Tools restores their handlers. */
-  get(id: string, options?: { tools?: readonly PlacedTool[] }): Promise<BrainSession>;
+  /**
+   * Opens an existing session; alone it gives a handle for reading. Supplying
+   * the original Tools (and the registered host's credentials) restores their
+   * handlers for future calls. Calls left open by a stopped Brain end `unknown`
+   * first; none is dispatched again.
+   */
+  get(id: string, options?: GetSessionOptions): Promise<BrainSession>;
   /** Ends a session and removes it with its records. */
   delete(id: string): Promise<void>;
   /** Metadata of every stored session this client may see. */
@@ -32,8 +54,8 @@ export interface Sessions {
 export interface BrainBackend {
   /** Creates a session. */
   create(options: CreateSessionOptions): Promise<BrainSession>;
-  /** Opens a session, restoring handlers of `tools`. */
-  get(id: string, tools: readonly PlacedTool[]): Promise<BrainSession>;
+  /** Opens a session, restoring handlers of `options.tools`. */
+  get(id: string, options: GetSessionOptions): Promise<BrainSession>;
   /** Ends and removes a session. */
   delete(id: string): Promise<void>;
   /** Lists visible sessions. */

@@ -1,9 +1,8 @@
 import { RemoteBackend, type RemoteBrainOptions } from "../host/remote_brain.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import type { BrainBackend, CreateSessionOptions, Sessions } from "./backend.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "./embedded.ts";
 
-export type { BrainSession, CreateSessionOptions, Sessions } from "./backend.ts";
+export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
 export type { BrainOptions } from "./embedded.ts";
 export type { RemoteBrainOptions } from "../host/remote_brain.ts";
 
@@ -38,21 +37,47 @@ export class Brain {
   /** Creates, opens and deletes sessions. */
   readonly sessions: Sessions;
   #backend: BrainBackend;
+  /** The opened backend `Brain.open` hands to the constructor it calls. */
+  static #opened: BrainBackend | undefined;
 
-  /** An embedded Brain over `options.journal` (in memory by default), or a client of the server at `options.url`. */
+  /**
+   * An embedded Brain over `options.journal` (in memory by default; use
+   * {@linkcode Brain.open} for a `path`), or a client of the server at `options.url`.
+   */
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
-    const backend = this.#backend = "url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options);
+    const backend = this.#backend = Brain.#opened ??
+      ("url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options));
+    Brain.#opened = undefined;
     this.sessions = Object.freeze({
       create: (create: CreateSessionOptions = {}) => backend.create(create),
-      get: (id: string, get?: { tools?: readonly PlacedTool[] }) => backend.get(id, get?.tools ?? []),
+      get: (id: string, get: GetSessionOptions = {}) => backend.get(id, get),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
   }
 
-  /** Opens a Brain; the same as the constructor, as a promise for durable journals that open asynchronously. */
-  static open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
-    return Promise.resolve(new Brain(options));
+  /**
+   * Opens a Brain, over the Deno KV file at `path` when given. Every call its
+   * journal still has open was in flight in a Brain that stopped: each ends
+   * with a committed `unknown` outcome before this resolves, and is never
+   * dispatched again. One Brain at a time owns a journal.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * const brain = await Brain.open({ path: ":memory:" });
+   * try {
+   *   const session = await brain.sessions.create({ host: { id: "app", token: crypto.randomUUID() } });
+   *   console.log((await brain.sessions.get(session.id)).id === session.id); // true
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
+    if ("url" in options) return new Brain(options);
+    Brain.#opened = await EmbeddedBackend.open(options);
+    return new Brain();
   }
 
   /** Ends every open session handle, then closes the journal or the host connection. */

@@ -1,56 +1,114 @@
+import type { AllowList } from "../env/allow_list.ts";
+import { bindEnvironments } from "../env/bindings.ts";
+import { type HostRegistration, registerHost, sameText, verifyHost } from "../host/token.ts";
 import type { Journal } from "../journal/journal.ts";
+import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES } from "../session/activation.ts";
 import { Session } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
-import type { BrainBackend, CreateSessionOptions } from "./backend.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
+import { endOrphanedCalls } from "./recover.ts";
 import { checkUniqueTools } from "./unique_tools.ts";
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
   /** Where sessions and records live; an in-memory journal by default. */
   journal?: Journal;
+  /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
+  path?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
 }
 
-/** Sessions, their journal and the execution of their calls, in this process. */
+/**
+ * Sessions, their journal and the execution of their calls, in this process.
+ * A Brain server passes `authenticated`: the registration of the connected host
+ * whose token it has already checked against the stored hash.
+ */
 export class EmbeddedBackend implements BrainBackend {
   /** The journal every session of this backend lives in. */
   readonly journal: Journal;
   #maxEmittedBytes: number;
+  #allow: AllowList | undefined;
   #live = new Set<Session>();
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
+    if (options.path !== undefined) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+      );
+    }
     this.journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#allow = options.allow;
   }
 
-  /** Creates a session; a Brain server passes the registered `host` that owns it. */
+  /**
+   * Opens a backend, over the Deno KV file at `path` when given. Every call its
+   * journal still has open was in flight in a Brain that stopped: each ends
+   * `unknown` before this resolves, and is never dispatched again.
+   */
+  static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
+    const { path, ...rest } = options;
+    if (path !== undefined && rest.journal) {
+      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    }
+    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    const backend = new EmbeddedBackend({ ...rest, journal });
+    try {
+      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    return backend;
+  }
+
   async create(
-    { tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {},
-    host?: SessionMeta["host"],
+    { tools = [], id = crypto.randomUUID(), host }: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    if (typeof id !== "string" || !SESSION_ID.test(id)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
+      );
+    }
     checkUniqueTools(tools);
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
+    if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const registered = host === undefined ? authenticated : await registerHost(host);
+    const workspaces = await this.#admit(id, tools);
     const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
-    if (host) meta.host = host;
+    if (registered) meta.host = registered;
     await this.journal.createSession(meta);
-    return this.#open(meta, tools);
+    return this.#open(meta, tools, workspaces);
   }
 
-  async get(id: string, tools: readonly PlacedTool[] = []): Promise<Session> {
+  async get(
+    id: string,
+    { tools = [], host }: GetSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
     this.#assertOpen();
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (authenticated) checkOwner(id, meta.host, authenticated);
+    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
-    for (const placed of tools) await placed.implementation?.admit({ env: placed.env, options: placed.options });
-    return this.#open(meta, tools);
+    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+    return this.#open(meta, tools, await this.#admit(id, tools));
   }
 
   async delete(id: string): Promise<void> {
@@ -70,11 +128,20 @@ export class EmbeddedBackend implements BrainBackend {
     await this.journal.close();
   }
 
-  #open(meta: SessionMeta, tools: readonly PlacedTool[]): Session {
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name) });
+    }
+    return workspaces;
+  }
+
+  #open(meta: SessionMeta, tools: readonly PlacedTool[], workspaces: Map<string, string>): Session {
     const session = new Session({
       journal: this.journal,
       meta,
       tools,
+      workspaces,
       maxEmittedBytes: this.#maxEmittedBytes,
       onEnd: (ended) => this.#live.delete(ended),
     });
@@ -84,5 +151,16 @@ export class EmbeddedBackend implements BrainBackend {
 
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+/** Throws `unauthorized` unless the session is placed in exactly the authenticated host registration. */
+export function checkOwner(
+  sessionId: string,
+  registered: HostRegistration | undefined,
+  host: HostRegistration,
+): void {
+  if (registered?.id !== host.id || !sameText(registered.tokenHash, host.tokenHash)) {
+    throw new BrainError("unauthorized", `session ${sessionId} is not placed in host ${host.id}`);
   }
 }

@@ -1,4 +1,4 @@
-import type { EmbeddedBackend } from "../brain/embedded.ts";
+import { checkOwner, type EmbeddedBackend } from "../brain/embedded.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { AdvertisedTool, JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -6,10 +6,12 @@ import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import type { PublishedResult } from "../tool/invocation.ts";
 import type { CallEnd } from "../session/call_state.ts";
-import type { ToolCall } from "../session/session.ts";
+import { Activation } from "../session/activation.ts";
+import type { Session, ToolCall } from "../session/session.ts";
 import { type ClientFrame, clientFrame, decodeFrame, errorFrame } from "./protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
+import { sameText } from "./token.ts";
 
 /** Calls started through the server, by `session:call`, until they end. */
 export class OpenCalls {
@@ -46,12 +48,11 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
   const streams = new Map<number, AbortController>();
   const closed = new AbortController();
 
+  const registration = { id: host.id, tokenHash: host.tokenHash };
   const owned = async (session: string): Promise<SessionMeta> => {
     const meta = await journal.getSession(session);
     if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
-    if (meta.host?.id !== host.id) {
-      throw new BrainError("unauthorized", `session ${session} is not placed in host ${host.id}`);
-    }
+    checkOwner(session, meta.host, registration);
     return meta;
   };
   const handle = (id: string) => {
@@ -62,7 +63,8 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
   const open = async (id: string, session: string, tools: AdvertisedTool[] | undefined) => {
     const meta = await owned(session);
     if (!host.handles.has(id)) {
-      host.handles.set(id, await backend.get(session, (tools ?? []).map((tool) => remoteTool(host, id, tool))));
+      const placed = (tools ?? []).map((tool) => remoteTool(host, id, tool));
+      host.handles.set(id, await backend.get(session, { tools: placed }, registration));
     }
     return meta;
   };
@@ -70,6 +72,19 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
     const session = host.handles.get(id);
     host.handles.delete(id);
     await session?.end();
+    if (session && ![...host.handles.values()].some((open) => open.id === session.id)) {
+      for (const key of host.activations.keys()) if (key.startsWith(`${session.id}:`)) host.activations.delete(key);
+    }
+  };
+  const activation = (session: Session, id: string): Activation => {
+    const key = `${session.id}:${id}`;
+    let found = host.activations.get(key);
+    if (!found) {
+      const fresh = session.activation();
+      found = new Activation({ id, maxEmittedBytes: fresh.maxEmittedBytes });
+      host.activations.set(key, found);
+    }
+    return found;
   };
 
   const operate = (frame: ClientFrame): Promise<unknown> => {
@@ -102,7 +117,7 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
       }
       case "create": {
         const tools = frame.tools.map((tool) => remoteTool(host, frame.handle, tool));
-        const session = await backend.create({ id: frame.session, tools }, { id: host.id, tokenHash: host.tokenHash });
+        const session = await backend.create({ id: frame.session, tools }, registration);
         host.handles.set(frame.handle, session);
         return null;
       }
@@ -119,13 +134,18 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         return null;
       }
       case "list":
-        return (await backend.list()).filter((meta) => meta.host?.id === host.id);
+        return (await backend.list()).filter((meta) =>
+          meta.host?.id === host.id && sameText(meta.host.tokenHash, host.tokenHash)
+        );
       case "end":
         await endHandle(frame.handle);
         return null;
       case "start": {
         const session = handle(frame.handle);
-        const call = await session.start(frame.tool, frame.input, { deadline: frame.deadline });
+        const call = await session.start(frame.tool, frame.input, {
+          deadline: frame.deadline,
+          activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
+        });
         calls.track(session.id, call);
         call.ended.then((end) => send(socket, { t: "ended", session: session.id, call: call.sequence, end }), () => {});
         return call.sequence;

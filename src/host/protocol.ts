@@ -51,6 +51,7 @@ export const clientFrame = z.discriminatedUnion("op", [
     tool: name,
     input: json,
     deadline: z.number().optional(),
+    activation: name.optional(),
   }),
   z.strictObject({ id: sequence, op: z.literal("wait"), ...call }),
   z.strictObject({ id: sequence, op: z.literal("cancel"), ...call, message: z.string().optional() }),

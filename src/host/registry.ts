@@ -1,10 +1,11 @@
 import type { Journal } from "../journal/journal.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { fail } from "../outcome/outcome.ts";
+import type { Activation } from "../session/activation.ts";
 import type { Session } from "../session/session.ts";
 import type { CallSink, Invocation } from "../tool/invocation.ts";
 import type { ServerFrame } from "./protocol.ts";
-import { hashToken, sameHash } from "./token.ts";
+import { hashToken, sameText } from "./token.ts";
 
 /**
  * Brain's record of one registered host: its identity and token hash, its
@@ -18,6 +19,8 @@ export class RegisteredHost {
   readonly tokenHash: string;
   /** Open session handles by the client's handle id. */
   readonly handles: Map<string, Session> = new Map();
+  /** Activations named by this host's calls, by `session:id`; each is one server-side budget. */
+  readonly activations: Map<string, Activation> = new Map();
   #socket: WebSocket | undefined;
   #inflight = new Map<string, CallSink>();
 
@@ -124,7 +127,7 @@ export class HostRegistry {
       host = this.#hosts.get(id) ?? new RegisteredHost(id, saved?.tokenHash ?? hash);
       this.#hosts.set(id, host);
     }
-    return sameHash(host.tokenHash, hash) ? host : undefined;
+    return sameText(host.tokenHash, hash) ? host : undefined;
   }
 
   /** Closes every host socket; their unfinished calls end `unknown`. */

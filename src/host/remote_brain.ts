@@ -1,9 +1,10 @@
-import type { BrainBackend, BrainSession, CreateSessionOptions } from "../brain/backend.ts";
+import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../brain/backend.ts";
 import { checkUniqueTools } from "../brain/unique_tools.ts";
 import type { ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
+import { Activation } from "../session/activation.ts";
 import type { CallEnd } from "../session/call_state.ts";
 import { checkCallArguments, resolveTarget } from "../session/call_arguments.ts";
 import type { CallOptions, ToolCall } from "../session/session.ts";
@@ -36,14 +37,16 @@ export class RemoteBackend implements BrainBackend {
     this.#connection = new HostConnection({ url, token, host });
   }
 
-  async create({ tools = [], id = crypto.randomUUID() }: CreateSessionOptions = {}): Promise<BrainSession> {
+  async create({ tools = [], id = crypto.randomUUID(), host }: CreateSessionOptions = {}): Promise<BrainSession> {
     this.#assertOpen();
+    refuseCredentials(host);
     checkUniqueTools(tools);
     return await this.#open(id, tools, "create");
   }
 
-  async get(id: string, tools: readonly PlacedTool[]): Promise<BrainSession> {
+  async get(id: string, { tools = [], host }: GetSessionOptions = {}): Promise<BrainSession> {
     this.#assertOpen();
+    refuseCredentials(host);
     return await this.#open(id, tools, "get");
   }
 
@@ -99,6 +102,15 @@ export class RemoteBackend implements BrainBackend {
   }
 }
 
+function refuseCredentials(host: unknown): void {
+  if (host !== undefined) {
+    throw new BrainError(
+      "invalid_argument",
+      "a remote Brain's sessions belong to the host it connects as: give host and token to new Brain({ url, token, host })",
+    );
+  }
+}
+
 /** A session handle of a remote Brain: the same API as an embedded session's. */
 class RemoteSession implements BrainSession {
   readonly id: string;
@@ -126,19 +138,25 @@ class RemoteSession implements BrainSession {
     return [...this.#tools.values()];
   }
 
+  /**
+   * A new activation. Only its id travels: calls started with it share one
+   * budget on the server, which applies its own byte limit and keeps the count.
+   */
+  activation(): Activation {
+    return new Activation();
+  }
+
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const { deadline, signal } = options;
     checkCallArguments(placed.tool.name, input, deadline);
-    if (options.activation) {
-      throw new BrainError("not_implemented", "a remote session's calls take their activation from the server");
-    }
     const sequence = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
+      ...(options.activation ? { activation: options.activation.id } : {}),
     }) as number;
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence);

@@ -20,11 +20,11 @@ export interface BrainServer {
 }
 
 /**
- * Builds the Brain server app. `GET /v1/host?host=ID` with `Authorization: Bearer TOKEN`
+ * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with `Authorization: Bearer TOKEN`
  * upgrades to the host WebSocket; a missing or wrong token gets 401 before anything is dispatched.
  */
-export function createBrainServer(options: BrainOptions = {}): BrainServer {
-  const backend = new EmbeddedBackend(options);
+export async function createBrainServer(options: BrainOptions = {}): Promise<BrainServer> {
+  const backend = await EmbeddedBackend.open(options);
   const hosts = new HostRegistry(backend.journal);
   const calls = new OpenCalls();
   const app = new Hono();
@@ -77,12 +77,13 @@ export interface ServedBrain extends BrainServer {
 }
 
 /**
- * Serves a Brain on `hostname` (127.0.0.1 by default) and `port` (0 picks a free one).
+ * Serves a Brain on `hostname` (127.0.0.1 by default) and `port` (0 picks a free one),
+ * over the Deno KV file at `path` when given (calls it left open end `unknown` first).
  *
  * @example
  * ```ts ignore
  * import { Brain, serveBrain } from "@aexhq/brain";
- * const server = serveBrain({ port: 0 });
+ * const server = await serveBrain({ port: 0 });
  * const brain = new Brain({ url: server.url, token: "secret" });
  * try {
  *   console.log((await brain.sessions.list()).length); // 0
@@ -92,10 +93,10 @@ export interface ServedBrain extends BrainServer {
  * }
  * ```
  */
-export function serveBrain(
+export async function serveBrain(
   { hostname = "127.0.0.1", port = 0, ...options }: BrainOptions & { hostname?: string; port?: number } = {},
-): ServedBrain {
-  const server = createBrainServer(options);
+): Promise<ServedBrain> {
+  const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   return {

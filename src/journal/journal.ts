@@ -28,6 +28,8 @@ export interface Journal {
   read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]>;
   /** The last committed sequence, or 0 for an empty session. */
   head(sessionId: string): Promise<number>;
+  /** The `tool_call_started` records of calls that have no `tool_call_finished` yet, in sequence order. */
+  openCalls(sessionId: string): Promise<JournalRecord[]>;
   /** Yields committed records from `from` on, then each new one as it commits. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord>;
   /** Stores a new session; fails with `session_exists` if the id is taken. */

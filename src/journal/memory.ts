@@ -60,6 +60,15 @@ export class MemoryJournal implements Journal {
     return promised(() => this.#session(sessionId).records.length);
   }
 
+  /** The `tool_call_started` records of calls without a `tool_call_finished`. */
+  openCalls(sessionId: string): Promise<JournalRecord[]> {
+    return promised(() => {
+      const records = this.#session(sessionId).records;
+      const finished = new Set(records.flatMap((record) => record.kind === "tool_call_finished" ? [record.call] : []));
+      return records.filter((record) => record.kind === "tool_call_started" && !finished.has(record.sequence));
+    });
+  }
+
   /** Yields committed records from `from` on, then each new commit. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
     return follow((id, read) => this.read(id, read), this.#notifier, sessionId, options);

@@ -34,6 +34,7 @@ export interface SessionParts {
   journal: Journal;
   meta: SessionMeta;
   tools: readonly PlacedTool[];
+  workspaces: Map<string, string>;
   maxEmittedBytes: number;
   onEnd: (session: Session) => void;
 }
@@ -48,6 +49,7 @@ export class Session {
   #journal: Journal;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
+  #workspaces: Map<string, string>;
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
@@ -58,12 +60,18 @@ export class Session {
     this.#journal = parts.journal;
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
+    this.#workspaces = parts.workspaces;
     this.#onEnd = parts.onEnd;
   }
 
   /** The Tools whose handlers this handle holds. */
   get tools(): PlacedTool[] {
     return [...this.#tools.values()];
+  }
+
+  /** Real path of a binding's workspace in this session, when its grant has one. */
+  workspace(envName: string): string | undefined {
+    return this.#workspaces.get(envName);
   }
 
   /** A new activation with this session's emitted-bytes budget. */
@@ -144,7 +152,9 @@ export class Session {
       }, "error");
     try {
       if (placed.implementation) {
-        placed.implementation.execute({ invocation, options: placed.options, env: placed.env, sink: state });
+        const { env, options } = placed;
+        const workspace = env && this.#workspaces.get(env.name);
+        placed.implementation.execute({ invocation, options, env, workspace, sink: state });
       } else {
         runHostTool(placed.tool, placed.options, invocation, state).catch(failed);
       }

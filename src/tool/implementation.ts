@@ -13,8 +13,20 @@ export interface Dispatch {
   options: Readonly<Record<string, unknown>>;
   /** The placement's Environment, when it names one. */
   env: Environment | undefined;
+  /** Real path of the binding's session workspace, when its grant has one. */
+  workspace: string | undefined;
   /** Where the executor reports events, results and the end of the call. */
   sink: CallSink;
+}
+
+/** What an implementation is admitted with when a session is created or reopened. */
+export interface Admission {
+  /** The placement's Environment, when it names one. */
+  env: Environment | undefined;
+  /** The placement's parsed, frozen options. */
+  options: Readonly<Record<string, unknown>>;
+  /** Real path of the binding's session workspace, when its grant has one. */
+  workspace: string | undefined;
 }
 
 /**
@@ -26,7 +38,7 @@ export interface Implementation {
   /** `component`, `descriptor`, or `host` for an application function reached over a host connection. */
   readonly kind: "component" | "descriptor" | "host";
   /** Checks and prepares the placement when a session is created; throws a BrainError to refuse it. */
-  admit(placement: { env: Environment | undefined; options: Readonly<Record<string, unknown>> }): Promise<void>;
+  admit(placement: Admission): Promise<void>;
   /** Runs one call; everything it learns goes to `dispatch.sink`. */
   execute(dispatch: Dispatch): void;
 }

@@ -83,8 +83,15 @@ class ReportQueue {
       finish: (value?: unknown, { content }: ResultOptions = {}) => {
         this.#finishing = true;
         return this.#enqueue(async () => {
-          if (value === undefined) return this.#sink.finish(undefined);
-          const { outcome, invalid } = await this.#normalize(value);
+          if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
+          let normalized;
+          try {
+            normalized = await this.#normalize(value);
+          } catch (error) {
+            if (this.#sink.signal.aborted) return this.#sink.finish(undefined);
+            throw error;
+          }
+          const { outcome, invalid } = normalized;
           return this.#sink.finish(
             withContent({ outcome }, invalid ? undefined : content),
             invalid ? "error" : "finish",

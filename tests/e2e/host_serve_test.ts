@@ -4,7 +4,10 @@ import { Brain, tool } from "../../mod.ts";
 import { spawnDeno } from "./child.ts";
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], ["--allow-net=127.0.0.1", "--allow-env=BRAIN_PORT"]);
+  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], [
+    "--allow-net=127.0.0.1",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH",
+  ]);
   try {
     const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
     assert.ok(url, "the server printed its URL");

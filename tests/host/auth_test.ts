@@ -10,7 +10,7 @@ const ping = tool({
 });
 
 Deno.test("a wrong or missing host token gets 401 and no connection, so nothing is dispatched to it", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const owner = new Brain({ url: server.url, token: "owner-secret", host: "app" });
   try {
     const session = await owner.sessions.create({ tools: [ping()] });
@@ -43,7 +43,7 @@ Deno.test("a wrong or missing host token gets 401 and no connection, so nothing 
 });
 
 Deno.test("Brain keeps only the token's hash, and another host cannot open the session", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const owner = new Brain({ url: server.url, token: "hash-me-secret", host: "owner" });
   const other = new Brain({ url: server.url, token: "other-secret", host: "other" });
   try {

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Brain, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const brain = new Brain({ url: server.url, token: "many-token", host: "many" });
   const seen = new Map<number, number>();
   const double = tool({

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const brain = new Brain({ url: server.url, token: "drop-token", host: "dropped" });
   const invocations: number[] = [];
   const started = Promise.withResolvers<void>();
@@ -57,7 +57,7 @@ Deno.test("a socket dropped by the server ends the dispatched call unknown, abor
 });
 
 Deno.test("records() resumes after a reconnect without repeating or skipping a record", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const brain = new Brain({ url: server.url, token: "follow-token", host: "follower" });
   const note = tool({
     name: "note",
@@ -97,7 +97,7 @@ Deno.test("records() resumes after a reconnect without repeating or skipping a r
 });
 
 Deno.test("a call started on a socket that is dropping fails connection_lost and is never sent again", async () => {
-  const server = serveBrain();
+  const server = await serveBrain();
   const brain = new Brain({ url: server.url, token: "race-token", host: "racer" });
   let runs = 0;
   const counted = tool({

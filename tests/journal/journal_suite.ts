@@ -142,4 +142,74 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       );
     }),
   );
+
+  Deno.test(
+    `${name}: openCalls lists started calls until they finish`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const started = (tool: string) => ({ kind: "tool_call_started" as const, tool, input: null, activation: "a" });
+      const [first, second] = await journal.append("s", [started("one"), started("two")]);
+      await journal.append("s", [{ kind: "tool_event", call: first.sequence, event: "e", data: null }]);
+      assert.deepEqual(await journal.openCalls("s"), [first, second]);
+      await journal.append("s", [{
+        kind: "tool_call_finished",
+        call: first.sequence,
+        cause: "finish",
+        outcome: { status: "ok", value: null },
+      }]);
+      assert.deepEqual(await journal.openCalls("s"), [second]);
+    }),
+  );
+
+  Deno.test(
+    `${name}: a record of 1 MiB round-trips between small ones`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const text = "ü€x".repeat(150_000);
+      await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+      const [big] = await journal.append("s", [
+        { kind: "tool_event", call: 1, event: "big", data: { text } },
+        { kind: "tool_returned", call: 2 },
+      ]);
+      await journal.append("s", [{ kind: "tool_returned", call: 3 }]);
+      const records = await journal.read("s");
+      assert.deepEqual(records.map((record) => record.sequence), [1, 2, 3, 4]);
+      assert.deepEqual(records[1], big);
+      assert.equal((records[1] as unknown as { data: { text: string } }).data.text, text);
+    }),
+  );
+
+  Deno.test(
+    `${name}: a deleted session's id starts again at 1 with none of its old records`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await journal.append("s", [{ kind: "tool_returned", call: 1 }, { kind: "tool_returned", call: 2 }]);
+      await journal.deleteSession("s");
+      await journal.createSession(session("s"));
+      assert.equal(await journal.head("s"), 0);
+      assert.deepEqual(await journal.read("s"), []);
+      const [record] = await journal.append("s", [{ kind: "tool_returned", call: 3 }]);
+      assert.equal(record.sequence, 1);
+      assert.deepEqual(await journal.read("s"), [record]);
+    }),
+  );
+
+  Deno.test(
+    `${name}: concurrent appends commit in the order they were made, a large one included`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const large = { kind: "tool_event" as const, call: 0, event: "big", data: "y".repeat(300_000) };
+      const committed = await Promise.all([
+        journal.append("s", [{ kind: "tool_returned", call: 1 }]),
+        journal.append("s", [large]),
+        journal.append("s", [{ kind: "tool_returned", call: 2 }, { kind: "tool_returned", call: 3 }]),
+        journal.append("s", [large, { kind: "tool_returned", call: 4 }]),
+      ]);
+      assert.deepEqual(committed.map((records) => records.map((record) => record.sequence)), [[1], [2], [3, 4], [
+        5,
+        6,
+      ]]);
+      assert.deepEqual(await journal.read("s"), committed.flat());
+    }),
+  );
 }

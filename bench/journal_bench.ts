@@ -1,0 +1,36 @@
+/**
+ * Commits per second: the memory journal and the Deno KV journal against a
+ * bare `kv.set` loop on the same kind of file. Run with `deno task bench`.
+ */
+import { KvJournal, MemoryJournal, type RecordBody } from "../mod.ts";
+
+const dir = `.tmp/journal_bench-${crypto.randomUUID()}`;
+await Deno.mkdir(dir, { recursive: true });
+globalThis.addEventListener("unload", () => Deno.removeSync(dir, { recursive: true }));
+
+const body: RecordBody = { kind: "tool_event", call: 1, event: "tick", data: { n: 1, note: "a small event" } };
+const bare = await Deno.openKv(`${dir}/bare.kv`);
+const memory = new MemoryJournal();
+const kv = await KvJournal.open(`${dir}/journal.kv`);
+for (const journal of [memory, kv]) await journal.createSession({ id: "s", createdAt: Date.now(), tools: [] });
+let key = 0;
+
+Deno.bench("bare kv.set of one record", { group: "one commit", baseline: true }, async () => {
+  await bare.set(["record", "s", ++key], body);
+});
+
+Deno.bench("MemoryJournal.append", { group: "one commit" }, async () => {
+  await memory.append("s", [body]);
+});
+
+Deno.bench("KvJournal.append (version-checked atomic commit)", { group: "one commit" }, async () => {
+  await kv.append("s", [body]);
+});
+
+Deno.bench("bare kv.set, 16 at once", { group: "16 concurrent commits", baseline: true }, async () => {
+  await Promise.all(Array.from({ length: 16 }, () => bare.set(["record", "s", ++key], body)));
+});
+
+Deno.bench("KvJournal.append, 16 at once (shared commits)", { group: "16 concurrent commits" }, async () => {
+  await Promise.all(Array.from({ length: 16 }, () => kv.append("s", [body])));
+});

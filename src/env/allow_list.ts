@@ -1,0 +1,46 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { BrainEnvGrant, BrainEnvironment } from "./brain_env.ts";
+
+/**
+ * What a Brain may grant to its Environments. Anything not listed is denied, so
+ * a Brain without an allow-list grants no filesystem, network or variables.
+ */
+export interface AllowList {
+  /** Directory under which each session's workspaces are created; filesystem grants need it. */
+  workspaceRoot?: string;
+  /** Workspace modes that may be granted. */
+  filesystem?: ("read" | "write")[];
+  /** Hosts (or `host:port`) that may be granted. */
+  net?: string[];
+  /** Environment variable names that may be granted. */
+  env?: string[];
+}
+
+/** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
+export function checkGrant(env: BrainEnvironment, allow: AllowList = {}): void {
+  const grant: BrainEnvGrant = env.grant;
+  const deny = (what: string) => {
+    throw new BrainError("permission_denied", `environment ${env.name}: ${what} is outside this Brain's allow-list`, {
+      details: { environment: env.name, denied: what },
+    });
+  };
+  const mode = grant.filesystem?.workspace;
+  if (mode && (!allow.workspaceRoot || !allow.filesystem?.includes(mode))) deny(`filesystem workspace "${mode}"`);
+  for (const host of grant.net ?? []) if (!allow.net?.includes(host)) deny(`net "${host}"`);
+  for (const name of grant.env ?? []) if (!allow.env?.includes(name)) deny(`env "${name}"`);
+}
+
+/** The Deno permissions that are exactly `grant`, with `workspace` as the only path. */
+export function grantPermissions(grant: BrainEnvGrant, workspace: string | undefined): Deno.PermissionOptionsObject {
+  const mode = grant.filesystem?.workspace;
+  return {
+    read: mode && workspace ? [workspace] : false,
+    write: mode === "write" && workspace ? [workspace] : false,
+    net: grant.net?.length ? [...grant.net] : false,
+    env: grant.env?.length ? [...grant.env] : false,
+    run: false,
+    ffi: false,
+    sys: false,
+    import: false,
+  };
+}

@@ -1,0 +1,65 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import type { Environment } from "./environment.ts";
+
+/** The authority a Brain-hosted Environment requests. Nothing is granted that is not named. */
+export interface BrainEnvGrant {
+  /** A per-session workspace directory, readable (`read`) or also writable (`write`). */
+  filesystem?: { workspace: "read" | "write" };
+  /** Host names (optionally `host:port`) the Environment may connect to. */
+  net?: string[];
+  /** Environment variable names the Environment may read. */
+  env?: string[];
+}
+
+/** An Environment that Brain runs itself (Components in isolated Workers) with exactly its grant. */
+export interface BrainEnvironment extends Environment {
+  /** Always `brain`. */
+  readonly kind: "brain";
+  /** The requested authority, frozen. */
+  readonly grant: Readonly<BrainEnvGrant>;
+}
+
+/**
+ * Declares a Brain-hosted Environment binding. Its grant is checked against the
+ * Brain's allow-list when a session is created; a denied grant fails there.
+ * Every Tool placed with one binding receives that binding's authority.
+ *
+ * @example
+ * ```ts
+ * import { brainEnv } from "@aexhq/brain";
+ * const reader = brainEnv({ name: "reader", filesystem: { workspace: "read" } });
+ * console.log(reader.grant.filesystem?.workspace); // "read"
+ * ```
+ */
+export function brainEnv({ name, ...grant }: { name: string } & BrainEnvGrant): BrainEnvironment {
+  if (typeof name !== "string" || name.length === 0 || !/^[A-Za-z0-9_.-]+$/.test(name)) {
+    throw new BrainError(
+      "invalid_argument",
+      `an Environment name must match [A-Za-z0-9_.-]+, got ${JSON.stringify(name)}`,
+    );
+  }
+  const mode = grant.filesystem?.workspace;
+  if (grant.filesystem && mode !== "read" && mode !== "write") {
+    throw new BrainError("invalid_argument", `environment ${name}: filesystem.workspace must be "read" or "write"`);
+  }
+  for (const key of ["net", "env"] as const) {
+    const list = grant[key];
+    if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== "string" || !entry))) {
+      throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
+    }
+  }
+  const frozen = deepFreeze(structuredClone(grant));
+  return Object.freeze({
+    name,
+    kind: "brain" as const,
+    grant: frozen,
+    describe: (): JsonValue => ({ kind: "brain", name, grant: frozen as JsonValue }),
+  });
+}
+
+/** True when `env` is a {@linkcode BrainEnvironment}. */
+export function isBrainEnv(env: Environment | undefined): env is BrainEnvironment {
+  return env?.kind === "brain" && "grant" in env;
+}

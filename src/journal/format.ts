@@ -1,0 +1,33 @@
+import type { JournalRecord } from "./records.ts";
+
+/**
+ * One readable line for a journal record: sequence, kind and its essentials.
+ *
+ * @example
+ * ```ts
+ * import { formatRecord } from "@aexhq/brain";
+ * const line = formatRecord({ kind: "tool_returned", call: 1, sessionId: "s", sequence: 2, at: 0 });
+ * console.log(line); // "   2  tool_returned        call 1"
+ * ```
+ */
+export function formatRecord(record: JournalRecord): string {
+  const head = `${String(record.sequence).padStart(4)}  ${record.kind.padEnd(20)} `;
+  switch (record.kind) {
+    case "tool_call_started":
+      return `${head}${record.tool}(${JSON.stringify(record.input)})${
+        record.deadline === undefined ? "" : ` deadline ${new Date(record.deadline).toISOString()}`
+      }`;
+    case "tool_event":
+      return `${head}call ${record.call} ${record.event} ${JSON.stringify(record.data)}`;
+    case "tool_result":
+      return `${head}call ${record.call} ${JSON.stringify(record.outcome)}${
+        record.content === undefined ? "" : ` content ${JSON.stringify(record.content)}`
+      }`;
+    case "tool_call_finished":
+      return `${head}call ${record.call} by ${record.cause}: ${JSON.stringify(record.outcome)}`;
+    case "tool_call_late":
+      return `${head}call ${record.call} late ${record.cause}, not applied`;
+    default:
+      return `${head}call ${record.call}`;
+  }
+}

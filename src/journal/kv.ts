@@ -1,0 +1,401 @@
+import { BrainError } from "../outcome/errors.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import { follow } from "./follow.ts";
+import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import {
+  CHUNKS_PER_WRITE,
+  decodeJson,
+  decodeRecord,
+  encodeBody,
+  encodeJson,
+  type Head,
+  INLINE_MAX,
+  join,
+  keys,
+  split,
+  type StoredRecord,
+} from "./kv_codec.ts";
+import { CommitNotifier } from "./notifier.ts";
+import { backoff, commitAtomic } from "./kv_write.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+
+/** Most records one `append` may hold: each takes up to two of an atomic operation's 1000 mutations. */
+export const MAX_RECORDS_PER_APPEND = 400;
+/** Inline bytes one atomic commit carries, under Deno KV's 800 KiB mutation limit with room for keys. */
+const ATOMIC_BYTES = 640_000;
+/** Commits retried, with growing random backoff, after another writer took the head, before `journal_conflict`. */
+const MAX_ATTEMPTS = 1_000;
+
+interface CachedHead extends Head {
+  versionstamp: string;
+}
+
+/** One `append` waiting in its session's queue. */
+interface Pending {
+  bodies: RecordBody[];
+  prepared: Promise<{ stored: StoredRecord[]; records: JournalRecord[]; bytes: number }>;
+  /** True once `prepared` has settled, so a ready batch never waits for a slow one behind it. */
+  ready: boolean;
+  done: PromiseWithResolvers<JournalRecord[]>;
+}
+
+/**
+ * A durable journal in a Deno KV file. Each commit is one `kv.atomic()` that
+ * checks the session head's versionstamp, so two writers, in this process or
+ * another, never take the same sequence: the loser re-reads the head and
+ * retries. Appends queued behind a running commit of the same session share
+ * the next atomic commit, and each still commits all its records or none.
+ *
+ * `subscribe` wakes on this instance's commits; records committed by other
+ * writers are seen on the next wake or read.
+ *
+ * @example
+ * ```ts
+ * import { KvJournal } from "@aexhq/brain";
+ * const journal = await KvJournal.open(":memory:");
+ * try {
+ *   await journal.createSession({ id: "s1", createdAt: Date.now(), tools: [] });
+ *   const [record] = await journal.append("s1", [{ kind: "tool_returned", call: 1 }]);
+ *   console.log(record.sequence); // 1
+ * } finally {
+ *   await journal.close();
+ * }
+ * ```
+ */
+export class KvJournal implements Journal {
+  #kv: Deno.Kv;
+  #notifier = new CommitNotifier();
+  #heads = new Map<string, CachedHead>();
+  #queues = new Map<string, { pending: Pending[]; drained: Promise<void> }>();
+  #closed = false;
+
+  /** Wraps an open Deno KV database; the journal closes it on `close()`. */
+  constructor(kv: Deno.Kv) {
+    this.#kv = kv;
+  }
+
+  /**
+   * Opens (creating if needed) the KV file at `path`; `":memory:"` gives a
+   * throwaway database. Fails with `permission_denied` or `invalid_argument`.
+   */
+  static async open(path: string): Promise<KvJournal> {
+    if (typeof path !== "string" || path.length === 0) {
+      throw new BrainError(
+        "invalid_argument",
+        `a journal path must be a non-empty string, got ${JSON.stringify(path)}`,
+      );
+    }
+    try {
+      return new KvJournal(await Deno.openKv(path));
+    } catch (error) {
+      const denied = error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
+      throw new BrainError(
+        denied ? "permission_denied" : "invalid_argument",
+        `cannot open the journal at ${path}: ${(error as Error).message}`,
+        { cause: error },
+      );
+    }
+  }
+
+  /** Commits `bodies` atomically, after every earlier append of the session, and returns them with their sequences. */
+  append(sessionId: string, bodies: RecordBody[]): Promise<JournalRecord[]> {
+    try {
+      this.#open();
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (bodies.length > MAX_RECORDS_PER_APPEND) {
+      return Promise.reject(
+        new BrainError("invalid_argument", `one append holds at most ${MAX_RECORDS_PER_APPEND} records`),
+      );
+    }
+    const at = Date.now();
+    const pending: Pending = {
+      bodies,
+      prepared: this.#prepare(sessionId, bodies, at),
+      ready: false,
+      done: Promise.withResolvers(),
+    };
+    pending.prepared.finally(() => pending.ready = true).catch(() => {});
+    const queue = this.#queues.get(sessionId);
+    if (queue) queue.pending.push(pending);
+    else {
+      const started = { pending: [pending], drained: Promise.resolve() };
+      this.#queues.set(sessionId, started);
+      started.drained = this.#drain(sessionId, started.pending);
+    }
+    return pending.done.promise;
+  }
+
+  /** Encodes the bodies; a record too large to sit inline is written as chunks first, invisible until committed. */
+  async #prepare(sessionId: string, bodies: RecordBody[], at: number) {
+    const stored: StoredRecord[] = [];
+    const records: JournalRecord[] = [];
+    let bytes = 0;
+    for (const body of bodies) {
+      const encoded = encodeBody(body, at);
+      records.push(deepFreeze(decodeRecord(encoded, sessionId, 0)));
+      if (encoded.byteLength <= INLINE_MAX && bytes + encoded.byteLength <= ATOMIC_BYTES) {
+        stored.push(encoded);
+        bytes += encoded.byteLength;
+      } else {
+        stored.push(await this.#writeChunks(sessionId, encoded));
+      }
+    }
+    return { stored, records, bytes };
+  }
+
+  async #writeChunks(sessionId: string, bytes: Uint8Array): Promise<StoredRecord> {
+    const blob = crypto.randomUUID();
+    const chunks = split(bytes);
+    for (let first = 0; first < chunks.length; first += CHUNKS_PER_WRITE) {
+      await commitAtomic(
+        this.#kv,
+        (op) =>
+          chunks.slice(first, first + CHUNKS_PER_WRITE).forEach((chunk, offset) =>
+            op.set(keys.chunk(sessionId, blob, first + offset), chunk)
+          ),
+      );
+    }
+    return { chunks: blob, count: chunks.length };
+  }
+
+  /** Deletes the chunks of records whose commit failed; they were never visible. */
+  async #dropChunks(sessionId: string, stored: StoredRecord[]): Promise<void> {
+    const doomed = stored.flatMap((record) =>
+      record instanceof Uint8Array
+        ? []
+        : Array.from({ length: record.count }, (_, index) => keys.chunk(sessionId, record.chunks, index))
+    );
+    for (let first = 0; first < doomed.length; first += 500) {
+      await commitAtomic(this.#kv, (op) => doomed.slice(first, first + 500).forEach((key) => op.delete(key)));
+    }
+  }
+
+  /** Commits the session's queued appends in order, as many per atomic commit as its limits allow. */
+  async #drain(sessionId: string, queue: Pending[]): Promise<void> {
+    while (queue.length > 0) {
+      const batch: { pending: Pending; prepared: Awaited<Pending["prepared"]> }[] = [];
+      let bytes = 0;
+      let count = 0;
+      while (queue.length > 0) {
+        const pending = queue[0];
+        if (batch.length > 0 && !pending.ready) break;
+        let prepared;
+        try {
+          prepared = await pending.prepared;
+        } catch (error) {
+          if (batch.length > 0) break;
+          queue.shift();
+          pending.done.reject(error);
+          continue;
+        }
+        if (
+          batch.length > 0 &&
+          (bytes + prepared.bytes > ATOMIC_BYTES || count + pending.bodies.length > MAX_RECORDS_PER_APPEND)
+        ) {
+          break;
+        }
+        queue.shift();
+        batch.push({ pending, prepared });
+        bytes += prepared.bytes;
+        count += pending.bodies.length;
+      }
+      if (batch.length === 0) continue;
+      try {
+        const committed = await this.#commit(
+          sessionId,
+          batch.map(({ pending, prepared }) => ({ ...prepared, bodies: pending.bodies })),
+        );
+        batch.forEach(({ pending }, index) => pending.done.resolve(committed[index]));
+        this.#notifier.notify(sessionId);
+      } catch (error) {
+        for (const { pending } of batch) pending.done.reject(error);
+        await this.#dropChunks(sessionId, batch.flatMap(({ prepared }) => prepared.stored)).catch(() => {});
+      }
+    }
+    // In the same synchronous step as the last empty check, so a later append starts a new drain.
+    this.#queues.delete(sessionId);
+  }
+
+  async #commit(
+    sessionId: string,
+    batch: { bodies: RecordBody[]; stored: StoredRecord[]; records: JournalRecord[] }[],
+  ): Promise<JournalRecord[][]> {
+    let head: CachedHead = this.#heads.get(sessionId) ?? await this.#readHead(sessionId);
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const { epoch } = head;
+      let sequence = head.sequence;
+      const committed = batch.map(({ records }) =>
+        records.map((record) => deepFreeze({ ...record, sequence: sequence += 1 }))
+      );
+      const result = await commitAtomic(this.#kv, (op) => {
+        op.check({ key: keys.head(sessionId), versionstamp: head.versionstamp });
+        batch.forEach(({ bodies, stored }, item) =>
+          bodies.forEach((body, index) => {
+            const taken = committed[item][index].sequence;
+            op.set(keys.record(sessionId, epoch, taken), stored[index]);
+            if (body.kind === "tool_call_started") op.set(keys.openCall(sessionId, epoch, taken), true);
+            if (body.kind === "tool_call_finished") op.delete(keys.openCall(sessionId, epoch, body.call));
+          })
+        );
+        op.set(keys.head(sessionId), { sequence, epoch } satisfies Head);
+      });
+      if (result.ok) {
+        this.#heads.set(sessionId, { sequence, epoch, versionstamp: result.versionstamp });
+        return committed;
+      }
+      this.#heads.delete(sessionId);
+      await backoff(attempt);
+      head = await this.#readHead(sessionId);
+    }
+    throw new BrainError(
+      "journal_conflict",
+      `session ${sessionId}: another writer kept taking the head; gave up after ${MAX_ATTEMPTS} attempts`,
+    );
+  }
+
+  async #readHead(sessionId: string): Promise<CachedHead> {
+    const entry = await this.#kv.get<Head>(keys.head(sessionId));
+    if (entry.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
+    return { ...entry.value, versionstamp: entry.versionstamp };
+  }
+
+  /** Returns committed records in sequence order. */
+  async read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
+    this.#open();
+    const { sequence, epoch } = await this.#readHead(sessionId);
+    const start = Math.max(Math.floor(from), 1);
+    if (limit !== undefined && limit <= 0) return [];
+    const records: JournalRecord[] = [];
+    const entries = this.#kv.list<StoredRecord>(
+      { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
+      limit === undefined ? {} : { limit },
+    );
+    for await (const entry of entries) {
+      records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
+    }
+    return records;
+  }
+
+  async #decode(sessionId: string, sequence: number, stored: StoredRecord): Promise<JournalRecord> {
+    if (stored instanceof Uint8Array) return deepFreeze(decodeRecord(stored, sessionId, sequence));
+    const chunks: Uint8Array[] = [];
+    for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.chunks(sessionId, stored.chunks) })) {
+      chunks.push(entry.value);
+    }
+    if (chunks.length !== stored.count) {
+      throw new BrainError(
+        "journal_conflict",
+        `session ${sessionId}: record ${sequence} has ${chunks.length} of ${stored.count} chunks`,
+      );
+    }
+    return deepFreeze(decodeRecord(join(chunks), sessionId, sequence));
+  }
+
+  /** The last committed sequence, or 0. */
+  async head(sessionId: string): Promise<number> {
+    this.#open();
+    return (await this.#readHead(sessionId)).sequence;
+  }
+
+  /** The `tool_call_started` records of calls without a `tool_call_finished`, from an index kept in each commit. */
+  async openCalls(sessionId: string): Promise<JournalRecord[]> {
+    this.#open();
+    const { epoch } = await this.#readHead(sessionId);
+    const calls: JournalRecord[] = [];
+    for await (const entry of this.#kv.list({ prefix: keys.openCalls(sessionId, epoch) })) {
+      const sequence = entry.key.at(-1) as number;
+      const record = await this.#kv.get<StoredRecord>(keys.record(sessionId, epoch, sequence));
+      if (record.value !== null) calls.push(await this.#decode(sessionId, sequence, record.value));
+    }
+    return calls;
+  }
+
+  /** Yields committed records from `from` on, then each new commit. */
+  subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    return follow((id, read) => this.read(id, read), this.#notifier, sessionId, options);
+  }
+
+  /** Stores a new session with an empty head. */
+  async createSession(meta: SessionMeta): Promise<void> {
+    this.#open();
+    const head: Head = { sequence: 0, epoch: crypto.randomUUID() };
+    const result = await commitAtomic(
+      this.#kv,
+      (op) =>
+        op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
+          .set(keys.session(meta.id), encodeJson(meta))
+          .set(keys.head(meta.id), head),
+    );
+    if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+  }
+
+  /** Replaces a session's metadata. */
+  async updateSession(meta: SessionMeta): Promise<void> {
+    this.#open();
+    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+      const current = await this.#kv.get(keys.session(meta.id));
+      if (current.versionstamp === null) throw new BrainError("session_not_found", `no session ${meta.id}`);
+      const result = await commitAtomic(
+        this.#kv,
+        (op) => op.check(current).set(keys.session(meta.id), encodeJson(meta)),
+      );
+      if (result.ok) return;
+    }
+    throw new BrainError("journal_conflict", `session ${meta.id}: its metadata kept changing`);
+  }
+
+  /** The session's metadata, or `undefined`. */
+  async getSession(id: string): Promise<SessionMeta | undefined> {
+    this.#open();
+    const entry = await this.#kv.get<Uint8Array>(keys.session(id));
+    return entry.value === null ? undefined : deepFreeze(decodeJson<SessionMeta>(entry.value));
+  }
+
+  /** Every stored session's metadata. */
+  async listSessions(): Promise<SessionMeta[]> {
+    this.#open();
+    const sessions: SessionMeta[] = [];
+    for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.sessions() })) {
+      sessions.push(deepFreeze(decodeJson<SessionMeta>(entry.value)));
+    }
+    return sessions;
+  }
+
+  /**
+   * Removes a session: its metadata and head go in one commit, so no append
+   * lands after it; its records are then deleted in batches.
+   */
+  async deleteSession(id: string): Promise<void> {
+    this.#open();
+    await commitAtomic(this.#kv, (op) => op.delete(keys.session(id)).delete(keys.head(id)));
+    this.#heads.delete(id);
+    this.#notifier.notify(id);
+    for (const prefix of keys.owned(id)) {
+      let doomed: Deno.KvKey[] = [];
+      const flush = () => commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
+      for await (const entry of this.#kv.list({ prefix }, { batchSize: 500 })) {
+        doomed.push(entry.key);
+        if (doomed.length === 500) {
+          await flush();
+          doomed = [];
+        }
+      }
+      if (doomed.length > 0) await flush();
+    }
+  }
+
+  /** Commits every queued append, ends every subscription and closes the KV database. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
+    this.#notifier.close();
+    this.#kv.close();
+  }
+
+  #open(): void {
+    if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
+  }
+}

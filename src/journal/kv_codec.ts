@@ -1,0 +1,83 @@
+import type { JournalRecord, RecordBody } from "./records.ts";
+
+/** Deno KV refuses values above 64 KiB; a record larger than this is stored in chunks. */
+export const INLINE_MAX = 60_000;
+/** Bytes per chunk of a large record. */
+export const CHUNK_SIZE = 60_000;
+/** Chunks written per atomic operation, well under its 800 KiB mutation limit. */
+export const CHUNKS_PER_WRITE = 10;
+
+/** A record as KV stores it: its JSON text inline, or the id and count of its chunks. */
+export type StoredRecord = Uint8Array | { chunks: string; count: number };
+
+/**
+ * The KV keys of one journal. Records and open calls live under the session's
+ * epoch, new for each created session, so leftovers of a deleted session with
+ * the same id are never read; chunks are named by a random blob id.
+ */
+export const keys = {
+  session: (id: string): Deno.KvKey => ["session", id],
+  sessions: (): Deno.KvKey => ["session"],
+  head: (id: string): Deno.KvKey => ["head", id],
+  records: (id: string, epoch: string): Deno.KvKey => ["record", id, epoch],
+  record: (id: string, epoch: string, sequence: number): Deno.KvKey => ["record", id, epoch, sequence],
+  openCalls: (id: string, epoch: string): Deno.KvKey => ["open", id, epoch],
+  openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["open", id, epoch, call],
+  chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
+  chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],
+  /** Every prefix a session's data lives under, for deletion. */
+  owned: (id: string): Deno.KvKey[] => [["record", id], ["open", id], ["chunk", id]],
+};
+
+/** What the head key holds: the last committed sequence and the epoch its records are keyed by. */
+export interface Head {
+  sequence: number;
+  epoch: string;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** JSON text as UTF-8 bytes. */
+export function encodeJson(value: unknown): Uint8Array {
+  return encoder.encode(JSON.stringify(value));
+}
+
+/** The value of UTF-8 JSON bytes. */
+export function decodeJson<T>(bytes: Uint8Array): T {
+  return JSON.parse(decoder.decode(bytes)) as T;
+}
+
+/**
+ * A body and its commit time as stored. Session and sequence come from the key,
+ * so the stored bytes do not depend on which sequence a retried commit takes.
+ */
+export function encodeBody(body: RecordBody, at: number): Uint8Array {
+  return encodeJson({ ...body, at });
+}
+
+/** Rebuilds a committed record from its stored bytes and key. */
+export function decodeRecord(bytes: Uint8Array, sessionId: string, sequence: number): JournalRecord {
+  const { at, ...body } = decodeJson<RecordBody & { at: number }>(bytes);
+  return { ...body, sessionId, sequence, at } as JournalRecord;
+}
+
+/** Splits bytes into chunks KV accepts. */
+export function split(bytes: Uint8Array): Uint8Array[] {
+  const chunks: Uint8Array[] = [];
+  for (let start = 0; start < bytes.byteLength; start += CHUNK_SIZE) {
+    chunks.push(bytes.subarray(start, start + CHUNK_SIZE));
+  }
+  return chunks;
+}
+
+/** Joins chunks back into one byte array. */
+export function join(chunks: Uint8Array[]): Uint8Array {
+  const bytes = new Uint8Array(chunks.reduce((total, chunk) => total + chunk.byteLength, 0));
+  let offset = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return bytes;
+}

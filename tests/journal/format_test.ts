@@ -1,0 +1,20 @@
+import assert from "node:assert/strict";
+import { formatRecord, type JournalRecord } from "../../mod.ts";
+
+Deno.test("formatRecord prints sequence, kind and the essentials of each record", () => {
+  const base = { sessionId: "s", at: 0 };
+  const lines = ([
+    { ...base, sequence: 1, kind: "tool_call_started", tool: "lookup", input: { id: "7" }, activation: "a" },
+    { ...base, sequence: 2, kind: "tool_event", call: 1, event: "lookup_started", data: { id: "7" } },
+    { ...base, sequence: 3, kind: "tool_result", call: 1, outcome: { status: "ok", value: 1 }, content: "one" },
+    { ...base, sequence: 4, kind: "tool_call_finished", call: 1, cause: "timeout", outcome: { status: "timeout" } },
+    { ...base, sequence: 5, kind: "tool_call_late", call: 1, cause: "finish" },
+  ] as JournalRecord[]).map(formatRecord);
+  assert.deepEqual(lines, [
+    '   1  tool_call_started    lookup({"id":"7"})',
+    '   2  tool_event           call 1 lookup_started {"id":"7"}',
+    '   3  tool_result          call 1 {"status":"ok","value":1} content "one"',
+    '   4  tool_call_finished   call 1 by timeout: {"status":"timeout"}',
+    "   5  tool_call_late       call 1 late finish, not applied",
+  ]);
+});

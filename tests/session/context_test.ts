@@ -1,0 +1,299 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { BrainError, ok, tool, type ToolContext } from "../../mod.ts";
+import { callKinds, callRecords, delay, withSession } from "../helpers.ts";
+
+type Ctx = ToolContext<Record<string, unknown>, unknown>;
+
+/** A Tool that hands its ctx to the test and returns nothing, so the test drives it. */
+function driven(name = "driven") {
+  const contexts: Ctx[] = [];
+  const placed = tool({
+    name,
+    description: "",
+    input: z.object({}).passthrough(),
+    options: z.object({ label: z.string() }).default({ label: "x" }),
+    run: (_input, ctx) => {
+      contexts.push(ctx as unknown as Ctx);
+    },
+  })({ label: "placed" });
+  return { placed, next: async () => (await waitUntil(() => contexts.shift()))! };
+}
+
+Deno.test("ctx carries frozen options, sessionId, the started sequence and the deadline", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const deadline = Date.now() + 60_000;
+    const call = await session.start(placed, {}, { deadline });
+    const ctx = await next();
+    assert.deepEqual(ctx.options, { label: "placed" });
+    assert.ok(Object.isFrozen(ctx.options));
+    assert.equal(ctx.sessionId, session.id);
+    assert.equal(ctx.sequence, call.sequence);
+    const [started] = await callRecords(session, call.sequence);
+    assert.equal(started.kind, "tool_call_started");
+    assert.equal(ctx.deadline, deadline);
+    await ctx.finish();
+    const unlimited = await session.start(placed, {});
+    assert.equal((await next()).deadline, undefined);
+    await unlimited.cancel();
+  });
+});
+
+Deno.test("ctx.emit resolves with the committed sequence, ordered before the result", async () => {
+  let eventSequence = 0;
+  let visibleAtResolve = false;
+  const importer = tool({
+    name: "importer",
+    description: "",
+    input: z.object({ source: z.string() }),
+    run: async (input, ctx) => {
+      const sequence = await ctx.emit("import_started", { source: input.source });
+      eventSequence = sequence;
+      return ctx.finish({ eventSequence: sequence, imported: 3 });
+    },
+  });
+  await withSession([importer()], async (session) => {
+    const probe = session.records();
+    const end = await session.call("importer", { source: "s3" });
+    const records = await session.read();
+    const event = records.find((record) => record.kind === "tool_event")!;
+    assert.equal(event.sequence, eventSequence);
+    visibleAtResolve = records.some((record) => record.sequence === eventSequence);
+    assert.ok(visibleAtResolve);
+    assert.deepEqual(end.outcome, ok({ eventSequence, imported: 3 }));
+    const result = records.find((record) => record.kind === "tool_result")!;
+    assert.ok(event.sequence < result.sequence);
+    assert.deepEqual(event.kind === "tool_event" && [event.event, event.data], ["import_started", { source: "s3" }]);
+    const iterator = probe[Symbol.asyncIterator]();
+    assert.equal((await iterator.next()).value?.kind, "tool_call_started");
+    await iterator.return?.();
+  });
+});
+
+Deno.test("emissions keep call order; finish waits for admitted emissions; later ones are rejected", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {});
+    const ctx = await next();
+    const emits = [ctx.emit("a", 1), ctx.emitResult("r1"), ctx.emit("b", 2), ctx.emitResult("r2")];
+    const finished = ctx.finish("done");
+    const late = ctx.emit("late", 3);
+    await assert.rejects(late, (error) => error instanceof BrainError && error.code === "call_finished");
+    await assert.rejects(ctx.emitResult("late"), (error) => error instanceof BrainError);
+    const receipt = await finished;
+    const sequences = await Promise.all(emits);
+    assert.deepEqual(sequences, [...sequences].sort((a, b) => a - b));
+    assert.ok(sequences.every((sequence) => sequence < receipt.sequence));
+    const kinds = await callKinds(session, call.sequence);
+    assert.deepEqual(kinds, [
+      "tool_call_started",
+      "tool_returned",
+      "tool_event",
+      "tool_result",
+      "tool_event",
+      "tool_result",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual((await call.ended).outcome, ok("done"));
+  });
+});
+
+Deno.test("the deadline ends the call with timeout and aborts ctx.signal", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {}, { deadline: Date.now() + 30 });
+    const ctx = await next();
+    const aborted = new Promise((resolve) => ctx.signal.addEventListener("abort", resolve));
+    const end = await call.ended;
+    await aborted;
+    assert.equal(end.cause, "timeout");
+    assert.equal(end.outcome.status, "timeout");
+    assert.equal((ctx.signal.reason as BrainError).code, "timeout");
+  });
+});
+
+Deno.test("explicit cancellation ends the call with cancelled, by handle or by signal", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const byHandle = await session.start(placed, {});
+    const ctx = await next();
+    assert.equal((await byHandle.cancel("user stopped")).outcome.status, "cancelled");
+    assert.ok(ctx.signal.aborted);
+    const controller = new AbortController();
+    const bySignal = await session.start(placed, {}, { signal: controller.signal });
+    await next();
+    controller.abort();
+    const end = await bySignal.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["cancelled", "cancelled"]);
+  });
+});
+
+Deno.test("the first terminal cause is retained; a later finish is recorded as late, not applied", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {}, { deadline: Date.now() + 20 });
+    const ctx = await next();
+    const end = await call.ended;
+    const receipt = await ctx.finish("too late");
+    assert.equal(receipt.late, true);
+    assert.equal(receipt.sequence, end.sequence);
+    await assert.rejects(ctx.emit("after", null), (error) => error instanceof BrainError);
+    const records = await callRecords(session, call.sequence);
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_returned",
+      "tool_call_finished",
+      "tool_call_late",
+    ]);
+    assert.equal(records.filter((record) => record.kind === "tool_result").length, 0);
+    assert.equal((await call.cancel()).cause, "timeout");
+  });
+});
+
+Deno.test("an open Tool that never finishes stays open until its deadline", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {}, { deadline: Date.now() + 80 });
+    const ctx = await next();
+    await ctx.emitResult("first");
+    let settled = false;
+    call.ended.then(() => settled = true);
+    await delay(20);
+    assert.equal(settled, false);
+    const end = await call.ended;
+    assert.equal(end.cause, "timeout");
+  });
+});
+
+Deno.test("an already expired call stops before input validation and customer code", async () => {
+  let ran = false;
+  let validated = false;
+  const guarded = tool({
+    name: "guarded",
+    description: "",
+    input: z.object({ id: z.string().refine((id) => (validated = true, id.length > 0)) }),
+    run: (_input, ctx) => (ran = true, ctx.finish()),
+  });
+  await withSession([guarded()], async (session) => {
+    const end = await session.call("guarded", { id: "x" }, { deadline: Date.now() - 1 });
+    assert.equal(end.cause, "timeout");
+    assert.deepEqual([ran, validated], [false, false]);
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+  });
+});
+
+Deno.test("async input checks consume the deadline; expiry prevents the late run", async () => {
+  let ran = false;
+  const slow = tool({
+    name: "slow",
+    description: "",
+    input: z.object({ id: z.string().refine(async () => (await delay(60), true)) }),
+    run: (_input, ctx) => (ran = true, ctx.finish("late")),
+  });
+  await withSession([slow()], async (session) => {
+    const end = await session.call("slow", { id: "x" }, { deadline: Date.now() + 20 });
+    assert.equal(end.cause, "timeout");
+    await delay(70);
+    assert.equal(ran, false);
+    const kinds = await callKinds(session, end.call);
+    assert.deepEqual(kinds, ["tool_call_started", "tool_call_finished"]);
+  });
+});
+
+Deno.test("async output checks consume the deadline; expiry prevents the late result", async () => {
+  const slow = tool({
+    name: "slow_out",
+    description: "",
+    input: z.object({}),
+    output: z.string().refine(async () => (await delay(60), true)),
+    run: (_input, ctx) => ctx.finish("value"),
+  });
+  await withSession([slow()], async (session) => {
+    const end = await session.call("slow_out", {}, { deadline: Date.now() + 20 });
+    assert.equal(end.cause, "timeout");
+    await delay(70);
+    const results = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+    assert.equal(results.length, 0);
+  });
+});
+
+Deno.test("results and events of one activation share BRAIN_MAX_EMITTED_BYTES", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const activation = session.activation();
+    const first = await session.start(placed, {}, { activation });
+    const a = await next();
+    const second = await session.start(placed, {}, { activation });
+    const b = await next();
+    await a.emit("e", "x".repeat(40));
+    await b.emitResult("y".repeat(40));
+    assert.ok(activation.emittedBytes > 80);
+    await assert.rejects(
+      a.emit("e", "z".repeat(40)),
+      (error) => error instanceof BrainError && error.code === "budget_exceeded",
+    );
+    await assert.rejects(
+      b.emitResult("z".repeat(40)),
+      (error) => error instanceof BrainError && error.code === "budget_exceeded",
+    );
+    const end = await a.finish("w".repeat(40)).then(() => first.ended);
+    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "budget_exceeded");
+    const used = activation.emittedBytes;
+    const fresh = await session.start(placed, {});
+    const c = await next();
+    assert.equal(typeof await c.emit("e", "x".repeat(40)), "number", "another activation has its own budget");
+    assert.equal(activation.emittedBytes, used);
+    await b.finish();
+    await second.ended;
+    await fresh.cancel();
+  }, { maxEmittedBytes: 120 });
+});
+
+Deno.test("a call that returned keeps its activation's budget and deadline", async () => {
+  let later: Ctx | undefined;
+  const background = tool({
+    name: "background",
+    description: "",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      later = ctx as unknown as Ctx;
+      return "started";
+    },
+  });
+  await withSession([background()], async (session) => {
+    const activation = session.activation();
+    const call = await session.start("background", {}, { activation, deadline: Date.now() + 60 });
+    await waitUntil(async () => (await callKinds(session, call.sequence)).includes("tool_returned") || undefined);
+    const spent = activation.emittedBytes;
+    assert.ok(spent > 0, "the returned result was charged");
+    await later!.emit("progress", 1);
+    assert.ok(activation.emittedBytes > spent);
+    assert.equal((await call.ended).cause, "timeout");
+  });
+});
+
+Deno.test("ending a session ends its open calls as cancelled and releases its handlers", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {});
+    await next();
+    await session.end();
+    assert.equal((await call.ended).cause, "cancelled");
+    await assert.rejects(
+      session.start(placed, {}),
+      (error) => error instanceof BrainError && error.code === "session_closed",
+    );
+    assert.deepEqual(session.tools, []);
+  });
+});
+
+async function waitUntil<T>(value: () => T | undefined | Promise<T | undefined>, attempts = 200): Promise<T> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    const found = await value();
+    if (found !== undefined && found !== false) return found;
+    await delay(5);
+  }
+  throw new Error("not ready in time");
+}

@@ -1,0 +1,241 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { fail, ok, type Outcome, tool } from "../../mod.ts";
+import { callKinds, callRecords, withSession } from "../helpers.ts";
+
+const returning = (name: string, value: () => unknown, output?: z.ZodType) =>
+  tool({ name, description: "", input: z.object({}), output, run: () => value() })();
+
+const finishing = (name: string, value: () => unknown, output?: z.ZodType) =>
+  tool({ name, description: "", input: z.object({}), output, run: (_i, ctx) => ctx.finish(value() as never) })();
+
+const errorCode = (outcome: Outcome) => outcome.status === "error" ? outcome.error.code : outcome.status;
+
+Deno.test("return ctx.finish(value) publishes one result and finishes", async () => {
+  await withSession([finishing("f", () => ({ n: 1 }))], async (session) => {
+    const end = await session.call("f", {});
+    assert.deepEqual(end.outcome, ok({ n: 1 }));
+    assert.equal(end.cause, "finish");
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+  });
+});
+
+Deno.test("return value publishes one result, ends the synchronous phase and leaves the Tool open", async () => {
+  await withSession([returning("r", () => ({ n: 2 }))], async (session) => {
+    const call = await session.start("r", {});
+    await waitFor(async () => (await callKinds(session, call.sequence)).includes("tool_returned"));
+    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_result", "tool_returned"]);
+    const end = await call.cancel();
+    assert.equal(end.cause, "cancelled");
+  });
+});
+
+Deno.test("returning nothing publishes no result and the Tool stays open for later finish", async () => {
+  let later: (() => Promise<unknown>) | undefined;
+  const open = tool({
+    name: "open",
+    description: "",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      later = async () => {
+        await ctx.emitResult({ step: 1 });
+        return ctx.finish({ step: 2 });
+      };
+    },
+  });
+  await withSession([open()], async (session) => {
+    const call = await session.start("open", {});
+    await waitFor(async () => (await callKinds(session, call.sequence)).includes("tool_returned"));
+    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_returned"]);
+    await later!();
+    const end = await call.ended;
+    assert.deepEqual(end.outcome, ok({ step: 2 }));
+    assert.deepEqual(await callKinds(session, call.sequence), [
+      "tool_call_started",
+      "tool_returned",
+      "tool_result",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+  });
+});
+
+Deno.test("await ctx.finish(); return; finishes without another result", async () => {
+  const quiet = tool({
+    name: "quiet",
+    description: "",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.emitResult("partial");
+      await ctx.finish();
+      return;
+    },
+  });
+  const silent = tool({
+    name: "silent",
+    description: "",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.finish();
+    },
+  });
+  await withSession([quiet(), silent()], async (session) => {
+    const end = await session.call("quiet", {});
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    assert.deepEqual(end.outcome, ok("partial"), "the final outcome is the last published result");
+    const none = await session.call("silent", {});
+    assert.deepEqual(await callKinds(session, none.call), ["tool_call_started", "tool_call_finished"]);
+    assert.deepEqual(none.outcome, ok(null));
+  });
+});
+
+Deno.test("an error outcome keeps code, message, retryable and details, and terminates", async () => {
+  const outcome = fail("not_found", "no record 7", { retryable: true, details: { id: "7", tried: [1, 2] } });
+  await withSession([finishing("f", () => outcome), returning("r", () => outcome)], async (session) => {
+    for (const name of ["f", "r"]) {
+      const end = await session.call(name, {});
+      assert.deepEqual(end.outcome, outcome);
+      assert.equal(end.cause, "finish");
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    }
+  });
+});
+
+Deno.test("a thrown exception becomes tool_error", async () => {
+  const thrower = tool({
+    name: "thrower",
+    description: "",
+    input: z.object({}),
+    run: () => {
+      throw new RangeError("out of range");
+    },
+  });
+  await withSession([thrower()], async (session) => {
+    const end = await session.call("thrower", {});
+    assert.equal(end.cause, "error");
+    assert.deepEqual(end.outcome, fail("tool_error", "out of range", { details: { name: "RangeError" } }));
+  });
+});
+
+Deno.test("a malformed envelope with a reserved status becomes invalid_output", async () => {
+  const malformed = [{ status: "error", message: "no error object" }, { status: "ok" }, { status: "timeout", x: 1 }];
+  const tools = malformed.flatMap((value, index) => [
+    finishing(`f${index}`, () => value),
+    returning(`r${index}`, () => value),
+  ]);
+  await withSession(tools, async (session) => {
+    for (const placed of tools) {
+      const end = await session.call(placed.tool.name, {});
+      assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
+      assert.equal(end.cause, "error");
+    }
+  });
+});
+
+Deno.test("business data with a reserved status passes as an explicit ok value, uninspected", async () => {
+  const data = { status: "error", error: "this is a record, not a failure" };
+  const output = z.object({ status: z.string(), error: z.string() });
+  await withSession([finishing("f", () => ok(data), output)], async (session) => {
+    const end = await session.call("f", {});
+    assert.deepEqual(end.outcome, ok(data));
+  });
+});
+
+Deno.test("other status values are ordinary data and are validated as output", async () => {
+  const output = z.object({ status: z.literal("pending") });
+  await withSession([
+    finishing("good", () => ({ status: "pending" }), output),
+    finishing("bad", () => ({ status: "done" }), output),
+  ], async (session) => {
+    assert.deepEqual((await session.call("good", {})).outcome, ok({ status: "pending" }));
+    assert.equal(errorCode((await session.call("bad", {})).outcome), "invalid_output");
+  });
+});
+
+Deno.test("output validation applies to ordinary output and ok.value, with transforms; failures bypass it", async () => {
+  const output = z.object({ n: z.string().transform(Number).pipe(z.number()) });
+  await withSession([
+    finishing("plain", () => ({ n: "5" }), output),
+    finishing("explicit", () => ok({ n: "6" } as never), output),
+    finishing("invalid", () => ({ n: 5 }), output),
+    finishing("failure", () => fail("nope", "not validated"), output),
+  ], async (session) => {
+    assert.deepEqual((await session.call("plain", {})).outcome, ok({ n: 5 }));
+    assert.deepEqual((await session.call("explicit", {})).outcome, ok({ n: 6 }));
+    const invalid = await session.call("invalid", {});
+    assert.equal(errorCode(invalid.outcome), "invalid_output");
+    assert.ok(invalid.outcome.status === "error" && Array.isArray(invalid.outcome.error.details));
+    assert.deepEqual((await session.call("failure", {})).outcome, fail("nope", "not validated"));
+  });
+});
+
+Deno.test("the final value must be JSON after transforms", async () => {
+  const values: Record<string, () => unknown> = {
+    undefined_field: () => ({ a: undefined }),
+    nan: () => NaN,
+    infinity: () => ({ n: -Infinity }),
+    bigint: () => 10n,
+    instance: () => new URL("https://example.com"),
+  };
+  const toDate = z.string().transform((text) => new Date(text)).pipe(z.any());
+  const tools = [
+    ...Object.entries(values).map(([name, value]) => finishing(name, value)),
+    finishing("transformed", () => "2020-01-01", toDate),
+  ];
+  await withSession(tools, async (session) => {
+    for (const placed of tools) {
+      const end = await session.call(placed.tool.name, {});
+      assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
+      const kinds = await callKinds(session, end.call);
+      assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_call_finished"]);
+    }
+  });
+});
+
+Deno.test("emitResult of invalid output is refused and commits nothing", async () => {
+  let refusal: unknown;
+  const strictOut = tool({
+    name: "strict_out",
+    description: "",
+    input: z.object({}),
+    output: z.number(),
+    run: async (_input, ctx) => {
+      refusal = await ctx.emitResult("not a number" as never).catch((error) => error);
+      return ctx.finish(1);
+    },
+  });
+  await withSession([strictOut()], async (session) => {
+    const end = await session.call("strict_out", {});
+    assert.equal((refusal as { code?: string }).code, "invalid_output");
+    assert.deepEqual(end.outcome, ok(1));
+    const results = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+    assert.equal(results.length, 1);
+  });
+});
+
+Deno.test("a non-success outcome from emitResult terminates the execution", async () => {
+  let afterwards: unknown;
+  const failing = tool({
+    name: "failing",
+    description: "",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.emitResult(fail("broken", "it broke"));
+      afterwards = await ctx.emit("after", {}).catch((error) => error);
+    },
+  });
+  await withSession([failing()], async (session) => {
+    const end = await session.call("failing", {});
+    assert.deepEqual(end.outcome, fail("broken", "it broke"));
+    await waitFor(() => Promise.resolve(afterwards !== undefined));
+    assert.equal((afterwards as { code?: string }).code, "call_finished");
+  });
+});
+
+async function waitFor(condition: () => Promise<boolean>, attempts = 200): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+  throw new Error("condition not met in time");
+}

@@ -1,0 +1,141 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, BrainError, hostEnv, tool } from "../../mod.ts";
+
+const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
+
+Deno.test("input JSON Schema describes what parsing accepts; output JSON Schema the parsed output", () => {
+  const search = tool({
+    name: "search",
+    description: "Search.",
+    input: z.object({ query: z.string().transform((query) => query.trim()), limit: z.number().default(10) }),
+    output: z.object({ count: z.string().transform(Number).pipe(z.number()), at: z.string().default("now") }),
+    run: (_input, ctx) => ctx.finish({ count: "1" }),
+  });
+  assert.deepEqual(search.inputSchema.required, ["query"]);
+  assert.deepEqual(search.inputSchema.properties, {
+    query: { type: "string" },
+    limit: { type: "number", default: 10 },
+  });
+  assert.deepEqual(search.outputSchema?.properties, {
+    count: { type: "number" },
+    at: { type: "string", default: "now" },
+  });
+  assert.deepEqual(search.outputSchema?.required, ["count", "at"]);
+});
+
+Deno.test("unrepresentable schemas fail when the Tool is declared", () => {
+  for (const [input, output] of [[z.object({ n: z.bigint() }), undefined], [z.object({}), z.date()]] as const) {
+    assert.throws(
+      () => tool({ name: "bad", description: "", input, output, run: (_i, ctx) => ctx.finish() }),
+      isCode("invalid_schema"),
+    );
+  }
+});
+
+Deno.test("z.object strips extra input properties; z.strictObject rejects them", async () => {
+  const seen: unknown[] = [];
+  const loose = tool({
+    name: "loose",
+    description: "",
+    input: z.object({ id: z.string() }),
+    run: (input, ctx) => (seen.push(input), ctx.finish(input)),
+  });
+  const strict = tool({
+    name: "strict",
+    description: "",
+    input: z.strictObject({ id: z.string() }),
+    run: (input, ctx) => ctx.finish(input),
+  });
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [loose(), strict()] });
+    const stripped = await session.call("loose", { id: "1", extra: true });
+    assert.deepEqual(stripped.outcome, { status: "ok", value: { id: "1" } });
+    assert.deepEqual(seen, [{ id: "1" }]);
+    const rejected = await session.call("strict", { id: "1", extra: true });
+    assert.equal(rejected.outcome.status, "error");
+    assert.equal(rejected.outcome.status === "error" && rejected.outcome.error.code, "invalid_input");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("factory options are parsed once, with defaults and transforms, and frozen", () => {
+  let parses = 0;
+  const lookup = tool({
+    name: "lookup",
+    description: "",
+    input: z.object({}),
+    options: z.object({
+      prefix: z.string().transform((prefix) => (parses++, prefix.toUpperCase())),
+      nested: z.object({ n: z.number() }).default({ n: 1 }),
+    }),
+    run: (_input, ctx) => ctx.finish(),
+  });
+  const placed = lookup({ prefix: "customer:" });
+  assert.deepEqual(placed.options, { prefix: "CUSTOMER:", nested: { n: 1 } });
+  assert.equal(parses, 1);
+  assert.ok(Object.isFrozen(placed.options) && Object.isFrozen(placed.options.nested));
+  assert.throws(() => lookup({ prefix: 7 as unknown as string }), isCode("invalid_options"));
+});
+
+Deno.test("without an options schema the factory takes no options; env places it", () => {
+  const ping = tool({ name: "ping", description: "", input: z.object({}), run: (_input, ctx) => ctx.finish() });
+  assert.deepEqual(ping().options, {});
+  assert.equal(ping().env, undefined);
+  const app = hostEnv({ name: "app" });
+  const placed = ping({ env: app });
+  assert.equal(placed.env, app);
+  assert.equal(placed.advertised.env, "app");
+  assert.throws(() => ping({ verbose: true } as never), isCode("invalid_options"));
+});
+
+Deno.test("a declaration needs a valid name and exactly one of run or implementation", () => {
+  const input = z.object({});
+  assert.throws(() => tool({ name: "has space", description: "", input, run: () => {} }), isCode("invalid_tool"));
+  assert.throws(() => tool({ name: "none", description: "", input }), isCode("invalid_tool"));
+  assert.throws(
+    () => tool({ name: "both", description: "", input, run: () => {}, implementation: () => ({ type: "x" }) }),
+    isCode("invalid_tool"),
+  );
+});
+
+Deno.test("a descriptor is built from parsed options, frozen, and needs an Environment that interprets it", async () => {
+  const fetchIssue = tool({
+    name: "fetch_issue",
+    description: "Fetch one issue.",
+    input: z.object({ number: z.number().int() }),
+    options: z.object({ repository: z.string() }),
+    implementation: ({ repository }) => ({
+      type: "http_json",
+      method: "GET",
+      path: `/repos/${repository}/issues/{number}`,
+    }),
+  });
+  const placed = fetchIssue({ repository: "aexhq/brain" });
+  const descriptor = (placed.implementation as unknown as { descriptor: Record<string, unknown> }).descriptor;
+  assert.deepEqual(descriptor, { type: "http_json", method: "GET", path: "/repos/aexhq/brain/issues/{number}" });
+  assert.ok(Object.isFrozen(descriptor));
+  assert.equal(placed.advertised.implementation, "descriptor");
+  const brain = new Brain();
+  try {
+    await assert.rejects(brain.sessions.create({ tools: [placed] }), isCode("unsupported_runtime"));
+    await assert.rejects(
+      brain.sessions.create({ tools: [fetchIssue({ env: hostEnv({ name: "app" }), repository: "a/b" })] }),
+      isCode("unsupported_runtime"),
+    );
+  } finally {
+    await brain.close();
+  }
+  assert.throws(
+    () =>
+      tool({
+        name: "bad_descriptor",
+        description: "",
+        input: z.object({}),
+        implementation: () => ({ type: "x", at: new Date() } as never),
+      })(),
+    isCode("invalid_tool"),
+  );
+});
