@@ -1,3 +1,8 @@
+import { lines } from "./lines.ts";
+
+/** Longest a child process may run before it is killed, so a stalled child never hangs a test. */
+const CHILD_DEADLINE_MS = 60_000;
+
 /** A child Deno process whose stdout is read line by line. */
 export interface Child {
   process: Deno.ChildProcess;
@@ -5,32 +10,17 @@ export interface Child {
   line(): Promise<string | undefined>;
 }
 
-/** Runs `script` (relative to the repository) with `deno run` and only loopback network access. */
+/** Runs `script` (relative to the repository) with `deno run` and only loopback network access by default. */
 export function spawnDeno(script: string, args: string[], permissions: string[] = ["--allow-net=127.0.0.1"]): Child {
   const process = new Deno.Command("deno", {
     args: ["run", "--quiet", ...permissions, script, ...args],
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",
+    signal: AbortSignal.timeout(CHILD_DEADLINE_MS),
   }).spawn();
-  const text = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = "";
-  const line = async (): Promise<string | undefined> => {
-    while (!buffer.includes("\n")) {
-      const { value, done } = await text.read();
-      if (done) {
-        const rest = buffer;
-        buffer = "";
-        return rest.length > 0 ? rest : undefined;
-      }
-      buffer += value;
-    }
-    const end = buffer.indexOf("\n");
-    const next = buffer.slice(0, end);
-    buffer = buffer.slice(end + 1);
-    return next;
-  };
-  return { process, line };
+  const output = lines(process.stdout);
+  return { process, line: async () => (await output.next()).value ?? undefined };
 }
 
 /** Reads lines until one parses as JSON with `key`, and returns that object. */
