@@ -16,6 +16,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 }
 
 const path = values.path ?? Deno.env.get("BRAIN_PATH");
+const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
+if (folder) await Deno.mkdir(folder, { recursive: true });
 const server = await serveBrain({ port, path });
 console.log(`Brain listening on ${server.url}`);
 const stop = async () => {
