@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, serveBrain, tool } from "../../mod.ts";
+import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
   const server = await serveBrain();
@@ -32,6 +32,29 @@ Deno.test("1,000 concurrent calls over one connection: none lost, none duplicate
       count,
     ]);
     assert.equal(server.connections, 1);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("several sessions and Tools of one Brain client share one connection until close", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "shared-token", host: "shared" });
+  const named = (name: string) =>
+    tool({ name, description: `Answers ${name}.`, input: z.object({}), run: (_input, ctx) => ctx.finish(name) });
+  try {
+    const first = await brain.sessions.create({ tools: [named("a")(), named("b")()] });
+    const second = await brain.sessions.create({ tools: [named("a")()] });
+    const ends = await Promise.all([first.call("a", {}), first.call("b", {}), second.call("a", {})]);
+    assert.deepEqual(ends.map((end) => end.outcome), [
+      { status: "ok", value: "a" },
+      { status: "ok", value: "b" },
+      { status: "ok", value: "a" },
+    ]);
+    assert.equal(server.connections, 1);
+    await brain.close();
+    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "session_closed");
   } finally {
     await brain.close();
     await server.shutdown();
