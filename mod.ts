@@ -53,9 +53,24 @@ export type {
 export { MemoryJournal } from "./src/journal/memory.ts";
 export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
 export { formatRecord } from "./src/journal/format.ts";
-export { type Environment, hostEnv } from "./src/env/environment.ts";
+export {
+  type Environment,
+  ENVIRONMENT_OPERATIONS,
+  type EnvironmentOperation,
+  type EnvironmentOptions,
+  hostEnv,
+  type SetupContext,
+  type SetupScript,
+} from "./src/env/environment.ts";
+export type { EnvironmentControl, EnvironmentInfo, EnvironmentSpec } from "./src/env/control.ts";
+export { httpEnv, type HttpEnvOptions } from "./src/env/http_env.ts";
+export { HTTP_JSON_METHODS, type HttpJsonDescriptor } from "./src/env/http_json.ts";
 export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
-export { type AllowList, checkGrant, grantPermissions } from "./src/env/allow_list.ts";
+export { type AllowList, checkGrant, grantPermissions, netAllowed } from "./src/env/allow_list.ts";
+export { http, type HttpOptions, httpTool } from "./src/http/http_tool.ts";
+export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./src/http/extension.ts";
+export { extensionEnv, type ExtensionEnvOptions } from "./src/http/extension_env.ts";
+export type { ExtensionAck, ExtensionReport } from "./src/http/extension_protocol.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/tool/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
 export type { Admission, Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
@@ -85,3 +100,5 @@ export {
 } from "./src/brain/brain.ts";
 export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/http/server.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";
+export { Component, component, type ComponentOptions } from "./src/component/component.ts";
+export type { TelemetryEntry } from "./src/component/run_worker.ts";

@@ -31,7 +31,10 @@ export interface GetSessionOptions {
  * A session handle as every Brain gives it, embedded or remote: start and call
  * its Tools, read and follow its records, end it.
  */
-export type BrainSession = Pick<Session, "id" | "tools" | "activation" | "start" | "call" | "read" | "records" | "end">;
+export type BrainSession = Pick<
+  Session,
+  "id" | "tools" | "activation" | "workspace" | "start" | "call" | "read" | "records" | "end"
+>;
 
 /** The `brain.sessions` API. */
 export interface Sessions {

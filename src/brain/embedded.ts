@@ -131,7 +131,7 @@ export class EmbeddedBackend implements BrainBackend {
   async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name) });
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
     }
     return workspaces;
   }
@@ -142,6 +142,7 @@ export class EmbeddedBackend implements BrainBackend {
       meta,
       tools,
       workspaces,
+      allow: this.#allow,
       maxEmittedBytes: this.#maxEmittedBytes,
       onEnd: (ended) => this.#live.delete(ended),
     });

@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import type { BrainEnvGrant, BrainEnvironment } from "./brain_env.ts";
+import type { BrainEnvGrant } from "./brain_env.ts";
 
 /**
  * What a Brain may grant to its Environments. Anything not listed is denied, so
@@ -10,15 +10,15 @@ export interface AllowList {
   workspaceRoot?: string;
   /** Workspace modes that may be granted. */
   filesystem?: ("read" | "write")[];
-  /** Hosts (or `host:port`) that may be granted. */
+  /** Hosts (or `host:port`) that may be granted; a bare host allows every port of it. */
   net?: string[];
   /** Environment variable names that may be granted. */
   env?: string[];
 }
 
 /** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
-export function checkGrant(env: BrainEnvironment, allow: AllowList = {}): void {
-  const grant: BrainEnvGrant = env.grant;
+export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> }, allow: AllowList = {}): void {
+  const grant: Readonly<BrainEnvGrant> = env.grant ?? {};
   const deny = (what: string) => {
     throw new BrainError("permission_denied", `environment ${env.name}: ${what} is outside this Brain's allow-list`, {
       details: { environment: env.name, denied: what },
@@ -26,8 +26,16 @@ export function checkGrant(env: BrainEnvironment, allow: AllowList = {}): void {
   };
   const mode = grant.filesystem?.workspace;
   if (mode && (!allow.workspaceRoot || !allow.filesystem?.includes(mode))) deny(`filesystem workspace "${mode}"`);
-  for (const host of grant.net ?? []) if (!allow.net?.includes(host)) deny(`net "${host}"`);
+  for (const host of grant.net ?? []) if (!netAllowed(host, allow.net)) deny(`net "${host}"`);
   for (const name of grant.env ?? []) if (!allow.env?.includes(name)) deny(`env "${name}"`);
+}
+
+/** True when `host` (`name` or `name:port`) is in `allowed`, or its bare name is. */
+export function netAllowed(host: string, allowed: readonly string[] | undefined): boolean {
+  if (!allowed) return false;
+  if (allowed.includes(host)) return true;
+  const bare = host.replace(/:\d+$/, "");
+  return bare !== host && allowed.includes(bare);
 }
 
 /** The Deno permissions that are exactly `grant`, with `workspace` as the only path. */

@@ -1,12 +1,11 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { type AllowList, checkGrant } from "./allow_list.ts";
-import { isBrainEnv } from "./brain_env.ts";
 import type { Environment } from "./environment.ts";
 
 /**
- * Admits a session's Environment bindings: one binding per name, each Brain
- * grant inside the allow-list. Creates each filesystem grant's workspace under
+ * Admits a session's Environment bindings: one binding per name, each grant
+ * inside the allow-list. Creates each filesystem grant's workspace under
  * `allow.workspaceRoot/<session>/<binding>` and returns the real paths by binding name.
  */
 export async function bindEnvironments(
@@ -14,6 +13,16 @@ export async function bindEnvironments(
   tools: readonly PlacedTool[],
   allow: AllowList | undefined,
 ): Promise<Map<string, string>> {
+  const workspaces = new Map<string, string>();
+  for (const env of uniqueBindings(tools).values()) {
+    const workspace = await admitEnvironment(sessionId, env, allow);
+    if (workspace) workspaces.set(env.name, workspace);
+  }
+  return workspaces;
+}
+
+/** The placements' Environments by name; one name bound twice with different authority is refused. */
+export function uniqueBindings(tools: readonly PlacedTool[]): Map<string, Environment> {
   const bindings = new Map<string, Environment>();
   for (const { env, tool } of tools) {
     if (!env) continue;
@@ -24,16 +33,24 @@ export async function bindEnvironments(
         `tool ${tool.name}: environment ${env.name} is bound twice with different authority; use separate names`,
       );
     }
-    bindings.set(env.name, env);
+    if (!bound) bindings.set(env.name, env);
   }
-  const workspaces = new Map<string, string>();
-  for (const env of bindings.values()) {
-    if (!isBrainEnv(env)) continue;
-    checkGrant(env, allow);
-    if (!env.grant.filesystem) continue;
-    const path = `${allow!.workspaceRoot}/${sessionId}/${env.name}`;
-    await Deno.mkdir(path, { recursive: true });
-    workspaces.set(env.name, await Deno.realPath(path));
-  }
-  return workspaces;
+  return bindings;
+}
+
+/**
+ * Checks one binding's grant against `allow` (`permission_denied` outside it) and
+ * creates its session workspace when the grant has one; returns the workspace's real path.
+ */
+export async function admitEnvironment(
+  sessionId: string,
+  env: Environment,
+  allow: AllowList | undefined,
+): Promise<string | undefined> {
+  if (!env.grant) return undefined;
+  checkGrant(env, allow);
+  if (!env.grant.filesystem) return undefined;
+  const path = `${allow!.workspaceRoot}/${sessionId}/${env.name}`;
+  await Deno.mkdir(path, { recursive: true });
+  return await Deno.realPath(path);
 }

@@ -1,7 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import type { Environment } from "./environment.ts";
+import { type Environment, type EnvironmentOptions, environmentOptions } from "./environment.ts";
 
 /** The authority a Brain-hosted Environment requests. Nothing is granted that is not named. */
 export interface BrainEnvGrant {
@@ -24,7 +24,8 @@ export interface BrainEnvironment extends Environment {
 /**
  * Declares a Brain-hosted Environment binding. Its grant is checked against the
  * Brain's allow-list when a session is created; a denied grant fails there.
- * Every Tool placed with one binding receives that binding's authority.
+ * Every Tool placed with one binding receives that binding's authority,
+ * including its `control` of `ctx.environments`.
  *
  * @example
  * ```ts
@@ -33,13 +34,9 @@ export interface BrainEnvironment extends Environment {
  * console.log(reader.grant.filesystem?.workspace); // "read"
  * ```
  */
-export function brainEnv({ name, ...grant }: { name: string } & BrainEnvGrant): BrainEnvironment {
-  if (typeof name !== "string" || name.length === 0 || !/^[A-Za-z0-9_.-]+$/.test(name)) {
-    throw new BrainError(
-      "invalid_argument",
-      `an Environment name must match [A-Za-z0-9_.-]+, got ${JSON.stringify(name)}`,
-    );
-  }
+export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvironment {
+  const { name: _name, control: _control, setup: _setup, ...grant } = options;
+  const { name, control, setup } = environmentOptions(options);
   const mode = grant.filesystem?.workspace;
   if (grant.filesystem && mode !== "read" && mode !== "write") {
     throw new BrainError("invalid_argument", `environment ${name}: filesystem.workspace must be "read" or "write"`);
@@ -55,7 +52,9 @@ export function brainEnv({ name, ...grant }: { name: string } & BrainEnvGrant): 
     name,
     kind: "brain" as const,
     grant: frozen,
-    describe: (): JsonValue => ({ kind: "brain", name, grant: frozen as JsonValue }),
+    control,
+    setup,
+    describe: (): JsonValue => ({ kind: "brain", name, grant: frozen as JsonValue, control: [...control] }),
   });
 }
 

@@ -138,6 +138,11 @@ class RemoteSession implements BrainSession {
     return [...this.#tools.values()];
   }
 
+  /** Always undefined: a remote client places only its own host Tools, which have no Brain workspace. */
+  workspace(_envName: string): string | undefined {
+    return undefined;
+  }
+
   /**
    * A new activation. Only its id travels: calls started with it share one
    * budget on the server, which applies its own byte limit and keeps the count.

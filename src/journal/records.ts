@@ -48,8 +48,8 @@ export interface AdvertisedTool {
   inputSchema: Record<string, JsonValue>;
   /** JSON Schema of the parsed output, when the Tool declares one. */
   outputSchema?: Record<string, JsonValue>;
-  /** Where the Tool runs: `host` (application function), `component` or `descriptor`. */
-  implementation: "host" | "component" | "descriptor";
+  /** Where the Tool runs: `host` (application function), `component`, `descriptor` or `http` (v1 endpoint). */
+  implementation: "host" | "component" | "descriptor" | "http";
   /** The Environment binding name, when the placement names one. */
   env?: string;
 }

@@ -1,7 +1,11 @@
+import type { AllowList } from "../env/allow_list.ts";
+import { uniqueBindings } from "../env/bindings.ts";
+import { SessionEnvironments } from "../env/session_environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
+import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../tool/invocation.ts";
 import { runHostTool } from "../tool/runner.ts";
 import type { PlacedTool } from "../tool/tool.ts";
@@ -35,6 +39,7 @@ export interface SessionParts {
   meta: SessionMeta;
   tools: readonly PlacedTool[];
   workspaces: Map<string, string>;
+  allow: AllowList | undefined;
   maxEmittedBytes: number;
   onEnd: (session: Session) => void;
 }
@@ -50,6 +55,7 @@ export class Session {
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
   #workspaces: Map<string, string>;
+  #environments: SessionEnvironments;
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
@@ -61,6 +67,12 @@ export class Session {
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
     this.#workspaces = parts.workspaces;
+    this.#environments = new SessionEnvironments(
+      this.id,
+      uniqueBindings(parts.tools).values(),
+      parts.workspaces,
+      parts.allow,
+    );
     this.#onEnd = parts.onEnd;
   }
 
@@ -138,10 +150,24 @@ export class Session {
     const open = [...this.#open.values()];
     await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
     this.#tools.clear();
+    this.#environments.close();
     this.#onEnd(this);
   }
 
+  /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */
   #dispatch(placed: PlacedTool, invocation: Invocation, state: CallState): void {
+    if (state.signal.aborted) return;
+    if (!placed.env?.setup) return this.#execute(placed, invocation, state);
+    this.#environments.prepare(placed.env.name, state.signal).then(
+      () => this.#execute(placed, invocation, state),
+      (error) => {
+        if (state.signal.aborted) return;
+        state.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error").catch(() => {});
+      },
+    );
+  }
+
+  #execute(placed: PlacedTool, invocation: Invocation, state: CallState): void {
     if (state.signal.aborted) return;
     const failed = (error: unknown) =>
       state.finish({
@@ -151,12 +177,15 @@ export class Session {
         },
       }, "error");
     try {
+      const { env, options, tool } = placed;
+      const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
-        const { env, options } = placed;
-        const workspace = env && this.#workspaces.get(env.name);
-        placed.implementation.execute({ invocation, options, env, workspace, sink: state });
+        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state });
+      } else if (env?.dispatch) {
+        env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {
-        runHostTool(placed.tool, placed.options, invocation, state).catch(failed);
+        const environments = this.#environments.controlFor(env, state.signal);
+        runHostTool(tool, options, invocation, state, { environments }).catch(failed);
       }
     } catch (error) {
       void failed(error);

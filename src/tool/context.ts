@@ -1,3 +1,4 @@
+import type { EnvironmentControl } from "../env/control.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 
@@ -42,4 +43,9 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
   emitResult(value: Output | Outcome, options?: ResultOptions): Promise<number>;
   /** Optionally appends a result, then commits completion once earlier emissions have. */
   finish(value?: Output | Outcome, options?: ResultOptions): Promise<Finished>;
+  /**
+   * The session's Environments, as far as the Tool's binding grants (`control`
+   * on its Environment); ungranted operations reject with `permission_denied`.
+   */
+  readonly environments: EnvironmentControl;
 }

@@ -1,3 +1,4 @@
+import type { Environment } from "../env/environment.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
@@ -5,9 +6,14 @@ import type { Descriptor, Implementation } from "./implementation.ts";
 
 /**
  * Wraps a placement's descriptor: Brain keeps it opaque and frozen and hands it
- * to the Environment's `interpret` with every call.
+ * to the Environment's `interpret` with every call. An Environment that checks
+ * descriptors refuses a malformed one here, at placement.
  */
-export function descriptorImplementation(toolName: string, descriptor: Descriptor): Implementation {
+export function descriptorImplementation(
+  toolName: string,
+  descriptor: Descriptor,
+  env: Environment | undefined,
+): Implementation {
   const nonJson = findNonJson(descriptor);
   if (typeof descriptor?.type !== "string" || nonJson) {
     throw new BrainError(
@@ -16,6 +22,7 @@ export function descriptorImplementation(toolName: string, descriptor: Descripto
     );
   }
   const frozen = deepFreeze(structuredClone(descriptor));
+  env?.checkDescriptor?.(frozen, toolName);
   return Object.freeze(
     {
       kind: "descriptor" as const,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type EnvironmentControl, refusedControl } from "../env/control.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -13,37 +14,61 @@ import type { ToolDeclaration } from "./tool.ts";
  * The SDK side of one application Tool call: validates input with `parseAsync`,
  * builds `ctx`, calls `run`, and turns its return, throw and ctx calls into
  * ordered reports to `sink`. Nothing runs for a call that already ended.
+ * `grants` carries the Brain-side authority behind `ctx.environments`; without it every operation is refused.
  */
 export async function runHostTool(
   declaration: ToolDeclaration,
   options: Readonly<Record<string, unknown>>,
   invocation: Invocation,
   sink: CallSink,
+  grants: HostGrants = {},
 ): Promise<void> {
   if (sink.signal.aborted || !declaration.run) return;
-  let parsed;
-  try {
-    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
-  } catch (error) {
-    if (sink.signal.aborted) return;
-    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
-  }
-  if (!parsed.success) {
-    const message = "thrown" in parsed
-      ? `input validation threw: ${errorMessage(parsed.thrown)}`
-      : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
-    await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
-    return;
-  }
+  const parsed = await parseInput(declaration, invocation, sink);
+  if (!parsed) return;
   const reports = new ReportQueue(declaration, sink);
   let returned: unknown;
   try {
-    returned = await declaration.run(parsed.data, reports.context(invocation, options) as ToolContext<never, never>);
+    returned = await declaration.run(
+      parsed.value,
+      reports.context(invocation, options, grants) as ToolContext<never, never>,
+    );
   } catch (error) {
     await reports.fail(error);
     return;
   }
   await reports.returned(returned);
+}
+
+/**
+ * Validates a call's input with `parseAsync`. On failure it finishes the call
+ * with `invalid_input` and resolves undefined; it also resolves undefined when
+ * the call ended while validating.
+ */
+export async function parseInput(
+  declaration: ToolDeclaration,
+  invocation: Invocation,
+  sink: CallSink,
+): Promise<{ value: unknown } | undefined> {
+  let parsed;
+  try {
+    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
+  } catch (error) {
+    if (sink.signal.aborted) return undefined;
+    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
+  }
+  if (parsed.success) return { value: parsed.data };
+  const message = "thrown" in parsed
+    ? `input validation threw: ${errorMessage(parsed.thrown)}`
+    : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
+  await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
+  return undefined;
+}
+
+/** Brain-side authority a host call's `ctx` exposes beyond its own reports. */
+export interface HostGrants {
+  /** `ctx.environments`, checked against the binding's `control`. */
+  environments?: EnvironmentControl;
 }
 
 /** Keeps a call's ctx reports in the order the Tool made them, across async validation. */
@@ -58,13 +83,18 @@ class ReportQueue {
     this.#sink = sink;
   }
 
-  context(invocation: Invocation, options: Readonly<Record<string, unknown>>): ToolContext<unknown, unknown> {
+  context(
+    invocation: Invocation,
+    options: Readonly<Record<string, unknown>>,
+    grants: HostGrants,
+  ): ToolContext<unknown, unknown> {
     return Object.freeze({
       options,
       sessionId: invocation.sessionId,
       sequence: invocation.sequence,
       deadline: invocation.deadline,
       signal: this.#sink.signal,
+      environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
         if (this.#finishing) return Promise.reject(this.#finished());
         return this.#enqueue(() => this.#sink.emit(event, data));

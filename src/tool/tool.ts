@@ -128,13 +128,17 @@ export function tool<
     outputSchema: spec.output ? exportSchema(name, "output", spec.output) : undefined,
     run: spec.run as ToolDeclaration["run"],
   };
-  const kind = spec.run ? "host" : typeof spec.implementation === "function" ? "descriptor" : "component";
+  const kind = spec.run
+    ? "host"
+    : typeof spec.implementation === "function"
+    ? "descriptor"
+    : (spec.implementation as Implementation).kind;
 
   const place = (placement: Record<string, unknown> = {}): PlacedTool => {
     const { env, ...raw } = placement as { env?: Environment } & Record<string, unknown>;
     const options = parseOptions(name, spec.options, raw);
     const implementation = typeof spec.implementation === "function"
-      ? descriptorImplementation(name, spec.implementation(options as ParsedOptions<P>))
+      ? descriptorImplementation(name, spec.implementation(options as ParsedOptions<P>), env)
       : spec.implementation;
     const advertised: AdvertisedTool = {
       name,

@@ -1,0 +1,126 @@
+/**
+ * A Component call against the same logic as an in-process Tool: the inspect
+ * listing, and a burst of emits (each blocks the guest until Brain commits it).
+ *
+ *   deno task bench
+ */
+import { z } from "zod";
+import { Brain, brainEnv, component, tool } from "../mod.ts";
+
+const INSPECT = new URL("../examples/inspect/inspect.wasm", import.meta.url);
+const PROBE = new URL("../tests/component/fixtures/probe.wasm", import.meta.url);
+const reader = brainEnv({ name: "reader", filesystem: { workspace: "read" } });
+const allow = { workspaceRoot: ".tmp/bench-ws", filesystem: ["read" as const] };
+
+const inspectSpec = {
+  name: "inspect",
+  description: "Inspect one path.",
+  input: z.object({ path: z.string() }),
+  output: z.object({ eventSequence: z.number().int(), entries: z.array(z.string()) }),
+  options: z.object({ depth: z.number().int().positive() }),
+};
+
+/** The inspect logic as an application function, reading the same workspace. */
+function inProcessInspect(workspace: () => string) {
+  return tool({
+    ...inspectSpec,
+    run: async ({ path }, ctx) => {
+      const eventSequence = await ctx.emit("inspect_started", { path });
+      const entries: string[] = [];
+      const walk = (dir: string, prefix: string, depth: number) => {
+        const names = [...Deno.readDirSync(dir)].sort((a, b) => (a.name < b.name ? -1 : 1));
+        for (const entry of names) {
+          entries.push(`${prefix}${entry.name}${entry.isDirectory ? "/" : ""}`);
+          if (entry.isDirectory && depth > 1) walk(`${dir}/${entry.name}`, `${prefix}${entry.name}/`, depth - 1);
+        }
+      };
+      walk(`${workspace()}/${path}`, "", ctx.options.depth);
+      return ctx.finish({ eventSequence, entries });
+    },
+  });
+}
+
+async function session(brain: Brain, placed: Parameters<Brain["sessions"]["create"]>[0]) {
+  const created = await brain.sessions.create(placed);
+  const workspace = created.workspace("reader")!;
+  await Deno.mkdir(`${workspace}/a/b`, { recursive: true });
+  for (let i = 0; i < 10; i++) await Deno.writeTextFile(`${workspace}/a/f${i}.txt`, "");
+  return created;
+}
+
+const brain = new Brain({ allow });
+let workspace = "";
+const warmComponent = await session(brain, {
+  tools: [tool({ ...inspectSpec, implementation: component(INSPECT) })({ env: reader, depth: 2 })],
+});
+const warmHost = await session(brain, { tools: [inProcessInspect(() => workspace)({ env: reader, depth: 2 })] });
+workspace = warmHost.workspace("reader")!;
+
+Deno.bench("inspect: in-process Tool", { group: "inspect", baseline: true }, async () => {
+  await warmHost.call("inspect", { path: "a" });
+});
+
+Deno.bench("inspect: Component, warm (admitted; new Worker per call)", { group: "inspect" }, async () => {
+  await warmComponent.call("inspect", { path: "a" });
+});
+
+Deno.bench("inspect: Component, cold (read + transpile + probe Worker + call)", { group: "inspect" }, async () => {
+  const cold = await session(brain, {
+    tools: [tool({ ...inspectSpec, implementation: component(INSPECT) })({ env: reader, depth: 2 })],
+  });
+  await cold.call("inspect", { path: "a" });
+  await cold.end();
+});
+
+// 100 emits: the probe emits its 3-byte input until the 800-byte budget refuses (8 bytes each).
+const EMITS = 100;
+const emitBrain = new Brain({ allow, maxEmittedBytes: EMITS * 8 });
+const oneEmitBrain = new Brain({ allow, maxEmittedBytes: 8 });
+const oneEmitComponent = await oneEmitBrain.sessions.create({
+  tools: [
+    tool({ name: "emit_loop", description: "probe", input: z.unknown(), implementation: component(PROBE) })({
+      env: reader,
+    }),
+  ],
+});
+const emitComponent = await emitBrain.sessions.create({
+  tools: [
+    tool({ name: "emit_loop", description: "probe", input: z.unknown(), implementation: component(PROBE) })({
+      env: reader,
+    }),
+  ],
+});
+const emitHost = await emitBrain.sessions.create({
+  tools: [
+    tool({
+      name: "emit_loop",
+      description: "the same loop in process",
+      input: z.unknown(),
+      run: async (input, ctx) => {
+        try {
+          for (;;) await ctx.emit("probe", input as string);
+        } catch {
+          return ctx.finish();
+        }
+      },
+    })(),
+  ],
+});
+
+Deno.bench(`${EMITS} emits: in-process Tool`, { group: "emit", baseline: true }, async () => {
+  await emitHost.call("emit_loop", "x");
+});
+
+Deno.bench(`${EMITS} emits: Component (Atomics.wait per emit)`, { group: "emit" }, async () => {
+  await emitComponent.call("emit_loop", "x");
+});
+
+Deno.bench("1 emit: Component (the Worker cost alone)", { group: "emit" }, async () => {
+  await oneEmitComponent.call("emit_loop", "x");
+});
+
+globalThis.addEventListener("unload", () => {
+  void oneEmitBrain.close();
+  void brain.close();
+  void emitBrain.close();
+});

@@ -1,0 +1,53 @@
+import { type BrainEnvironment, isBrainEnv } from "../env/brain_env.ts";
+import type { Environment } from "../env/environment.ts";
+import { grantPermissions } from "../env/allow_list.ts";
+
+const NONE: Deno.PermissionOptionsObject = {
+  read: false,
+  write: false,
+  net: false,
+  env: false,
+  run: false,
+  ffi: false,
+  sys: false,
+  import: false,
+};
+
+/**
+ * The Deno permissions of a Component's Worker: exactly its Brain Environment's
+ * grant, with the session workspace as the only path; nothing without one.
+ */
+export function componentPermissions(
+  env: Environment | undefined,
+  workspace: string | undefined,
+): Deno.PermissionOptionsObject {
+  return isBrainEnv(env) ? grantPermissions((env as BrainEnvironment).grant, workspace) : { ...NONE };
+}
+
+const KEYS = { read: "path", write: "path", net: "host", env: "variable", run: "command", ffi: "path", sys: "kind" };
+
+/**
+ * Run inside a Worker: says which part of `expected` the Worker's actual
+ * permissions differ from, or undefined when they match. A runtime that
+ * ignores Worker permissions (or grants more) fails here, before any guest code.
+ */
+export function permissionMismatch(expected: Deno.PermissionOptionsObject): string | undefined {
+  for (const [name, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {
+    const want = expected[name];
+    const state = (extra: Record<string, string> = {}) =>
+      Deno.permissions.querySync({ name, ...extra } as Deno.PermissionDescriptor).state;
+    if (Array.isArray(want)) {
+      for (const entry of want) {
+        if (state({ [key]: String(entry) }) !== "granted") return `${name} ${entry} is not granted`;
+      }
+      if (state() === "granted") return `${name} is granted beyond ${want.join(", ")}`;
+      if (name === "read" || name === "write") {
+        // An inherited path grant (say --allow-read=.) also covers the workspace's parent.
+        for (const path of ["/", ...want.map((entry) => `${entry}/..`)]) {
+          if (state({ path }) === "granted") return `${name} of ${path} is granted`;
+        }
+      }
+    } else if (want !== true && state() === "granted") return `${name} is granted`;
+  }
+  return undefined;
+}

@@ -1,0 +1,95 @@
+import { fetchJson, runJsonCall } from "../http/json_call.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { Descriptor, Dispatch } from "../tool/implementation.ts";
+import { type Environment, type EnvironmentOptions, environmentOptions } from "./environment.ts";
+import { checkHttpJson, httpJsonRequest } from "./http_json.ts";
+
+/** Options of {@linkcode httpEnv}. */
+export interface HttpEnvOptions extends EnvironmentOptions {
+  /** The `http:` or `https:` URL that descriptor paths are resolved below. */
+  baseUrl: string | URL;
+  /** Headers sent with every request, such as credentials; only their names are described. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * An Environment that interprets `http_json` descriptors against `baseUrl`. Brain
+ * sends the requests itself, so the base URL's host is a network grant checked
+ * against the Brain's allow-list when a session is created. Malformed descriptors
+ * fail at placement; other descriptor types are `unsupported_runtime`.
+ *
+ * @example
+ * ```ts
+ * import { httpEnv, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const github = httpEnv({ name: "github", baseUrl: "https://api.github.com" });
+ * const fetchIssue = tool({
+ *   name: "fetch_issue",
+ *   description: "Fetch one issue.",
+ *   input: z.object({ number: z.number().int() }),
+ *   options: z.object({ repository: z.string() }),
+ *   implementation: ({ repository }) => ({
+ *     type: "http_json",
+ *     method: "GET",
+ *     path: `/repos/${repository}/issues/{number}`,
+ *   }),
+ * });
+ * const placed = fetchIssue({ env: github, repository: "aexhq/brain" });
+ * console.log(placed.advertised.env); // "github"
+ * ```
+ */
+export function httpEnv(options: HttpEnvOptions): Environment {
+  const { name, control, setup } = environmentOptions(options);
+  let baseUrl: URL;
+  try {
+    baseUrl = new URL(options.baseUrl);
+  } catch {
+    throw new BrainError("invalid_argument", `environment ${name}: baseUrl ${String(options.baseUrl)} is not a URL`);
+  }
+  if ((baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") || baseUrl.search || baseUrl.hash) {
+    throw new BrainError("invalid_argument", `environment ${name}: baseUrl must be http(s) without query or fragment`);
+  }
+  const headers = Object.freeze({ ...options.headers });
+  const check = (descriptor: Descriptor, toolName: string) => {
+    if (descriptor.type !== "http_json") {
+      throw new BrainError(
+        "unsupported_runtime",
+        `tool ${toolName}: environment ${name} interprets http_json descriptors, not ${descriptor.type}`,
+      );
+    }
+    return checkHttpJson(descriptor, toolName);
+  };
+  const invoke = async (descriptor: Descriptor, input: unknown, signal: AbortSignal): Promise<JsonValue> => {
+    const { url, method, body } = httpJsonRequest(baseUrl, check(descriptor, "call"), input);
+    return await fetchJson(url, {
+      method,
+      body,
+      signal,
+      headers: {
+        accept: "application/json",
+        ...(body === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      },
+    });
+  };
+  return Object.freeze({
+    name,
+    kind: "http",
+    grant: Object.freeze({ net: Object.freeze([baseUrl.host]) as string[] }),
+    control,
+    setup,
+    describe: (): JsonValue => ({
+      kind: "http",
+      name,
+      baseUrl: baseUrl.href,
+      headers: Object.keys(headers).sort(),
+      control: [...control],
+    }),
+    checkDescriptor: (descriptor: Descriptor, toolName: string) => void check(descriptor, toolName),
+    invoke,
+    interpret: (descriptor: Descriptor, dispatch: Dispatch) =>
+      runJsonCall(dispatch, (input, signal) => invoke(descriptor, input, signal)),
+  });
+}

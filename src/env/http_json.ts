@@ -1,0 +1,71 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { Descriptor } from "../tool/implementation.ts";
+
+/** The HTTP methods an `http_json` descriptor may use; the last three send a JSON body. */
+export const HTTP_JSON_METHODS = ["GET", "DELETE", "POST", "PUT", "PATCH"] as const;
+
+/**
+ * An `http_json` descriptor: one JSON request against an HTTP Environment's base
+ * URL. `{field}` in `path` is replaced by the input's field, URL-encoded; the
+ * remaining fields become the query (GET, DELETE) or the JSON body (POST, PUT, PATCH).
+ */
+export interface HttpJsonDescriptor {
+  /** Always `http_json`. */
+  readonly type: "http_json";
+  /** The request method. */
+  readonly method: typeof HTTP_JSON_METHODS[number];
+  /** Absolute path template below the base URL, such as `/repos/{owner}/issues/{number}`. */
+  readonly path: string;
+}
+
+const PLACEHOLDER = /\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** Throws `invalid_tool` unless `descriptor` is a well-formed {@linkcode HttpJsonDescriptor}. */
+export function checkHttpJson(descriptor: Descriptor, toolName: string): HttpJsonDescriptor {
+  const malformed = (why: string): never => {
+    throw new BrainError("invalid_tool", `tool ${toolName}: malformed http_json descriptor: ${why}`, {
+      details: { descriptor },
+    });
+  };
+  const extra = Object.keys(descriptor).filter((key) => !["type", "method", "path"].includes(key));
+  if (extra.length > 0) malformed(`unknown field ${extra.join(", ")}`);
+  const { method, path } = descriptor;
+  if (!HTTP_JSON_METHODS.includes(method as HttpJsonDescriptor["method"])) {
+    malformed(`method must be one of ${HTTP_JSON_METHODS.join(", ")}, got ${JSON.stringify(method)}`);
+  }
+  if (typeof path !== "string" || !path.startsWith("/")) malformed(`path must be a string starting with "/"`);
+  const literal = (path as string).replace(PLACEHOLDER, "x");
+  if (/[{}?#]/.test(literal) || literal.split("/").some((part) => part === "." || part === "..")) {
+    malformed(`path ${JSON.stringify(path)} may hold only {field} placeholders, no query, fragment or dot segments`);
+  }
+  return descriptor as unknown as HttpJsonDescriptor;
+}
+
+/** The request `descriptor` makes for `input` against `baseUrl`; input that cannot fill it is `invalid_input`. */
+export function httpJsonRequest(
+  baseUrl: URL,
+  descriptor: HttpJsonDescriptor,
+  input: unknown,
+): { url: URL; method: string; body: string | undefined } {
+  if (typeof input !== "object" || input === null || Array.isArray(input)) {
+    throw new BrainError("invalid_input", "http_json input must be an object");
+  }
+  const rest: Record<string, JsonValue> = { ...input as Record<string, JsonValue> };
+  const path = descriptor.path.replace(PLACEHOLDER, (_, field: string) => {
+    const value = rest[field];
+    if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
+      throw new BrainError("invalid_input", `http_json path field ${field} must be a string, number or boolean`);
+    }
+    delete rest[field];
+    return encodeURIComponent(String(value));
+  });
+  const url = new URL(baseUrl.pathname.replace(/\/$/, "") + path, baseUrl);
+  const withBody = descriptor.method === "POST" || descriptor.method === "PUT" || descriptor.method === "PATCH";
+  if (!withBody) {
+    for (const [key, value] of Object.entries(rest)) {
+      if (value !== undefined) url.searchParams.set(key, typeof value === "string" ? value : JSON.stringify(value));
+    }
+  }
+  return { url, method: descriptor.method, body: withBody ? JSON.stringify(rest) : undefined };
+}

@@ -1,0 +1,35 @@
+import type { JsonValue } from "../outcome/json.ts";
+import type { Outcome } from "../outcome/outcome.ts";
+
+/**
+ * One line of an Application tool extension's NDJSON response: a report the Tool
+ * made (numbered per call, each awaiting Brain's acknowledgment), or `expired`
+ * when the request lifetime passed before the Tool finished.
+ */
+export type ExtensionReport =
+  | { type: "result"; id: number; outcome: Outcome; content?: string }
+  | { type: "returned"; id: number; outcome?: Outcome; content?: string }
+  | { type: "finish"; id: number; outcome?: Outcome; content?: string; cause: "finish" | "error" }
+  | { type: "expired"; message: string };
+
+/**
+ * Brain's acknowledgment of one report, posted after the journal committed it
+ * (`sequence`, `late` for a finish) or refused it (`error`).
+ */
+export interface ExtensionAck {
+  /** The owning session. */
+  sessionId: string;
+  /** Sequence of the call's `tool_call_started` record. */
+  call: number;
+  /** The acknowledged report's `id`. */
+  report: number;
+  /** The committed record's sequence. */
+  sequence?: number;
+  /** True when the finish arrived after the call had ended. */
+  late?: boolean;
+  /** Why Brain did not commit the report. */
+  error?: { code: string; message: string; details?: JsonValue };
+}
+
+/** The extension routes, relative to its base URL. */
+export const EXTENSION_ROUTES = Object.freeze({ calls: "calls", acks: "calls/acks" });

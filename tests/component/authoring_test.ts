@@ -1,0 +1,77 @@
+/**
+ * The Rust and Python authoring examples, built with their own toolchains and run
+ * as the inspect Tool. They run under `deno task test:authoring` where those
+ * toolchains exist, and are skipped, saying why, everywhere else.
+ */
+import assert from "node:assert/strict";
+import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
+
+const examples = new URL("../../examples/inspect/", import.meta.url);
+
+async function missing(commands: string[], probe: string[], needle: string): Promise<string | undefined> {
+  for (const command of commands) {
+    if (Deno.permissions.querySync({ name: "run", command }).state !== "granted") {
+      return `${command} is not installed, or not allowed: deno task test:authoring grants --allow-run=${command}`;
+    }
+  }
+  try {
+    const { stdout, success } = await new Deno.Command(probe[0], { args: probe.slice(1) }).output();
+    const text = new TextDecoder().decode(stdout);
+    return success && text.includes(needle) ? undefined : `\`${probe.join(" ")}\` does not show ${needle}`;
+  } catch (error) {
+    return `${probe[0]} is not installed (${(error as Error).name})`;
+  }
+}
+
+async function build(command: string, args: string[], cwd: URL): Promise<void> {
+  const { success, stderr } = await new Deno.Command(command, { args, cwd }).output();
+  assert.ok(success, new TextDecoder().decode(stderr));
+}
+
+/** The inspect smoke every authored inspect.wasm must pass: list to depth, refuse `..`. */
+async function inspectSmoke(url: URL): Promise<void> {
+  const brain = readerBrain();
+  try {
+    const session = await brain.sessions.create({ tools: [inspectTool(url)({ env: reader, depth: 2 })] });
+    await Deno.mkdir(`${session.workspace("reader")}/d/e`, { recursive: true });
+    const listed = await session.call("inspect", { path: "." }, { deadline: soon() });
+    assert.deepEqual(listed.outcome.status === "ok" && listed.outcome.value, {
+      eventSequence: 2,
+      entries: ["d/", "d/e/"],
+    });
+    const refused = await session.call("inspect", { path: ".." }, { deadline: soon() });
+    assert.equal(refused.outcome.status === "error" && refused.outcome.error.code, "fs_error");
+  } finally {
+    await brain.close();
+  }
+}
+
+const rust = await missing(["rustup", "cargo"], ["rustup", "target", "list", "--installed"], "wasm32-wasip2");
+Deno.test({
+  name: `the Rust inspect example builds for wasm32-wasip2 and passes${rust ? ` (skipped: ${rust})` : ""}`,
+  ignore: rust !== undefined,
+  async fn() {
+    const dir = new URL("rust/", examples);
+    await build("cargo", ["build", "--release", "--target", "wasm32-wasip2"], dir);
+    await inspectSmoke(new URL("target/wasm32-wasip2/release/inspect.wasm", dir));
+  },
+});
+
+const python = await missing(["componentize-py"], ["componentize-py", "--version"], "componentize-py");
+Deno.test({
+  name: `the Python inspect example builds with componentize-py${python ? ` (skipped: ${python})` : ""}`,
+  ignore: python !== undefined,
+  async fn() {
+    const dir = new URL("python/", examples);
+    await build("componentize-py", ["-d", "../wit", "-w", "inspect", "componentize", "app", "-o", "inspect.wasm"], dir);
+    const url = new URL("inspect.wasm", dir);
+    try {
+      await inspectSmoke(url);
+    } catch (error) {
+      // CPython needs WASI interfaces a Component Worker does not provide yet; that refusal must be explicit.
+      const { code, details } = error as { code?: string; details?: { missing?: string[] } };
+      assert.equal(code, "unsupported_runtime", String(error));
+      assert.ok(details?.missing?.every((name) => /^wasi:(cli|io|random|clocks)\//.test(name)), String(error));
+    }
+  },
+});

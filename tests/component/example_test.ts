@@ -1,0 +1,11 @@
+import assert from "node:assert/strict";
+import { main } from "../../examples/inspect/inspect.ts";
+
+Deno.test("examples/inspect/inspect.ts: lists its workspace through the Component", async () => {
+  const { outcome, kinds } = await main();
+  assert.deepEqual(outcome, {
+    status: "ok",
+    value: { eventSequence: 2, entries: ["docs/", "docs/guides/", "docs/readme.md"] },
+  });
+  assert.deepEqual(kinds, ["tool_call_started", "tool_event", "tool_result", "tool_call_finished"]);
+});

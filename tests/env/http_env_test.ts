@@ -1,0 +1,232 @@
+import assert from "node:assert/strict";
+import { Hono } from "hono";
+import { z } from "zod";
+import { Brain, BrainError, httpEnv, type Outcome, tool } from "../../mod.ts";
+import { serve } from "../support/serve.ts";
+
+const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
+
+interface Seen {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  body: unknown;
+  token: string | undefined;
+}
+
+/** A stand-in API that records each request and answers by path. */
+function api(seen: Seen[]) {
+  const app = new Hono();
+  app.all("*", async (c) => {
+    const text = await c.req.text();
+    seen.push({
+      method: c.req.method,
+      path: new URL(c.req.url).pathname,
+      query: { ...c.req.query() },
+      body: text ? JSON.parse(text) : undefined,
+      token: c.req.header("authorization"),
+    });
+    if (c.req.path.endsWith("/unavailable")) return c.json({ message: "try later" }, 503);
+    if (c.req.path.endsWith("/reserved")) return c.json({ status: "error", note: "business data" });
+    if (c.req.path.endsWith("/text")) return c.text("not json");
+    if (c.req.path.endsWith("/hang")) {
+      await new Promise((resolve) => c.req.raw.signal.addEventListener("abort", resolve));
+      return c.json({});
+    }
+    return c.json({ echoed: new URL(c.req.url).pathname });
+  });
+  return app;
+}
+
+const get = tool({
+  name: "get",
+  description: "GET a path.",
+  input: z.object({ owner: z.string(), number: z.number().int(), state: z.string().optional() }),
+  output: z.object({ echoed: z.string() }).or(z.object({ status: z.string(), note: z.string() })),
+  options: z.object({ leaf: z.string().default("") }),
+  implementation: ({ leaf }) => ({ type: "http_json", method: "GET", path: `/repos/{owner}/issues/{number}${leaf}` }),
+});
+
+const post = tool({
+  name: "post",
+  description: "POST a comment.",
+  input: z.object({ number: z.number().int(), body: z.string() }),
+  implementation: () => ({ type: "http_json", method: "POST", path: "/issues/{number}/comments" }),
+});
+
+const getPath = (name: string, path: string) =>
+  tool({
+    name,
+    description: `GET ${path}.`,
+    input: z.object({}),
+    implementation: () => ({ type: "http_json", method: "GET", path }),
+  });
+
+async function withSession(
+  tools: (env: ReturnType<typeof httpEnv>) => Parameters<Brain["sessions"]["create"]>[0],
+  run: (session: Awaited<ReturnType<Brain["sessions"]["create"]>>, seen: Seen[]) => Promise<void>,
+) {
+  const seen: Seen[] = [];
+  await using server = serve(api(seen).fetch);
+  const brain = new Brain({ allow: { net: [server.host] } });
+  try {
+    const env = httpEnv({ name: "api", baseUrl: `${server.url}/v3/`, headers: { authorization: "Bearer t" } });
+    await run(await brain.sessions.create(tools(env)), seen);
+  } finally {
+    await brain.close();
+  }
+}
+
+const deadline = () => Date.now() + 10_000;
+
+Deno.test("http_json GET fills {fields} URL-encoded below the base path and sends the rest as the query", async () => {
+  await withSession((env) => ({ tools: [get({ env })] }), async (session, seen) => {
+    const end = await session.call("get", { owner: "a b/c", number: 7, state: "open" }, { deadline: deadline() });
+    assert.deepEqual(end.outcome, { status: "ok", value: { echoed: "/v3/repos/a%20b%2Fc/issues/7" } });
+    assert.deepEqual(seen, [{
+      method: "GET",
+      path: "/v3/repos/a%20b%2Fc/issues/7",
+      query: { state: "open" },
+      body: undefined,
+      token: "Bearer t",
+    }]);
+  });
+});
+
+Deno.test("http_json POST sends the fields not in the path as the JSON body", async () => {
+  await withSession((env) => ({ tools: [post({ env })] }), async (session, seen) => {
+    const end = await session.call("post", { number: 3, body: "hi" }, { deadline: deadline() });
+    assert.equal(end.cause, "finish");
+    assert.deepEqual(seen.map(({ method, path, body }) => ({ method, path, body })), [
+      { method: "POST", path: "/v3/issues/3/comments", body: { body: "hi" } },
+    ]);
+  });
+});
+
+Deno.test("http_json: a reserved status in the body is data; non-2xx and non-JSON are error outcomes", async () => {
+  await withSession(
+    (env) => ({
+      tools: [
+        get({ env, leaf: "/reserved" }),
+        getPath("down", "/unavailable")({ env }),
+        getPath("text", "/text")({ env }),
+      ],
+    }),
+    async (session) => {
+      const reserved = await session.call("get", { owner: "o", number: 1 }, { deadline: deadline() });
+      assert.deepEqual(reserved.outcome, { status: "ok", value: { status: "error", note: "business data" } });
+      const down = (await session.call("down", {}, { deadline: deadline() })).outcome;
+      assert.equal(down.status === "error" && down.error.code, "http_error");
+      assert.equal(down.status === "error" && down.error.retryable, true);
+      assert.equal(down.status === "error" && (down.error.details as { status: number }).status, 503);
+      const text = (await session.call("text", {}, { deadline: deadline() })).outcome;
+      assert.equal(text.status === "error" && text.error.code, "invalid_output");
+    },
+  );
+});
+
+Deno.test("http_json validates input before any request and output against the schema", async () => {
+  const strict = tool({
+    name: "strict",
+    description: "Output must have an id.",
+    input: z.object({ number: z.number().int() }),
+    output: z.object({ id: z.number() }),
+    implementation: () => ({ type: "http_json", method: "GET", path: "/issues/{number}" }),
+  });
+  await withSession((env) => ({ tools: [strict({ env })] }), async (session, seen) => {
+    const badInput = (await session.call("strict", { number: "7" }, { deadline: deadline() })).outcome as Outcome;
+    assert.equal(badInput.status === "error" && badInput.error.code, "invalid_input");
+    assert.equal(seen.length, 0);
+    const badOutput = (await session.call("strict", { number: 7 }, { deadline: deadline() })).outcome;
+    assert.equal(badOutput.status === "error" && badOutput.error.code, "invalid_output");
+    assert.equal(seen.length, 1);
+  });
+});
+
+Deno.test("http_json request past the call's deadline ends timeout and aborts the request", async () => {
+  const hang = getPath("hang", "/hang");
+  await withSession((env) => ({ tools: [hang({ env })] }), async (session, seen) => {
+    const end = await session.call("hang", {}, { deadline: Date.now() + 100 });
+    assert.equal(end.cause, "timeout");
+    assert.equal(end.outcome.status, "timeout");
+    assert.equal(seen.length, 1);
+  });
+});
+
+Deno.test("an HTTP Environment's host outside the allow-list fails session creation", async () => {
+  const brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
+  try {
+    const env = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:2" });
+    await assert.rejects(brain.sessions.create({ tools: [post({ env })] }), code("permission_denied"));
+    await assert.rejects(new Brain().sessions.create({ tools: [post({ env })] }), code("permission_denied"));
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a malformed http_json descriptor fails at placement with invalid_tool", () => {
+  const env = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:2" });
+  const malformed = [
+    { type: "http_json", method: "FETCH", path: "/x" },
+    { type: "http_json", method: "GET", path: "x/{id}" },
+    { type: "http_json", method: "GET", path: "/x?q={id}" },
+    { type: "http_json", method: "GET", path: "/x/{id" },
+    { type: "http_json", method: "GET", path: "/x/../admin" },
+    { type: "http_json", method: "GET", path: "/x", body: "{id}" },
+    { type: "http_json", method: "GET" },
+  ];
+  for (const descriptor of malformed) {
+    const declared = tool({
+      name: "bad",
+      description: "Malformed.",
+      input: z.object({ id: z.string() }),
+      implementation: () => descriptor as never,
+    });
+    assert.throws(() => declared({ env }), code("invalid_tool"), JSON.stringify(descriptor));
+  }
+  const other = tool({
+    name: "other",
+    description: "Not http_json.",
+    input: z.object({}),
+    implementation: () => ({ type: "sql", query: "select 1" }),
+  });
+  assert.throws(() => other({ env }), code("unsupported_runtime"));
+});
+
+Deno.test("httpEnv refuses base URLs that are not http(s) or carry a query", () => {
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "file:///etc" }), code("invalid_argument"));
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "http://x.test/?a=1" }), code("invalid_argument"));
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "not a url" }), code("invalid_argument"));
+  assert.deepEqual(httpEnv({ name: "a", baseUrl: "https://x.test/api", headers: { b: "1", a: "2" } }).describe(), {
+    kind: "http",
+    name: "a",
+    baseUrl: "https://x.test/api",
+    headers: ["a", "b"],
+    control: [],
+  });
+});
+
+Deno.test("an HTTP Environment's setup runs before its first request; a failing one sends none", async () => {
+  const seen: Seen[] = [];
+  await using server = serve(api(seen).fetch);
+  const brain = new Brain({ allow: { net: [server.host] } });
+  try {
+    const order: string[] = [];
+    const ready = httpEnv({ name: "ready", baseUrl: server.url, setup: () => void order.push(`setup ${seen.length}`) });
+    const broken = httpEnv({
+      name: "broken",
+      baseUrl: server.url,
+      setup: () => Promise.reject(new Error("no lockfile")),
+    });
+    const session = await brain.sessions.create({
+      tools: [getPath("first", "/a")({ env: ready }), getPath("second", "/b")({ env: broken })],
+    });
+    assert.equal((await session.call("first", {}, { deadline: deadline() })).outcome.status, "ok");
+    assert.deepEqual(order, ["setup 0"]);
+    const failed = (await session.call("second", {}, { deadline: deadline() })).outcome;
+    assert.equal(failed.status === "error" && failed.error.code, "setup_failed");
+    assert.deepEqual(seen.map((request) => request.path), ["/a"]);
+  } finally {
+    await brain.close();
+  }
+});

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
+
+const deadline = () => Date.now() + 10_000;
+
+function tracked(name: string, order: string[], failures = 0) {
+  let runs = 0;
+  const step = (ctx: SetupContext) => {
+    runs++;
+    order.push(`setup ${ctx.name} ${runs}`);
+    if (runs <= failures) throw new Error(`install failed (${runs})`);
+  };
+  return { env: hostEnv({ name, setup: step, control: ["setup"] }), runs: () => runs };
+}
+
+const work = (order: string[]) =>
+  tool({
+    name: "work",
+    description: "Record that it ran.",
+    input: z.object({ setup: z.boolean().default(false) }),
+    run: async ({ setup }, ctx) => {
+      if (setup) {
+        try {
+          await ctx.environments.setup("deps");
+        } catch (error) {
+          return ctx.finish({ setup: (error as BrainError).code });
+        }
+      }
+      order.push("run");
+      return ctx.finish({ ran: true });
+    },
+  });
+
+Deno.test("an Environment's setup runs once per session, before the first call's Tool code", async () => {
+  const order: string[] = [];
+  const deps = tracked("deps", order);
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+    assert.deepEqual(order, [], "setup waits for the first call");
+    await session.call("work", {}, { deadline: deadline() });
+    await session.call("work", {}, { deadline: deadline() });
+    assert.deepEqual(order, ["setup deps 1", "run", "run"]);
+    const other = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+    await other.call("work", {}, { deadline: deadline() });
+    assert.equal(deps.runs(), 2, "each session prepares its own binding");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a failing setup is an ordinary setup_failed error for every call, never retried automatically", async () => {
+  const order: string[] = [];
+  const deps = tracked("deps", order, 1);
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const end = await session.call("work", {}, { deadline: deadline() });
+      assert.equal(end.cause, "error");
+      assert.equal(end.outcome.status === "error" && end.outcome.error.code, "setup_failed");
+      assert.match(end.outcome.status === "error" ? end.outcome.error.message : "", /install failed \(1\)/);
+    }
+    assert.deepEqual(order, ["setup deps 1"], "the Tool never ran and setup ran once");
+    const records = await session.read();
+    assert.deepEqual(records.filter((r) => r.kind === "tool_call_finished").length, 2);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("ctx.environments.setup reruns setup explicitly and reports its failure to the caller", async () => {
+  const order: string[] = [];
+  const deps = tracked("deps", order, 1);
+  const brain = new Brain();
+  try {
+    const healthy = hostEnv({ name: "ops", control: ["setup"] });
+    const session = await brain.sessions.create({
+      tools: [work(order)({ env: healthy }), tool({ ...probeSpec, name: "needs" })({ env: deps.env })],
+    });
+    const failed = await session.call("work", { setup: true }, { deadline: deadline() });
+    assert.deepEqual(failed.outcome, { status: "ok", value: { setup: "setup_failed" } });
+    const retried = await session.call("work", { setup: true }, { deadline: deadline() });
+    assert.deepEqual(retried.outcome, { status: "ok", value: { ran: true } });
+    assert.equal(deps.runs(), 2);
+    const needs = await session.call("needs", {}, { deadline: deadline() });
+    assert.deepEqual(needs.outcome, { status: "ok", value: "ready" }, "the explicit success is reused");
+    assert.equal(deps.runs(), 2);
+  } finally {
+    await brain.close();
+  }
+});
+
+const probeSpec = {
+  name: "probe",
+  description: "Finish ready.",
+  input: z.object({}),
+  run: (_: unknown, ctx: { finish(value: string): Promise<unknown> }) => ctx.finish("ready"),
+};
