@@ -63,3 +63,19 @@ Deno.test("a client that cannot reach its server fails its requests with connect
     await brain.close();
   }
 });
+
+Deno.test("a remote Brain refuses per-session host credentials: its sessions belong to the host it connects as", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "own-token", host: "own" });
+  try {
+    await assert.rejects(
+      brain.sessions.create({ host: { id: "other", token: "x" } }),
+      (error: BrainError) => error.code === "invalid_argument",
+    );
+    const session = await brain.sessions.create();
+    assert.deepEqual((await server.journal.getSession(session.id))?.host?.id, "own");
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
