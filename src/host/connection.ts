@@ -31,8 +31,9 @@ export interface HostConnectionOptions {
   maxDelay?: number;
 }
 
-/** Sends a request once the connection is attached; `retry` requests are idempotent and resent after a reconnect. */
+/** How a request behaves when the connection is lost. */
 export interface RequestOptions {
+  /** The request is idempotent: resent after a reconnect instead of failing with `connection_lost`. */
   retry?: boolean;
   /** Only valid on the connection of this generation: reports of a dispatched call. */
   generation?: number;
@@ -66,6 +67,7 @@ export class HostConnection {
   #socket: WebSocket | undefined;
   #state: State = "connecting";
   #failure: BrainError | undefined;
+  /** Increments with every attached connection; a call's reports are valid only on the generation it arrived on. */
   #generation = 0;
   #attempt = 0;
   #opened = false;
@@ -82,11 +84,6 @@ export class HostConnection {
   constructor(options: HostConnectionOptions) {
     this.#options = { minDelay: 50, maxDelay: 2_000, ...options };
     this.#connect();
-  }
-
-  /** Increments with every attached connection; reports carry the generation they were dispatched on. */
-  get generation(): number {
-    return this.#generation;
   }
 
   /** Sends one request and resolves with its reply's value. */
