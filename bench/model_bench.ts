@@ -4,7 +4,7 @@
  * over HTTP against a local chat-completions server.
  */
 import { z } from "zod";
-import { Brain, type ModelProvider, openAICompatible, type Session, tool } from "../mod.ts";
+import { Brain, type BrainSession, type ModelProvider, openAICompatible, tool } from "../mod.ts";
 import { normalizeModelRequest } from "../src/model/request.ts";
 import { chatServer, completion } from "../tests/model/chat_server.ts";
 
@@ -23,7 +23,7 @@ const ask = tool({
 });
 
 const brain = new Brain({ maxModelCalls: 1_000_000 });
-function session(provider: ModelProvider): Promise<Session> {
+function session(provider: ModelProvider): Promise<BrainSession> {
   return brain.sessions.create({ tools: [ask()], model: { provider, model: "m" } });
 }
 

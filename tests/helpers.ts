@@ -1,9 +1,9 @@
-import { Brain, type BrainOptions, type JournalRecord, type PlacedTool, type Session } from "../mod.ts";
+import { Brain, type BrainOptions, type BrainSession, type JournalRecord, type PlacedTool } from "../mod.ts";
 
 /** Runs `fn` with a session of `tools` on a fresh embedded Brain, closing the Brain afterwards. */
 export async function withSession(
   tools: PlacedTool[],
-  fn: (session: Session, brain: Brain) => Promise<void>,
+  fn: (session: BrainSession, brain: Brain) => Promise<void>,
   options?: BrainOptions,
 ): Promise<void> {
   const brain = new Brain(options);
@@ -15,12 +15,12 @@ export async function withSession(
 }
 
 /** The record kinds of one call, in journal order. */
-export async function callKinds(session: Session, call: number): Promise<string[]> {
+export async function callKinds(session: BrainSession, call: number): Promise<string[]> {
   return (await callRecords(session, call)).map((record) => record.kind);
 }
 
 /** The records of one call, in journal order. */
-export async function callRecords(session: Session, call: number): Promise<JournalRecord[]> {
+export async function callRecords(session: BrainSession, call: number): Promise<JournalRecord[]> {
   return (await session.read()).filter((record) =>
     record.sequence === call || ("call" in record && record.call === call)
   );

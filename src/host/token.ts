@@ -65,7 +65,7 @@ export async function verifyHost(
 }
 
 /** Compares without stopping at the first difference, so timing does not reveal how much of a hash matched. */
-function sameText(a: string, b: string): boolean {
+export function sameText(a: string, b: string): boolean {
   let difference = a.length ^ b.length;
   for (let index = 0; index < Math.min(a.length, b.length); index++) {
     difference |= a.charCodeAt(index) ^ b.charCodeAt(index);

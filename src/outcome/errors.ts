@@ -21,6 +21,7 @@ export type BrainErrorCode =
   | "journal_conflict"
   | "journal_closed"
   | "reattach_mismatch"
+  | "call_not_found"
   | "unauthorized"
   | "permission_denied"
   | "unsupported_runtime"

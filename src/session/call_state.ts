@@ -142,7 +142,8 @@ export class CallState implements CallSink {
     }
     this.#claim(cause);
     let bodies: RecordBody[] = [];
-    let outcome = result?.outcome ?? this.#lastResult ?? ok(null);
+    let outcome: Outcome = result?.outcome ??
+      (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
     if (result) {
       const refused = this.#budget(resultBytes(result));
       if (refused) {

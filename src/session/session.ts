@@ -4,12 +4,13 @@ import { SessionEnvironments } from "../env/session_environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../tool/invocation.ts";
 import { runHostTool } from "../tool/runner.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { Activation } from "./activation.ts";
+import { checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -118,13 +119,9 @@ export class Session {
    */
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
-    const placed = this.#resolve(target);
-    const nonJson = findNonJson(input);
-    if (nonJson) throw new BrainError("invalid_input", `tool ${placed.tool.name}: input is not JSON: ${nonJson}`);
+    const placed = resolveTarget(this.id, this.#tools, target);
     const { deadline, signal } = options;
-    if (deadline !== undefined && !Number.isFinite(deadline)) {
-      throw new BrainError("invalid_argument", `deadline must be a finite epoch-milliseconds number, got ${deadline}`);
-    }
+    checkCallArguments(placed.tool.name, input, deadline);
     const activation = options.activation ?? this.activation();
     const [started] = await this.#journal.append(this.id, [{
       kind: "tool_call_started",
@@ -210,15 +207,6 @@ export class Session {
     this.#tools.clear();
     this.#environments.close();
     this.#onEnd(this);
-  }
-
-  #resolve(target: PlacedTool | string): PlacedTool {
-    const name = typeof target === "string" ? target : target?.tool?.name;
-    const placed = name === undefined ? undefined : this.#tools.get(name);
-    if (!placed || (typeof target !== "string" && placed.tool !== target.tool)) {
-      throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${this.id} with a handler`);
-    }
-    return placed;
   }
 
   /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */

@@ -41,8 +41,8 @@ export interface Admission {
  * and hands it each dispatched call exactly once.
  */
 export interface Implementation {
-  /** `component`, `descriptor` or `http` (a v1 plain-JSON endpoint). */
-  readonly kind: "component" | "descriptor" | "http";
+  /** `component`, `descriptor`, `http` (a v1 plain-JSON endpoint), or `host` (an application function over a host connection). */
+  readonly kind: "component" | "descriptor" | "http" | "host";
   /** Checks and prepares the placement when a session is created; throws a BrainError to refuse it. */
   admit(placement: Admission): Promise<void>;
   /** Runs one call; everything it learns goes to `dispatch.sink`. */

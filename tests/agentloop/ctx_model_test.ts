@@ -3,10 +3,10 @@ import { z } from "zod";
 import {
   Brain,
   BrainError,
+  type BrainSession,
   type ModelResult,
   openAICompatible,
   ScriptedProvider,
-  type Session,
   tool,
 } from "../../mod.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
@@ -34,7 +34,7 @@ Deno.test("ctx.model uses the session's provider, model and credentials with onl
       "4",
       "The answer is 4.",
     ]);
-    const session: Session = await brain.sessions.create({
+    const session: BrainSession = await brain.sessions.create({
       tools: [ask(), lookup({ prefix: "customer:" })],
       model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
       agentloop: { system: "Conversation prompt." },

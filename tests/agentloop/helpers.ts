@@ -1,12 +1,12 @@
 import { z } from "zod";
-import { type JournalRecord, type Session, tool } from "../../mod.ts";
+import { type BrainSession, type JournalRecord, tool } from "../../mod.ts";
 
 /** Records of one kind. */
 export type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;
 
 /** Follows the session's journal until `done(records)` holds; fails after 5 s so a test never hangs. */
 export async function until(
-  session: Session,
+  session: BrainSession,
   done: (records: JournalRecord[]) => boolean,
   what = "the expected records",
 ): Promise<JournalRecord[]> {

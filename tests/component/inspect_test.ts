@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
-import type { Session } from "../../mod.ts";
+import type { BrainSession } from "../../mod.ts";
 import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
 
 const WASI_NOT_PERMITTED = 31;
 
 async function withInspect(
   depth: number,
-  body: (session: Session, workspace: string) => Promise<void>,
+  body: (session: BrainSession, workspace: string) => Promise<void>,
   maxEmittedBytes?: number,
 ): Promise<void> {
   const brain = readerBrain(maxEmittedBytes ? { maxEmittedBytes } : {});

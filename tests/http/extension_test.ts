@@ -4,11 +4,11 @@ import { z } from "zod";
 import {
   Brain,
   BrainError,
+  type BrainSession,
   extensionEnv,
   fail,
   type Finished,
   type JournalRecord,
-  type Session,
   tool,
   toolExtension,
 } from "../../mod.ts";
@@ -17,7 +17,7 @@ import { serve } from "../support/serve.ts";
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : String(error);
 const deadline = () => Date.now() + 10_000;
 
-let session: Session | undefined;
+let session: BrainSession | undefined;
 const observed: {
   emitted?: number;
   finished?: Finished;
@@ -92,7 +92,7 @@ const background = tool({
 const absent = tool({ name: "absent", description: "Not served.", input: z.object({}), run: (_, ctx) => ctx.finish() });
 
 async function withExtension(
-  test: (brainSession: Session, url: string) => Promise<void>,
+  test: (brainSession: BrainSession, url: string) => Promise<void>,
   { token = "secret", brainToken = token }: { token?: string; brainToken?: string } = {},
 ) {
   observed.late = Promise.withResolvers();

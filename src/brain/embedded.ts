@@ -1,0 +1,206 @@
+import type { AllowList } from "../env/allow_list.ts";
+import { bindEnvironments } from "../env/bindings.ts";
+import { type HostRegistration, registerHost, sameText, verifyHost } from "../host/token.ts";
+import type { Journal } from "../journal/journal.ts";
+import { KvJournal } from "../journal/kv.ts";
+import { MemoryJournal } from "../journal/memory.ts";
+import type { SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { SessionModel } from "../model/types.ts";
+import { ModelCaller } from "../session/model_call.ts";
+import { Session } from "../session/session.ts";
+import type { PlacedTool } from "../tool/tool.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
+import { checkReattachment } from "./reattach.ts";
+import { endOrphanedCalls } from "./recover.ts";
+import { checkUniqueTools } from "./unique_tools.ts";
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
+/** Options for an embedded Brain. */
+export interface BrainOptions {
+  /** Where sessions and records live; an in-memory journal by default. */
+  journal?: Journal;
+  /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
+  path?: string;
+  /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
+  maxEmittedBytes?: number;
+  /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
+  maxModelCalls?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
+}
+
+/**
+ * Sessions, their journal and the execution of their calls, in this process.
+ * A Brain server passes `authenticated`: the registration of the connected host
+ * whose token it has already checked against the stored hash.
+ */
+export class EmbeddedBackend implements BrainBackend {
+  /** The journal every session of this backend lives in. */
+  readonly journal: Journal;
+  #maxEmittedBytes: number;
+  #maxModelCalls: number;
+  #allow: AllowList | undefined;
+  #live = new Set<Session>();
+  #closed = false;
+
+  constructor(options: BrainOptions = {}) {
+    if (options.path !== undefined) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+      );
+    }
+    this.journal = options.journal ?? new MemoryJournal();
+    this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
+    this.#allow = options.allow;
+  }
+
+  /**
+   * Opens a backend, over the Deno KV file at `path` when given. Every call its
+   * journal still has open was in flight in a Brain that stopped: each ends
+   * `unknown` before this resolves, and is never dispatched again.
+   */
+  static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
+    const { path, ...rest } = options;
+    if (path !== undefined && rest.journal) {
+      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    }
+    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    const backend = new EmbeddedBackend({ ...rest, journal });
+    try {
+      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    return backend;
+  }
+
+  async create(
+    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    if (typeof id !== "string" || !SESSION_ID.test(id)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
+      );
+    }
+    checkUniqueTools(tools);
+    if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const registered = host === undefined ? authenticated : await registerHost(host);
+    const workspaces = await this.#admit(id, tools);
+    const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
+    if (registered) meta.host = registered;
+    if (model) meta.model = modelNames(model);
+    await this.journal.createSession(meta);
+    return this.#open(meta, tools, workspaces, model, agentloop);
+  }
+
+  async get(
+    id: string,
+    { tools = [], host, model, agentloop }: GetSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    const meta = await this.journal.getSession(id);
+    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (authenticated) checkOwner(id, meta.host, authenticated);
+    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
+    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    if (model) checkModel(meta, model);
+    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+    return this.#open(meta, tools, await this.#admit(id, tools), model, agentloop);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.journal.deleteSession(id);
+  }
+
+  list(): Promise<SessionMeta[]> {
+    return this.journal.listSessions();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.journal.close();
+  }
+
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    }
+    return workspaces;
+  }
+
+  #open(
+    meta: SessionMeta,
+    tools: readonly PlacedTool[],
+    workspaces: Map<string, string>,
+    model?: SessionModel,
+    agentloop?: AgentloopOptions,
+  ): Session {
+    const session = new Session({
+      journal: this.journal,
+      meta,
+      tools,
+      workspaces,
+      allow: this.#allow,
+      maxEmittedBytes: this.#maxEmittedBytes,
+      maxModelCalls: this.#maxModelCalls,
+      models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
+      conversation: (parts) => new Agentloop(parts, agentloop),
+      onEnd: (ended) => this.#live.delete(ended),
+    });
+    this.#live.add(session);
+    return session;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+/** Throws `unauthorized` unless the session is placed in exactly the authenticated host registration. */
+export function checkOwner(
+  sessionId: string,
+  registered: HostRegistration | undefined,
+  host: HostRegistration,
+): void {
+  if (registered?.id !== host.id || !sameText(registered.tokenHash, host.tokenHash)) {
+    throw new BrainError("unauthorized", `session ${sessionId} is not placed in host ${host.id}`);
+  }
+}
+
+function modelNames(model: SessionModel): { provider: string; model: string } {
+  if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
+    throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
+  }
+  return { provider: model.provider.name, model: model.model };
+}
+
+/** Throws `reattach_mismatch` unless `model` names the session's saved provider and model. */
+function checkModel(meta: SessionMeta, model: SessionModel): void {
+  const given = modelNames(model);
+  if (meta.model?.provider !== given.provider || meta.model?.model !== given.model) {
+    throw new BrainError(
+      "reattach_mismatch",
+      `session ${meta.id} uses ${
+        meta.model ? `${meta.model.provider}/${meta.model.model}` : "no model"
+      }, not ${given.provider}/${given.model}`,
+      { details: { saved: meta.model ?? null, given } },
+    );
+  }
+}

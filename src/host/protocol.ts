@@ -1,0 +1,152 @@
+/**
+ * The host wire protocol: JSON text frames on one WebSocket per Brain client.
+ * The client sends requests (`id` + `op`); Brain answers each with one `reply`
+ * and pushes `invoke`, `abort`, `ended`, `record` and `closed` frames on its own.
+ * A call started by a client is followed by an `ended` push, so the common path
+ * never has the client send two frames in a row (Deno's WebSocket client leaves
+ * Nagle's algorithm on, and a second small write would wait for a delayed ACK).
+ */
+import { z } from "zod";
+import type { AdvertisedTool, JournalRecord } from "../journal/records.ts";
+import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
+import type { CallEnd } from "../session/call_state.ts";
+
+/** Path of the WebSocket endpoint a host connects to. */
+export const HOST_PATH = "/v1/host";
+
+// Frames come from JSON.parse, so every present value is already JSON.
+const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
+const outcome = z.custom<Outcome>((value) => isEnvelope(value) && !("malformed" in parseEnvelope(value)), {
+  message: "not a well-formed outcome envelope",
+});
+const name = z.string().min(1);
+const sequence = z.number().int().positive();
+
+const advertised = z.strictObject({
+  name,
+  description: z.string(),
+  inputSchema: z.record(z.string(), json),
+  outputSchema: z.record(z.string(), json).optional(),
+  implementation: z.literal("host"),
+  env: z.string().optional(),
+}) satisfies z.ZodType<AdvertisedTool>;
+
+const handle = z.strictObject({ handle: name, session: name, tools: z.array(advertised).optional() });
+const call = { session: name, call: sequence };
+
+/** Every request a host client sends; `id` pairs it with its reply. */
+export const clientFrame = z.discriminatedUnion("op", [
+  z.strictObject({ id: sequence, op: z.literal("attach"), handles: z.array(handle) }),
+  z.strictObject({ id: sequence, op: z.literal("create"), handle: name, session: name, tools: z.array(advertised) }),
+  z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
+  z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
+  z.strictObject({ id: sequence, op: z.literal("list") }),
+  z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),
+  z.strictObject({
+    id: sequence,
+    op: z.literal("start"),
+    handle: name,
+    tool: name,
+    input: json,
+    deadline: z.number().optional(),
+    activation: name.optional(),
+  }),
+  z.strictObject({ id: sequence, op: z.literal("wait"), ...call }),
+  z.strictObject({ id: sequence, op: z.literal("cancel"), ...call, message: z.string().optional() }),
+  z.strictObject({
+    id: sequence,
+    op: z.literal("read"),
+    session: name,
+    from: z.number().int().optional(),
+    limit: z.number().int().nonnegative().optional(),
+  }),
+  z.strictObject({ id: sequence, op: z.literal("subscribe"), session: name, from: z.number().int().optional() }),
+  z.strictObject({ id: sequence, op: z.literal("unsubscribe"), stream: sequence }),
+  z.strictObject({ id: sequence, op: z.literal("emit"), ...call, event: z.string(), data: json }),
+  z.strictObject({ id: sequence, op: z.literal("result"), ...call, outcome, content: z.string().optional() }),
+  z.strictObject({
+    id: sequence,
+    op: z.literal("returned"),
+    ...call,
+    outcome: outcome.optional(),
+    content: z.string().optional(),
+  }),
+  z.strictObject({
+    id: sequence,
+    op: z.literal("finish"),
+    ...call,
+    outcome: outcome.optional(),
+    content: z.string().optional(),
+    cause: z.enum(["finish", "error"]),
+  }),
+]);
+
+/** A request frame from a host client. */
+export type ClientFrame = z.infer<typeof clientFrame>;
+/** The operation a request names. */
+export type ClientOp = ClientFrame["op"];
+/** A request of operation `O`, without its id. */
+export type RequestOf<O extends ClientOp> = Omit<Extract<ClientFrame, { op: O }>, "id">;
+
+const wireError = z.strictObject({ code: z.string(), message: z.string(), details: json.optional() });
+
+/** Every frame Brain sends a host client. */
+export const serverFrame = z.discriminatedUnion("t", [
+  z.strictObject({ t: z.literal("reply"), id: sequence, value: json.optional(), error: wireError.optional() }),
+  z.strictObject({
+    t: z.literal("invoke"),
+    handle: name,
+    ...call,
+    tool: name,
+    input: json,
+    deadline: z.number().optional(),
+  }),
+  z.strictObject({ t: z.literal("abort"), ...call, cause: z.string() }),
+  z.strictObject({ t: z.literal("ended"), ...call, end: z.custom<CallEnd>((v) => isObject(v)) }),
+  z.strictObject({ t: z.literal("record"), stream: sequence, record: z.custom<JournalRecord>((v) => isObject(v)) }),
+  z.strictObject({ t: z.literal("closed"), stream: sequence }),
+]);
+
+/** A frame from Brain to a host client. */
+export type ServerFrame = z.infer<typeof serverFrame>;
+
+/** Parses one text frame with `schema`, or throws `protocol_error` saying why it is not one. */
+export function decodeFrame<T>(schema: z.ZodType<T>, data: unknown): T {
+  if (typeof data !== "string") throw new BrainError("protocol_error", "frames are JSON text");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw new BrainError("protocol_error", "a frame is not JSON");
+  }
+  const result = schema.safeParse(parsed);
+  if (!result.success) throw new BrainError("protocol_error", `malformed frame: ${z.prettifyError(result.error)}`);
+  return result.data;
+}
+
+/** An error as it crosses the wire: its stable code, message and details. */
+export function errorFrame(error: unknown): z.infer<typeof wireError> {
+  if (error instanceof BrainError) {
+    return error.details === undefined
+      ? { code: error.code, message: error.message }
+      : { code: error.code, message: error.message, details: error.details };
+  }
+  return { code: "protocol_error", message: error instanceof Error ? error.message : String(error) };
+}
+
+/** Rebuilds the BrainError a reply carries. */
+export function errorFromFrame(error: z.infer<typeof wireError>): BrainError {
+  return new BrainError(
+    error.code as BrainErrorCode,
+    error.message,
+    error.details === undefined ? {} : {
+      details: error.details,
+    },
+  );
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,0 +1,230 @@
+import type { AssistantMessage } from "../session/conversation.ts";
+import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../brain/backend.ts";
+import { checkUniqueTools } from "../brain/unique_tools.ts";
+import type { ReadOptions } from "../journal/journal.ts";
+import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { Activation } from "../session/activation.ts";
+import type { CallEnd } from "../session/call_state.ts";
+import { checkCallArguments, resolveTarget } from "../session/call_arguments.ts";
+import type { CallOptions, ToolCall } from "../session/session.ts";
+import type { PlacedTool } from "../tool/tool.ts";
+import { HostConnection } from "./connection.ts";
+
+/** Options for a client of a Brain server. */
+export interface RemoteBrainOptions {
+  /** The server's base URL, such as `http://127.0.0.1:8787`. */
+  url: string;
+  /** This host's token; the server stores only its SHA-256. */
+  token: string;
+  /**
+   * The registered host identity; `"default"` when omitted. The first
+   * registration of an id fixes its token; reattach with the same id and token.
+   */
+  host?: string;
+}
+
+/** A Brain server reached over one host connection; this process runs the sessions' Tools. */
+export class RemoteBackend implements BrainBackend {
+  #connection: HostConnection;
+  #live = new Set<RemoteSession>();
+  #closed = false;
+
+  constructor({ url, token, host = "default" }: RemoteBrainOptions) {
+    if (typeof url !== "string" || typeof token !== "string") {
+      throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
+    }
+    this.#connection = new HostConnection({ url, token, host });
+  }
+
+  async create(
+    { tools = [], id = crypto.randomUUID(), host, model }: CreateSessionOptions = {},
+  ): Promise<BrainSession> {
+    this.#assertOpen();
+    refuseCredentials(host);
+    refuseModel(model);
+    checkUniqueTools(tools);
+    return await this.#open(id, tools, "create");
+  }
+
+  async get(id: string, { tools = [], host, model }: GetSessionOptions = {}): Promise<BrainSession> {
+    this.#assertOpen();
+    refuseCredentials(host);
+    refuseModel(model);
+    return await this.#open(id, tools, "get");
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.#connection.request("delete", { session: id }, { retry: true });
+  }
+
+  async list(): Promise<SessionMeta[]> {
+    this.#assertOpen();
+    return await this.#connection.request("list", {}, { retry: true }) as unknown as SessionMeta[];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.#connection.close();
+  }
+
+  async #open(id: string, tools: readonly PlacedTool[], op: "create" | "get"): Promise<RemoteSession> {
+    const advertised = tools.map(({ advertised }) => {
+      if (advertised.implementation !== "host") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: a remote Brain client hosts application functions only`,
+        );
+      }
+      return { ...advertised, implementation: "host" as const };
+    });
+    const handle = crypto.randomUUID();
+    // Handlers are in place before Brain can dispatch to the new handle.
+    this.#connection.addHandle(handle, id, tools);
+    try {
+      if (op === "create") await this.#connection.request("create", { handle, session: id, tools: advertised });
+      else {
+        await this.#connection.request("get", { handle, session: id, ...(tools.length ? { tools: advertised } : {}) }, {
+          retry: true,
+        });
+      }
+    } catch (error) {
+      this.#connection.removeHandle(handle);
+      throw error;
+    }
+    const session = new RemoteSession(this.#connection, id, handle, tools, (ended) => this.#live.delete(ended));
+    this.#live.add(session);
+    return session;
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+function refuseCredentials(host: unknown): void {
+  if (host !== undefined) {
+    throw new BrainError(
+      "invalid_argument",
+      "a remote Brain's sessions belong to the host it connects as: give host and token to new Brain({ url, token, host })",
+    );
+  }
+}
+
+/** A session handle of a remote Brain: the same API as an embedded session's. */
+class RemoteSession implements BrainSession {
+  readonly id: string;
+  #connection: HostConnection;
+  #handle: string;
+  #tools: Map<string, PlacedTool>;
+  #ended = false;
+  #onEnd: (session: RemoteSession) => void;
+
+  constructor(
+    connection: HostConnection,
+    id: string,
+    handle: string,
+    tools: readonly PlacedTool[],
+    onEnd: (session: RemoteSession) => void,
+  ) {
+    this.id = id;
+    this.#connection = connection;
+    this.#handle = handle;
+    this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
+    this.#onEnd = onEnd;
+  }
+
+  get tools(): PlacedTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** Always undefined: a remote client places only its own host Tools, which have no Brain workspace. */
+  workspace(_envName: string): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * A new activation. Only its id travels: calls started with it share one
+   * budget on the server, which applies its own byte limit and keeps the count.
+   */
+  activation(): Activation {
+    return new Activation();
+  }
+
+  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const { deadline, signal } = options;
+    checkCallArguments(placed.tool.name, input, deadline);
+    const sequence = await this.#connection.request("start", {
+      handle: this.#handle,
+      tool: placed.tool.name,
+      input,
+      ...(deadline === undefined ? {} : { deadline }),
+      ...(options.activation ? { activation: options.activation.id } : {}),
+    }) as number;
+    const call = { session: this.id, call: sequence };
+    const ended = this.#connection.awaitEnd(this.id, sequence);
+    const cancel = async (message?: string) =>
+      await this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, {
+        retry: true,
+      }) as unknown as CallEnd;
+    if (signal) {
+      const onAbort = () => cancel().catch(() => {});
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      ended.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => {});
+    }
+    return Object.freeze({ sequence, ended, cancel });
+  }
+
+  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return await (await this.start(target, input, options)).ended;
+  }
+
+  /** Refused: a remote Brain's sessions have no Agentloop in this client yet. */
+  send(): Promise<AssistantMessage> {
+    return Promise.reject(
+      new BrainError("model_unavailable", `session ${this.id}: a remote Brain has no Agentloop yet`),
+    );
+  }
+
+  /** Nothing to interrupt: a remote session has no Agentloop in this client. */
+  interrupt(): void {}
+
+  async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return await this.#connection.request("read", { session: this.id, ...options }, {
+      retry: true,
+    }) as unknown as JournalRecord[];
+  }
+
+  records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
+    return this.#connection.follow(this.id, options.from, options.signal);
+  }
+
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#connection.removeHandle(this.#handle);
+    this.#tools.clear();
+    try {
+      await this.#connection.request("end", { handle: this.#handle }, { retry: true });
+    } catch (error) {
+      if (!(error instanceof BrainError && error.code === "session_closed")) throw error;
+    } finally {
+      this.#onEnd(this);
+    }
+  }
+}
+
+/** A remote Brain cannot take a client's provider object; sessions with a model need an embedded Brain for now. */
+function refuseModel(model: unknown): void {
+  if (model !== undefined) {
+    throw new BrainError("model_unavailable", "a remote Brain does not take a session model from its client yet");
+  }
+}

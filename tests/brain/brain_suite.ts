@@ -1,0 +1,208 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type Brain, BrainError, fail, type JournalRecord, tool } from "../../mod.ts";
+
+/** A Brain to test and how to dispose of what it needs. */
+export interface OpenedBrain {
+  brain: Brain;
+  dispose(): Promise<void>;
+}
+
+const echo = tool({
+  name: "echo",
+  description: "Echo the text after an event.",
+  input: z.object({ text: z.string() }),
+  output: z.object({ text: z.string(), eventSequence: z.number() }),
+  run: async ({ text }, ctx) => {
+    const eventSequence = await ctx.emit("echo_started", { text });
+    return ctx.finish({ text, eventSequence });
+  },
+});
+
+const failing = tool({
+  name: "failing",
+  description: "Fails in the way its input asks.",
+  input: z.object({ how: z.enum(["outcome", "throw", "output"]) }),
+  output: z.object({ n: z.number() }),
+  run: ({ how }, ctx) => {
+    if (how === "throw") throw new TypeError("boom");
+    if (how === "output") return ctx.finish({ n: "not a number" } as never);
+    return ctx.finish(fail("not_found", "no such record", { retryable: false, details: { id: "7" } }));
+  },
+});
+
+/** Says it started, waits for its signal, reports what it saw, then finishes late. */
+function waiter(seen: PromiseWithResolvers<unknown>, started = Promise.withResolvers<void>()) {
+  return tool({
+    name: "waiter",
+    description: "Waits until the call is stopped.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      started.resolve();
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+      seen.resolve(ctx.signal.reason);
+      await ctx.finish().catch(() => {});
+    },
+  });
+}
+
+/** Registers the behaviour every Brain has, embedded or remote; `open` gives a fresh one. */
+export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void {
+  const test = (title: string, fn: (brain: Brain) => Promise<void>) =>
+    Deno.test(`${name}: ${title}`, async () => {
+      const { brain, dispose } = await open();
+      try {
+        await fn(brain);
+      } finally {
+        await brain.close();
+        await dispose();
+      }
+    });
+
+  test("a call commits its intent, event, result and finish in order", async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    const end = await session.call("echo", { text: "hi" });
+    const records = await session.read();
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(end, {
+      call: 1,
+      sequence: 4,
+      cause: "finish",
+      outcome: { status: "ok", value: { text: "hi", eventSequence: 2 } },
+    });
+    assert.deepEqual(records[0], { ...records[0], kind: "tool_call_started", tool: "echo", input: { text: "hi" } });
+  });
+
+  test("error outcomes keep code, message, retryable and details; throws and bad output are errors", async (brain) => {
+    const session = await brain.sessions.create({ tools: [failing()] });
+    assert.deepEqual((await session.call("failing", { how: "outcome" })).outcome, {
+      status: "error",
+      error: { code: "not_found", message: "no such record", retryable: false, details: { id: "7" } },
+    });
+    const thrown = await session.call("failing", { how: "throw" });
+    assert.equal(thrown.cause, "error");
+    assert.deepEqual(thrown.outcome, {
+      status: "error",
+      error: { code: "tool_error", message: "boom", details: { name: "TypeError" } },
+    });
+    const invalid = await session.call("failing", { how: "output" });
+    assert.equal(invalid.outcome.status === "error" && invalid.outcome.error.code, "invalid_output");
+    const badInput = await session.call("failing", { how: "sideways" });
+    assert.equal(badInput.outcome.status === "error" && badInput.outcome.error.code, "invalid_input");
+  });
+
+  test("cancelling ends the call cancelled, aborts ctx.signal and records the later finish as late", async (brain) => {
+    const seen = Promise.withResolvers<unknown>();
+    const started = Promise.withResolvers<void>();
+    const session = await brain.sessions.create({ tools: [waiter(seen, started)()] });
+    const controller = new AbortController();
+    const call = await session.start("waiter", {}, { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    const end = await call.ended;
+    assert.equal(end.cause, "cancelled");
+    assert.equal(end.outcome.status, "cancelled");
+    assert.ok(await seen.promise instanceof BrainError);
+    for await (const record of session.records({ from: end.sequence + 1 })) {
+      assert.deepEqual([record.kind, "call" in record && record.call], ["tool_call_late", call.sequence]);
+      break;
+    }
+  });
+
+  test("a passed deadline ends the call with timeout", async (brain) => {
+    const seen = Promise.withResolvers<unknown>();
+    const session = await brain.sessions.create({ tools: [waiter(seen)()] });
+    const end = await session.call("waiter", {}, { deadline: Date.now() + 20 });
+    assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+    await seen.promise;
+  });
+
+  test("records() follows commits as they happen", async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    const controller = new AbortController();
+    const followed: JournalRecord[] = [];
+    const following = (async () => {
+      for await (const record of session.records({ signal: controller.signal })) {
+        followed.push(record);
+        if (record.kind === "tool_call_finished") controller.abort();
+      }
+    })();
+    await session.call("echo", { text: "a" });
+    await following;
+    assert.deepEqual(followed, await session.read());
+  });
+
+  test("get(id) opens a handle without handlers; get with the original Tools restores them", async (brain) => {
+    const created = await brain.sessions.create({ tools: [echo()] });
+    await created.call("echo", { text: "one" });
+    await created.end();
+    const reader = await brain.sessions.get(created.id);
+    assert.equal((await reader.read()).length, 4);
+    await assert.rejects(reader.start("echo", { text: "x" }), (error: BrainError) => error.code === "unknown_tool");
+    const restored = await brain.sessions.get(created.id, { tools: [echo()] });
+    const end = await restored.call("echo", { text: "two" });
+    assert.deepEqual(end.outcome, { status: "ok", value: { text: "two", eventSequence: 6 } });
+  });
+
+  test("reattaching with a different contract is refused", async (brain) => {
+    const created = await brain.sessions.create({ tools: [echo()] });
+    const changed = tool({
+      name: "echo",
+      description: "Echo the text after an event.",
+      input: z.object({ text: z.string(), loud: z.boolean() }),
+      run: (_input, ctx) => ctx.finish(null),
+    });
+    await assert.rejects(
+      brain.sessions.get(created.id, { tools: [changed()] }),
+      (error: BrainError) => error.code === "reattach_mismatch",
+    );
+  });
+
+  test("ending a session cancels its open calls and releases its handlers", async (brain) => {
+    const seen = Promise.withResolvers<unknown>();
+    const session = await brain.sessions.create({ tools: [waiter(seen)()] });
+    const call = await session.start("waiter", {});
+    await session.end();
+    assert.equal((await call.ended).cause, "cancelled");
+    assert.deepEqual(session.tools, []);
+    await assert.rejects(session.start("waiter", {}), (error: BrainError) => error.code === "session_closed");
+  });
+
+  test("list shows sessions; delete removes one with its records", async (brain) => {
+    const kept = await brain.sessions.create({ tools: [echo()] });
+    const gone = await brain.sessions.create({ id: "gone" });
+    assert.deepEqual((await brain.sessions.list()).map((meta) => meta.id).sort(), [kept.id, "gone"].sort());
+    assert.deepEqual((await brain.sessions.list()).find((meta) => meta.id === kept.id)?.tools, [echo().advertised]);
+    await brain.sessions.delete(gone.id);
+    assert.deepEqual((await brain.sessions.list()).map((meta) => meta.id), [kept.id]);
+    await assert.rejects(brain.sessions.get("gone"), (error: BrainError) => error.code === "session_not_found");
+  });
+
+  test("bad arguments throw typed errors before anything is committed", async (brain) => {
+    await assert.rejects(
+      brain.sessions.create({ tools: [echo(), echo()] }),
+      (error: BrainError) => error.code === "duplicate_tool",
+    );
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await assert.rejects(
+      session.start("echo", { text: undefined } as never),
+      (error: BrainError) => error.code === "invalid_input",
+    );
+    await assert.rejects(
+      session.start("echo", { text: "x" }, { deadline: Infinity }),
+      (error: BrainError) => error.code === "invalid_argument",
+    );
+    await assert.rejects(session.start("nope", {}), (error: BrainError) => error.code === "unknown_tool");
+    assert.deepEqual(await session.read(), []);
+  });
+
+  test("a closed Brain refuses new sessions", async (brain) => {
+    await brain.close();
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
+  });
+}

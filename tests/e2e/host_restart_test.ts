@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type BrainError, tool } from "../../mod.ts";
+import { scratchDir } from "../scratch.ts";
+import { spawnDeno } from "./child.ts";
+
+const dir = scratchDir("host_restart");
+
+function serve(path: string, port: string) {
+  return spawnDeno("src/http/serve.ts", ["--port", port, "--path", path], [
+    "--allow-net=127.0.0.1",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH",
+    "--allow-read=.tmp",
+    "--allow-write=.tmp",
+  ]);
+}
+
+async function listening(server: ReturnType<typeof serve>): Promise<string> {
+  const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
+  assert.ok(url, "the server printed its URL");
+  return url;
+}
+
+Deno.test("a Brain server killed and restarted over its KV file: the lost call is unknown, the host reattaches by itself and its token still binds", async () => {
+  const path = `${dir}/brain.kv`;
+  let server = serve(path, "0");
+  const url = await listening(server);
+  const brain = new Brain({ url, token: "restart-token", host: "app" });
+  const invocations: number[] = [];
+  const started = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<unknown>();
+  const hold = tool({
+    name: "hold",
+    description: "Holds until its signal aborts.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      invocations.push(ctx.sequence);
+      started.resolve();
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+      stopped.resolve(ctx.signal.reason);
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [hold(), quick()] });
+    const call = await session.start("hold", {});
+    await started.promise;
+    server.process.kill("SIGKILL");
+    await server.process.status;
+    assert.equal((await stopped.promise as BrainError).code, "connection_lost");
+
+    server = serve(path, new URL(url).port);
+    assert.equal(await listening(server), url);
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
+    assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+    assert.deepEqual(invocations, [call.sequence], "the lost call was never dispatched again");
+
+    const intruder = await fetch(`${url}/v1/host?host=app`, {
+      headers: { authorization: "Bearer another-token", upgrade: "websocket" },
+    });
+    await intruder.body?.cancel();
+    assert.equal(intruder.status, 401, "the restarted server still knows the host's token hash");
+  } finally {
+    await brain.close();
+    server.process.kill("SIGTERM");
+    await server.process.status;
+  }
+});

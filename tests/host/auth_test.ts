@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type BrainError, hashToken, serveBrain, tool } from "../../mod.ts";
+
+const ping = tool({
+  name: "ping",
+  description: "Answers pong.",
+  input: z.object({}),
+  run: (_input, ctx) => ctx.finish("pong"),
+});
+
+Deno.test("a wrong or missing host token gets 401 and no connection, so nothing is dispatched to it", async () => {
+  const server = await serveBrain();
+  const owner = new Brain({ url: server.url, token: "owner-secret", host: "app" });
+  try {
+    const session = await owner.sessions.create({ tools: [ping()] });
+    const endpoint = `${server.url}/v1/host?host=app`;
+    for (
+      const headers of [{} as Record<string, string>, { authorization: "Bearer wrong-secret" }, {
+        authorization: "Basic b3duZXI=",
+      }]
+    ) {
+      const response = await fetch(endpoint, { headers: { ...headers, upgrade: "websocket" } });
+      await response.body?.cancel();
+      assert.equal(response.status, 401);
+    }
+    const intruder = new Brain({ url: server.url, token: "wrong-secret", host: "app" });
+    try {
+      await assert.rejects(intruder.sessions.list(), (error: BrainError) => error.code === "unauthorized");
+      await assert.rejects(
+        intruder.sessions.get(session.id, { tools: [ping()] }),
+        (error: BrainError) => error.code === "unauthorized",
+      );
+    } finally {
+      await intruder.close();
+    }
+    assert.equal(server.connections, 1, "only the owner's socket was ever accepted");
+    assert.deepEqual((await session.call("ping", {})).outcome, { status: "ok", value: "pong" });
+  } finally {
+    await owner.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("Brain keeps only the token's hash, and another host cannot open the session", async () => {
+  const server = await serveBrain();
+  const owner = new Brain({ url: server.url, token: "hash-me-secret", host: "owner" });
+  const other = new Brain({ url: server.url, token: "other-secret", host: "other" });
+  try {
+    const session = await owner.sessions.create({ tools: [ping()] });
+    await session.call("ping", {});
+    const [meta] = await server.journal.listSessions();
+    assert.deepEqual(meta.host, { id: "owner", tokenHash: await hashToken("hash-me-secret") });
+    const stored = JSON.stringify([meta, await server.journal.read(session.id)]);
+    assert.ok(!stored.includes("hash-me-secret"));
+    assert.deepEqual(await other.sessions.list(), []);
+    await assert.rejects(other.sessions.get(session.id), (error: BrainError) => error.code === "unauthorized");
+    await assert.rejects(other.sessions.delete(session.id), (error: BrainError) => error.code === "unauthorized");
+  } finally {
+    await other.close();
+    await owner.close();
+    await server.shutdown();
+  }
+});

@@ -1,0 +1,62 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
+
+Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "many-token", host: "many" });
+  const seen = new Map<number, number>();
+  const double = tool({
+    name: "double",
+    description: "Doubles n after an event.",
+    input: z.object({ n: z.number().int() }),
+    run: async ({ n }, ctx) => {
+      seen.set(n, (seen.get(n) ?? 0) + 1);
+      await ctx.emit("doubling", { n });
+      return ctx.finish(n * 2);
+    },
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [double()] });
+    const count = 1_000;
+    const ends = await Promise.all(Array.from({ length: count }, (_, n) => session.call("double", { n })));
+    ends.forEach((end, n) => assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: n * 2 }]));
+    assert.equal(new Set(ends.map((end) => end.call)).size, count);
+    assert.equal(seen.size, count);
+    assert.ok([...seen.values()].every((times) => times === 1), "each call ran exactly once");
+    const records = await session.read();
+    const kinds = (kind: string) => records.filter((record) => record.kind === kind).length;
+    assert.deepEqual([kinds("tool_call_started"), kinds("tool_event"), kinds("tool_call_finished")], [
+      count,
+      count,
+      count,
+    ]);
+    assert.equal(server.connections, 1);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("several sessions and Tools of one Brain client share one connection until close", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "shared-token", host: "shared" });
+  const named = (name: string) =>
+    tool({ name, description: `Answers ${name}.`, input: z.object({}), run: (_input, ctx) => ctx.finish(name) });
+  try {
+    const first = await brain.sessions.create({ tools: [named("a")(), named("b")()] });
+    const second = await brain.sessions.create({ tools: [named("a")()] });
+    const ends = await Promise.all([first.call("a", {}), first.call("b", {}), second.call("a", {})]);
+    assert.deepEqual(ends.map((end) => end.outcome), [
+      { status: "ok", value: "a" },
+      { status: "ok", value: "b" },
+      { status: "ok", value: "a" },
+    ]);
+    assert.equal(server.connections, 1);
+    await brain.close();
+    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "session_closed");
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});

@@ -1,0 +1,131 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
+
+Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "drop-token", host: "dropped" });
+  const invocations: number[] = [];
+  const started = Promise.withResolvers<void>();
+  const stopped = Promise.withResolvers<{ reason: unknown; emitAfter: unknown }>();
+  const hold = tool({
+    name: "hold",
+    description: "Holds until its signal aborts, then tries to emit.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      invocations.push(ctx.sequence);
+      await ctx.emit("holding", null);
+      started.resolve();
+      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+      const emitAfter = await ctx.emit("after_loss", null).then(() => "committed", (error) => error);
+      stopped.resolve({ reason: ctx.signal.reason, emitAfter });
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [hold(), quick()] });
+    const call = await session.start("hold", {});
+    await started.promise;
+    assert.equal(server.dropHost("dropped"), true);
+
+    const end = await call.ended;
+    assert.equal(end.cause, "unknown");
+    assert.equal(end.outcome.status, "unknown");
+    const { reason, emitAfter } = await stopped.promise;
+    assert.equal((reason as BrainError).code, "connection_lost");
+    assert.equal((emitAfter as BrainError).code, "connection_lost");
+
+    const next = await session.call("quick", {});
+    assert.deepEqual(next.outcome, { status: "ok", value: "quick" });
+    assert.equal(server.connections, 2, "the same host reconnected once");
+    assert.deepEqual(invocations, [call.sequence], "the lost call was never sent again");
+    const records = await session.read();
+    assert.deepEqual(
+      records.filter((record) => "call" in record && record.call === call.sequence).map((record) => record.kind),
+      ["tool_event", "tool_call_finished"],
+    );
+    assert.equal(records.filter((record) => record.kind === "tool_call_started").length, 2);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("records() resumes after a reconnect without repeating or skipping a record", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "follow-token", host: "follower" });
+  const note = tool({
+    name: "note",
+    description: "Emits one event.",
+    input: z.object({ n: z.number() }),
+    run: async ({ n }, ctx) => {
+      await ctx.emit("note", { n });
+      return ctx.finish(n);
+    },
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [note()] });
+    const controller = new AbortController();
+    const sequences: number[] = [];
+    const firstSeen = Promise.withResolvers<void>();
+    const following = (async () => {
+      for await (const record of session.records({ signal: controller.signal })) {
+        sequences.push(record.sequence);
+        if (record.kind === "tool_call_finished") firstSeen.resolve();
+        if (sequences.length === 8) controller.abort();
+      }
+    })();
+    following.catch(() => {});
+    await session.call("note", { n: 1 });
+    await firstSeen.promise;
+    assert.equal(server.dropHost("follower"), true);
+    // An idempotent request is resent after the reconnect, so its answer means the host is back.
+    await session.read();
+    assert.equal(server.connections, 2);
+    await session.call("note", { n: 2 });
+    await following;
+    assert.deepEqual(sequences, [1, 2, 3, 4, 5, 6, 7, 8]);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a call started on a socket that is dropping fails connection_lost and is never sent again", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "race-token", host: "racer" });
+  let runs = 0;
+  const counted = tool({
+    name: "counted",
+    description: "Counts its runs.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      runs++;
+      return ctx.finish(runs);
+    },
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [counted()] });
+    assert.equal(server.dropHost("racer"), true);
+    await assert.rejects(session.start("counted", {}), (error: BrainError) => error.code === "connection_lost");
+    await session.read();
+    assert.equal(runs, 0, "the lost start was not resent after the reconnect");
+    const records = await session.read();
+    const started = records.filter((record) => record.kind === "tool_call_started");
+    assert.ok(started.length <= 1);
+    for (const record of records) {
+      if (record.kind === "tool_call_finished") {
+        assert.equal(record.outcome.status === "error" && record.outcome.error.code, "host_disconnected");
+      }
+    }
+    assert.deepEqual((await session.call("counted", {})).outcome, { status: "ok", value: 1 });
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
