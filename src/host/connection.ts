@@ -115,7 +115,12 @@ export class HostConnection {
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them. */
-  addHandle(handle: string, session: string, tools: readonly PlacedTool[], conversation: HandleConversation = {}): void {
+  addHandle(
+    handle: string,
+    session: string,
+    tools: readonly PlacedTool[],
+    conversation: HandleConversation = {},
+  ): void {
     this.#handles.set(handle, {
       session,
       tools: new Map(tools.map((placed) => [placed.tool.name, placed])),

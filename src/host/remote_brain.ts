@@ -252,7 +252,7 @@ function serverConversation(model: unknown, agentloop: AgentloopOptions | undefi
   if (model !== undefined && typeof model !== "string") {
     throw new BrainError(
       "invalid_argument",
-      "a remote Brain runs sessions with the server's models: give the name of one, such as model: \"default\"",
+      'a remote Brain runs sessions with the server\'s models: give the name of one, such as model: "default"',
     );
   }
   if (model === undefined) return {};
@@ -268,7 +268,9 @@ function serverConversation(model: unknown, agentloop: AgentloopOptions | undefi
     model,
     agentloop: {
       ...(system === undefined ? {} : { system }),
-      ...(toolDeadlineMs === undefined ? {} : { toolDeadlineMs: Number.isFinite(toolDeadlineMs) ? toolDeadlineMs : null }),
+      ...(toolDeadlineMs === undefined
+        ? {}
+        : { toolDeadlineMs: Number.isFinite(toolDeadlineMs) ? toolDeadlineMs : null }),
     },
   };
 }

@@ -271,7 +271,11 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
   ]);
   const server = await serveBrain({
     models: {
-      default: { provider: openAICompatible({ baseUrl: chat.baseUrl }), model: "gpt-test", credentials: { apiKey: SECRET } },
+      default: {
+        provider: openAICompatible({ baseUrl: chat.baseUrl }),
+        model: "gpt-test",
+        credentials: { apiKey: SECRET },
+      },
     },
   });
   const brain = new Brain({ url: server.url, token: "openai-token", host: "summarizer" });
