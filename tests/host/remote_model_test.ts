@@ -258,6 +258,51 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   assert.equal(ofKind(await session.read(), "model_call_started").length, 1);
 });
 
+Deno.test("a remote Tool's completion and its original deadline stop its pending ctx.model on the server", async () => {
+  const provider = new ScriptedProvider([hanging(), hanging()]);
+  await using remote = await connected(provider, "stopper");
+  const errors: Record<string, Promise<unknown>> = {};
+  const hasty = tool({
+    name: "hasty",
+    description: "Finishes while its model call is pending.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const pending = ctx.model({ messages: [{ role: "user", content: "slow" }] }).catch((error) => error);
+      await until(session, (seen) => ofKind(seen, "model_call_started").length === 1, "the model call");
+      errors.hasty = pending;
+      return ctx.finish("done");
+    },
+  });
+  const settled = gate();
+  const waiter = tool({
+    name: "waiter",
+    description: "Waits for the model.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      errors.waiter = ctx.model({ messages: [{ role: "user", content: "slow" }] }).catch((error) => error);
+      await errors.waiter;
+      settled.open();
+    },
+  });
+  const session = await remote.brain.sessions.create({ tools: [hasty(), waiter()], model: "default" });
+  assert.deepEqual((await session.call("hasty", {})).outcome, { status: "ok", value: "done" });
+  assert.equal((await session.call("waiter", {}, { deadline: Date.now() + 50 })).cause, "timeout");
+  await settled.wait;
+  const codes = await Promise.all([errors.hasty, errors.waiter]);
+  assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["cancelled", "timeout"]);
+  const records = await serverUntil(
+    remote.server,
+    session.id,
+    (seen) => ofKind(seen, "model_call_finished").length === 2,
+  );
+  assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
+    "unknown",
+    "unknown",
+  ]);
+  assert.equal(provider.calls.length, 2, "neither request was sent again");
+  assert.ok(provider.calls.every((call) => call.signal.aborted), "each provider call was told to stop");
+});
+
 Deno.test("a remote session over the OpenAI-compatible provider: a full turn with ctx.model, the key only on the server", async () => {
   await using chat = chatServer([
     {
