@@ -249,7 +249,7 @@ class RemoteSession implements BrainSession {
  * server's never reach it) and JSON Agentloop options.
  */
 function serverConversation(model: unknown, agentloop: AgentloopOptions | undefined): HandleConversation {
-  if (model !== undefined && typeof model !== "string") {
+  if (model !== undefined && (typeof model !== "string" || model === "")) {
     throw new BrainError(
       "invalid_argument",
       'a remote Brain runs sessions with the server\'s models: give the name of one, such as model: "default"',
@@ -261,7 +261,7 @@ function serverConversation(model: unknown, agentloop: AgentloopOptions | undefi
   if (system !== undefined && typeof system !== "string") {
     throw new BrainError("invalid_argument", "agentloop.system must be a string");
   }
-  if (toolDeadlineMs !== undefined && !(toolDeadlineMs > 0)) {
+  if (toolDeadlineMs !== undefined && !(typeof toolDeadlineMs === "number" && toolDeadlineMs > 0)) {
     throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
   }
   return {

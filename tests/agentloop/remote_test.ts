@@ -22,8 +22,14 @@ Deno.test("a remote Brain takes a server model by name only; without one, send a
     });
     const model = { provider: new ScriptedProvider([]), model: "m" };
     await assert.rejects(brain.sessions.create({ tools: [ask()], model }), { code: "invalid_argument" });
+    await assert.rejects(brain.sessions.create({ model: "" }), { code: "invalid_argument" });
+    await assert.rejects(
+      brain.sessions.create({ model: "default", agentloop: { toolDeadlineMs: "soon" as never } }),
+      { code: "invalid_argument" },
+    );
     await assert.rejects(brain.sessions.create({ id: "missing", model: "other" }), { code: "model_unavailable" });
     assert.equal(await server.journal.getSession("missing"), undefined, "nothing was created for an unknown model");
+    assert.equal(server.connections, 1, "bad arguments were refused before they could break the connection");
 
     const session = await brain.sessions.create({ tools: [ask()] });
     await session.call("ask", {});
