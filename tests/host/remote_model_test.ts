@@ -303,6 +303,61 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   assert.ok(provider.calls.every((call) => call.signal.aborted), "each provider call was told to stop");
 });
 
+Deno.test("concurrent remote ctx.model calls keep each Tool's identity in origin and add no assistant message", async () => {
+  const both = gate();
+  let waiting = 0;
+  const provider = new ScriptedProvider(Array.from({ length: 2 }, () => async (call: ProviderCall) => {
+    if (++waiting === 2) both.open();
+    await both.wait;
+    return `answer to ${(call.request.messages[0] as { content: string }).content}`;
+  }));
+  await using remote = await connected(provider, "concurrent");
+  const asker = (name: string) =>
+    tool({
+      name,
+      description: "Asks the model.",
+      input: z.object({}),
+      run: async (_input, ctx) =>
+        ctx.finish((await ctx.model({ messages: [{ role: "user", content: name }] })).content),
+    });
+  const session = await remote.brain.sessions.create({ tools: [asker("alpha")(), asker("beta")()], model: "default" });
+  const activation = session.activation();
+  const [a, b] = await Promise.all([
+    session.call("alpha", {}, { activation }),
+    session.call("beta", {}, { activation }),
+  ]);
+  assert.deepEqual([a.outcome, b.outcome], [
+    { status: "ok", value: "answer to alpha" },
+    { status: "ok", value: "answer to beta" },
+  ]);
+  const records = await session.read();
+  const origins = ofKind(records, "model_call_started").map((started) => started.origin);
+  assert.deepEqual(
+    origins.sort((x, y) => (x as { call: number }).call - (y as { call: number }).call),
+    [{ kind: "tool", tool: "alpha", call: a.call }, { kind: "tool", tool: "beta", call: b.call }],
+  );
+  assert.equal(ofKind(records, "assistant_message").length, 0);
+});
+
+Deno.test("a send whose connection drops fails connection_lost and is not resent; the server's loop still answers", async () => {
+  const release = gate();
+  const provider = new ScriptedProvider([async () => {
+    await release.wait;
+    return "answered anyway";
+  }]);
+  await using remote = await connected(provider, "impatient");
+  const session = await remote.brain.sessions.create({ model: "default" });
+  const reply = session.send("Hello?");
+  await serverUntil(remote.server, session.id, (seen) => ofKind(seen, "model_call_started").length === 1);
+  assert.equal(remote.server.dropHost("impatient"), true);
+  await assert.rejects(reply, { code: "connection_lost" });
+  release.open();
+  const records = await until(session, (seen) => ofKind(seen, "assistant_message").length === 1, "the answer");
+  assert.equal(ofKind(records, "assistant_message")[0].content, "answered anyway");
+  assert.equal(ofKind(await session.read(), "user_message").length, 1, "the message was not sent twice");
+  assert.equal(provider.calls.length, 1);
+});
+
 Deno.test("a remote session over the OpenAI-compatible provider: a full turn with ctx.model, the key only on the server", async () => {
   await using chat = chatServer([
     {
