@@ -16,7 +16,7 @@ async function missing(
 ): Promise<string | undefined> {
   for (const command of commands) {
     if (Deno.permissions.querySync({ name: "run", command }).state !== "granted") {
-      return `${command} is not on PATH or this run may not start it; set up with `${install}` and run deno task test:authoring`;
+      return `${command} is not on PATH or this run may not start it; set up with \`${install}\` and run deno task test:authoring`;
     }
   }
   try {
