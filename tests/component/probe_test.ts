@@ -215,7 +215,7 @@ Deno.test("Component input and output are validated with parseAsync, defaults an
       description: "probe echo with async schemas",
       input: z.object({ status: z.literal("ok"), value: z.number().default(5).transform((n) => n * 2) })
         .refine(async () => (await new Promise((resolve) => setTimeout(resolve, 1)), true)),
-      output: z.number().transform((n) => String(n + 1)).pipe(z.string()).refine(async () => true),
+      output: z.number().transform((n) => String(n + 1)).pipe(z.string()).refine(() => Promise.resolve(true)),
       implementation: component(PROBE),
     });
     const session = await brain.sessions.create({ tools: [checked({ env: reader })] });
