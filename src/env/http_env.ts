@@ -104,7 +104,7 @@ export function httpEnv(options: HttpEnvOptions): Environment {
       baseUrl: baseUrl.href,
       headers: Object.keys(headers).sort(),
       control: [...control],
-      model,
+      ...(model ? { model } : {}),
     }),
     checkDescriptor: (descriptor: Descriptor, toolName: string) => void check(descriptor, toolName),
     invoke: (descriptor: Descriptor, input: JsonValue, signal: AbortSignal) => invoke(descriptor, input, signal),

@@ -151,3 +151,10 @@ Deno.test("the Tool's deadline stops a pending service request, which ends unkno
     assert.equal(provider.calls.length, 1);
   });
 });
+
+Deno.test("the model grant is part of the binding's description, and must be a boolean", () => {
+  const baseUrl = "http://127.0.0.1:1";
+  assert.equal((httpEnv({ name: "a", baseUrl, model: true }).describe() as { model?: boolean }).model, true);
+  assert.equal("model" in (httpEnv({ name: "a", baseUrl }).describe() as object), false);
+  assert.throws(() => httpEnv({ name: "a", baseUrl, model: "yes" as never }), { code: "invalid_argument" });
+});
