@@ -212,7 +212,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     const seen = Promise.withResolvers<unknown>();
     const started = Promise.withResolvers<void>();
     const session = await brain.sessions.create({ tools: [waiter(seen, started)()] });
-    const call = await session.start("waiter", {});
+    const call = await session.start("waiter", {}, { deadline: Date.now() + 10_000 });
     await started.promise;
     await brain.sessions.delete(session.id);
     assert.equal((await call.ended).cause, "cancelled");

@@ -145,7 +145,7 @@ Deno.test("a Tool that returned without finishing stays open until connection lo
   });
   try {
     const session = await brain.sessions.create({ tools: [forgets()] });
-    const call = await session.start("forgets", {});
+    const call = await session.start("forgets", {}, { deadline: Date.now() + 10_000 });
     for await (const record of session.records({ signal: AbortSignal.timeout(10_000) })) {
       if (record.kind === "tool_returned") break;
     }
