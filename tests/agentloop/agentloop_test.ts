@@ -498,3 +498,32 @@ Deno.test("a Tool's events and results enter the journal; only the Agentloop wri
     await brain.close();
   }
 });
+
+Deno.test("an interrupted loop suspends without ending its background Tools", async () => {
+  const brain = new Brain();
+  try {
+    const later = gate();
+    const watch = tool({
+      name: "watch",
+      description: "Reports later.",
+      input: z.object({}),
+      run: (_input, ctx) => void later.wait.then(() => ctx.finish({ price: 42 }, { content: "The price is 42." })),
+    });
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: "w", name: "watch", input: {} }] },
+      (call) => new Promise((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason))),
+      "The price is 42.",
+    ]);
+    const session = await brain.sessions.create({ tools: [watch()], model: { provider, model: "m" } });
+    const sent = session.send("Watch the price.");
+    await until(session, (seen) => ofKind(seen, "model_call_started").length === 2, "the second model call");
+    session.interrupt();
+    await assert.rejects(sent, { code: "cancelled" });
+    assert.equal(ofKind(await session.read(), "tool_call_finished").length, 0, "the Tool is still open");
+    later.open();
+    const records = await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the finish");
+    assert.equal(ofKind(records, "tool_call_finished")[0].cause, "finish");
+  } finally {
+    await brain.close();
+  }
+});
