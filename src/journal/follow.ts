@@ -14,7 +14,7 @@ export async function* follow(
   { from = 1, signal }: SubscribeOptions = {},
 ): AsyncGenerator<JournalRecord> {
   let next = from;
-  while (!signal?.aborted) {
+  while (!signal?.aborted && !notifier.closed) {
     const committed = notifier.next(sessionId);
     const records = await read(sessionId, { from: next });
     for (const record of records) {
