@@ -23,12 +23,17 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
       name: "greet",
       description: "Greets.",
       input: z.object({ name: z.string() }),
-      run: ({ name }, ctx) => ctx.finish(`hello ${name}`),
+      run: ({ name }, ctx) => ctx.finish({ text: `hello ${name}`, pid: Deno.pid }),
     });
     const brain = new Brain({ url, token: "serve-token", host: "app" });
     try {
       const session = await brain.sessions.create({ tools: [greet()] });
-      assert.deepEqual((await session.call("greet", { name: "Ada" })).outcome, { status: "ok", value: "hello Ada" });
+      const end = await session.call("greet", { name: "Ada" });
+      assert.deepEqual(
+        end.outcome,
+        { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
+        "it ran in this process",
+      );
     } finally {
       await brain.close();
     }
