@@ -95,5 +95,5 @@ Deno.test("the serve entry point refuses a model URL without a model name", asyn
     ...SERVE_PERMISSIONS,
   ], { BRAIN_MODEL: "" });
   assert.equal(await server.line(), undefined, "it never listened");
-  assert.notEqual((await server.process.status).code, 0);
+  assert.equal((await server.process.status).code, 2, "a configuration error exits 2 with its message");
 });
