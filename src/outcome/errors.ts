@@ -12,6 +12,8 @@ export type BrainErrorCode =
   | "invalid_tool"
   | "invalid_argument"
   | "duplicate_tool"
+  | "no_tools"
+  | "component_unreadable"
   | "unknown_tool"
   | "call_finished"
   | "budget_exceeded"

@@ -89,6 +89,35 @@ export interface ToolFactory<P extends Schema | undefined> extends ToolDeclarati
   (placement?: Placement<P>): PlacedTool;
 }
 
+/** How a Tool factory is implemented, as {@linkcode tool} recorded it. */
+export interface FactoryImplementation {
+  /** The kind a placement advertises. */
+  readonly kind: AdvertisedTool["implementation"];
+  /** The implementation object (a Component, an `http` endpoint), or undefined for host and descriptor Tools. */
+  readonly implementation: Implementation | undefined;
+}
+
+// Only tool() writes here, so membership is a brand that a look-alike object cannot forge.
+const factories = new WeakMap<object, FactoryImplementation>();
+
+/**
+ * The implementation of a factory made by {@linkcode tool}, or undefined for
+ * any other value, however much it looks like one.
+ *
+ * @example
+ * ```ts
+ * import { factoryImplementation, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const echo = tool({ name: "echo", description: "Echo.", input: z.string(), run: (text, ctx) => ctx.finish(text) });
+ * console.log(factoryImplementation(echo)?.kind); // "host"
+ * console.log(factoryImplementation({ ...echo })); // undefined
+ * ```
+ */
+export function factoryImplementation(value: unknown): FactoryImplementation | undefined {
+  return typeof value === "function" ? factories.get(value) : undefined;
+}
+
 /**
  * Declares a Tool. Schemas are exported to JSON Schema now, so an unrepresentable
  * schema fails here with `invalid_schema`. Call the returned factory to place it.
@@ -97,7 +126,6 @@ export interface ToolFactory<P extends Schema | undefined> extends ToolDeclarati
  * ```ts
  * import { tool } from "@aexhq/brain";
  * import { z } from "zod";
-import type { ZodType } from "zod";
  *
  * const echo = tool({
  *   name: "echo",
@@ -160,6 +188,8 @@ export function tool<
   for (const [key, value] of Object.entries(declaration)) {
     Object.defineProperty(place, key, { value, enumerable: true });
   }
+  const implementation = typeof spec.implementation === "function" ? undefined : spec.implementation;
+  factories.set(place, Object.freeze({ kind, implementation }));
   return Object.freeze(place) as unknown as ToolFactory<P>;
 }
 

@@ -1,6 +1,16 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, type Descriptor, type Dispatch, type Environment, hostEnv, tool } from "../../mod.ts";
+import {
+  Brain,
+  BrainError,
+  type Descriptor,
+  type Dispatch,
+  type Environment,
+  factoryImplementation,
+  hostEnv,
+  http,
+  tool,
+} from "../../mod.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
@@ -270,4 +280,25 @@ Deno.test("a Tool placed with a named hostEnv and options runs in the applicatio
     assert.equal(session.workspace("app"), undefined);
     assert.equal((await brain.sessions.list())[0].tools[0].env, "app");
   });
+});
+
+Deno.test("factoryImplementation recognises only factories made by tool(), with their kind", () => {
+  const input = z.object({});
+  const host = tool({ name: "host_tool", description: "Host.", input, run: (_input, ctx) => ctx.finish(null) });
+  const described = tool({
+    name: "described",
+    description: "Descriptor.",
+    input,
+    implementation: () => ({ type: "http_json", method: "GET", path: "/" }),
+  });
+  const endpoint = http("https://example.com/score");
+  const remote = tool({ name: "remote", description: "HTTP.", input, implementation: endpoint });
+  assert.deepEqual(factoryImplementation(host), { kind: "host", implementation: undefined });
+  assert.deepEqual(factoryImplementation(described), { kind: "descriptor", implementation: undefined });
+  assert.equal(factoryImplementation(remote)?.implementation, endpoint);
+  assert.equal(factoryImplementation(remote)?.kind, "http");
+  const lookAlike = Object.defineProperties(() => undefined, Object.getOwnPropertyDescriptors(host));
+  assert.equal(factoryImplementation(lookAlike), undefined);
+  assert.equal(factoryImplementation(host()), undefined);
+  assert.equal(factoryImplementation(null), undefined);
 });
