@@ -76,8 +76,8 @@ export { Finished, type ResultOptions, type ToolContext } from "./src/tool/conte
 export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
 export type { Admission, Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
 export {
-  factoryImplementation,
   type FactoryImplementation,
+  factoryImplementation,
   type OutputOf,
   type ParsedOptions,
   type PlacedTool,
