@@ -99,7 +99,9 @@ function resolveSpecifier(specifier: string | URL): URL {
   try {
     return new URL(specifier);
   } catch {
-    return new URL(specifier, `file://${Deno.cwd()}/`);
+    const cwd = new URL("file:///");
+    cwd.pathname = `${Deno.cwd()}/`; // the setter percent-encodes, so a `#` or `?` in the path stays a path
+    return new URL(specifier, cwd);
   }
 }
 
