@@ -64,6 +64,7 @@ export {
 } from "./src/env/environment.ts";
 export type { EnvironmentControl, EnvironmentInfo, EnvironmentSpec } from "./src/env/control.ts";
 export { httpEnv, type HttpEnvOptions } from "./src/env/http_env.ts";
+export { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "./src/env/model_service.ts";
 export { HTTP_JSON_METHODS, type HttpJsonDescriptor } from "./src/env/http_json.ts";
 export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
 export { type AllowList, checkGrant, grantPermissions, netAllowed } from "./src/env/allow_list.ts";

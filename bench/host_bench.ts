@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Brain, serveBrain, tool } from "../mod.ts";
+import { Brain, type ModelProvider, serveBrain, tool } from "../mod.ts";
 
 const noop = tool({
   name: "noop",
@@ -8,11 +8,25 @@ const noop = tool({
   run: (_input, ctx) => ctx.finish(null),
 });
 
-const embedded = new Brain();
-const embeddedSession = await embedded.sessions.create({ tools: [noop()] });
-const server = await serveBrain();
+/** A provider that answers at once, so the benches measure Brain and the socket, not a script. */
+const instant: ModelProvider = {
+  name: "instant",
+  complete: ({ model }) => Promise.resolve({ content: "summary", toolCalls: [], stopReason: "stop", model }),
+};
+const ask = tool({
+  name: "ask",
+  description: "Asks the model once.",
+  input: z.object({}),
+  run: async (_input, ctx) => ctx.finish((await ctx.model({ messages: [{ role: "user", content: "hi" }] })).content),
+});
+const models = { default: { provider: instant, model: "m" } };
+const maxModelCalls = 1_000_000;
+
+const embedded = new Brain({ models, maxModelCalls });
+const embeddedSession = await embedded.sessions.create({ tools: [noop(), ask()], model: "default" });
+const server = await serveBrain({ models, maxModelCalls });
 const remote = new Brain({ url: server.url, token: "bench-token", host: "bench" });
-const remoteSession = await remote.sessions.create({ tools: [noop()] });
+const remoteSession = await remote.sessions.create({ tools: [noop(), ask()], model: "default" });
 
 Deno.bench({ name: "embedded Tool call", group: "host round trip", baseline: true }, async () => {
   await embeddedSession.call("noop", {});
@@ -20,6 +34,14 @@ Deno.bench({ name: "embedded Tool call", group: "host round trip", baseline: tru
 
 Deno.bench({ name: "WebSocket Tool call on loopback", group: "host round trip" }, async () => {
   await remoteSession.call("noop", {});
+});
+
+Deno.bench({ name: "embedded Tool call with ctx.model", group: "ctx.model round trip", baseline: true }, async () => {
+  await embeddedSession.call("ask", {});
+});
+
+Deno.bench({ name: "WebSocket Tool call with ctx.model on the server", group: "ctx.model round trip" }, async () => {
+  await remoteSession.call("ask", {});
 });
 
 globalThis.addEventListener("unload", () => {

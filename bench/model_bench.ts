@@ -1,10 +1,13 @@
 /**
  * What journaling a model call costs: a provider answer alone (baseline) against
  * the same answer through `ctx.model` (request check, budget, two commits), and
- * over HTTP against a local chat-completions server.
+ * over HTTP against a local chat-completions server; and an HTTP Environment's
+ * request that calls the model execution service against the same request making
+ * no model call.
  */
 import { z } from "zod";
-import { Brain, type BrainSession, type ModelProvider, openAICompatible, tool } from "../mod.ts";
+import { Hono } from "hono";
+import { Brain, type BrainSession, httpEnv, type ModelProvider, openAICompatible, tool } from "../mod.ts";
 import { normalizeModelRequest } from "../src/model/request.ts";
 import { chatServer, completion } from "../tests/model/chat_server.ts";
 
@@ -64,3 +67,34 @@ Deno.bench(
     await fresh.end();
   },
 );
+
+const remote = new Hono();
+remote.post("/plain", (c) => c.json("summary"));
+remote.post("/summarize", async (c) => {
+  const answer = await fetch(c.req.header("brain-model-url")!, {
+    method: "POST",
+    headers: { authorization: `Bearer ${c.req.header("brain-model-token")}` },
+    body: JSON.stringify(request),
+  });
+  return c.json((await answer.json()).content);
+});
+const remoteServer = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, remote.fetch);
+const posting = (name: string, path: string) =>
+  tool({
+    name,
+    description: `POST ${path}.`,
+    input: z.object({}),
+    implementation: () => ({ type: "http_json", method: "POST", path }),
+  });
+const serviceBrain = new Brain({ allow: { net: ["127.0.0.1"] }, maxModelCalls: 1_000_000 });
+const granted = httpEnv({ name: "remote", baseUrl: `http://127.0.0.1:${remoteServer.addr.port}`, model: true });
+const serviceSession = await serviceBrain.sessions.create({
+  tools: [posting("plain", "/plain")({ env: granted }), posting("summarize", "/summarize")({ env: granted })],
+  model: { provider: instant, model: "m" },
+});
+Deno.bench("HTTP Environment call, no model call", { group: "model execution service", baseline: true }, async () => {
+  await serviceSession.call("plain", {});
+});
+Deno.bench("HTTP Environment call that calls the model service", { group: "model execution service" }, async () => {
+  await serviceSession.call("summarize", {});
+});

@@ -16,8 +16,13 @@ export interface CreateSessionOptions {
    * token's hash is stored. A remote Brain uses its own connection's host.
    */
   host?: HostCredentials;
-  /** The session's fixed provider, model and credentials; without it the session has no Agentloop and no `ctx.model`. */
-  model?: SessionModel;
+  /**
+   * The session's fixed provider, model and credentials, or the name of one of
+   * the Brain's configured models (a remote Brain takes only a name: providers
+   * and credentials stay on the server). Without it the session has no
+   * Agentloop and no `ctx.model`.
+   */
+  model?: SessionModel | string;
   /** Options of the session's Agentloop. */
   agentloop?: AgentloopOptions;
 }
@@ -31,8 +36,11 @@ export interface GetSessionOptions {
    * session has a host. A remote Brain uses its own connection's host.
    */
   host?: HostCredentials;
-  /** The session's model again (credentials are never stored); its provider and model names must match. */
-  model?: SessionModel;
+  /**
+   * The session's model again, or the name of a configured model (credentials
+   * are never stored); its provider and model names must match.
+   */
+  model?: SessionModel | string;
   /** Options of the session's Agentloop. */
   agentloop?: AgentloopOptions;
 }

@@ -32,6 +32,12 @@ export interface BrainOptions {
   maxModelCalls?: number;
   /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
   allow?: AllowList;
+  /**
+   * Models sessions pick by name (`sessions.create({ model: "default" })`): a
+   * Brain server's clients name one, and its provider and credentials never
+   * leave the server.
+   */
+  models?: Readonly<Record<string, SessionModel>>;
 }
 
 /**
@@ -45,6 +51,7 @@ export class EmbeddedBackend implements BrainBackend {
   #maxEmittedBytes: number;
   #maxModelCalls: number;
   #allow: AllowList | undefined;
+  #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
   #closed = false;
 
@@ -59,6 +66,8 @@ export class EmbeddedBackend implements BrainBackend {
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
+    this.#models = { ...options.models };
+    for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
   /**
@@ -83,10 +92,11 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+    { tools = [], id = crypto.randomUUID(), host, model: chosen, agentloop }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    const model = this.#model(chosen);
     if (typeof id !== "string" || !SESSION_ID.test(id)) {
       throw new BrainError(
         "invalid_argument",
@@ -106,10 +116,11 @@ export class EmbeddedBackend implements BrainBackend {
 
   async get(
     id: string,
-    { tools = [], host, model, agentloop }: GetSessionOptions = {},
+    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (authenticated) checkOwner(id, meta.host, authenticated);
@@ -173,6 +184,19 @@ export class EmbeddedBackend implements BrainBackend {
     return session;
   }
 
+  /** The session model `chosen` names, or `chosen` itself; throws `model_unavailable` for a name not configured. */
+  #model(chosen: SessionModel | string | undefined): SessionModel | undefined {
+    if (typeof chosen !== "string") return chosen;
+    if (Object.hasOwn(this.#models, chosen)) return this.#models[chosen];
+    const names = Object.keys(this.#models);
+    throw new BrainError(
+      "model_unavailable",
+      `this Brain has no model named ${JSON.stringify(chosen)}; ${
+        names.length ? `it has ${names.map((name) => JSON.stringify(name)).join(", ")}` : "it has none"
+      }`,
+    );
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
@@ -194,6 +218,11 @@ function modelNames(model: SessionModel): { provider: string; model: string } {
     throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
   }
   return { provider: model.provider.name, model: model.model };
+}
+
+function checkModelName(name: string, model: SessionModel): void {
+  if (name === "") throw new BrainError("invalid_argument", "a configured model needs a non-empty name");
+  modelNames(model);
 }
 
 /** Throws `reattach_mismatch` unless `model` names the session's saved provider and model. */

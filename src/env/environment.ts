@@ -68,6 +68,8 @@ export interface Environment {
   readonly control?: readonly EnvironmentOperation[];
   /** Its setup script, if any. */
   readonly setup?: SetupScript;
+  /** True when its Tools may call the session's model through the model execution service. */
+  readonly model?: boolean;
   /** Runs one call of a descriptor Tool; Environments without it cannot host descriptors. */
   interpret?(descriptor: Descriptor, dispatch: Dispatch): void;
   /** Throws a BrainError when `descriptor` is malformed for this Environment; called at placement. */

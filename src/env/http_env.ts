@@ -4,6 +4,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import type { Descriptor, Dispatch } from "../tool/implementation.ts";
 import { type Environment, type EnvironmentOptions, environmentOptions } from "./environment.ts";
 import { checkHttpJson, httpJsonRequest } from "./http_json.ts";
+import { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "./model_service.ts";
 
 /** Options of {@linkcode httpEnv}. */
 export interface HttpEnvOptions extends EnvironmentOptions {
@@ -11,6 +12,12 @@ export interface HttpEnvOptions extends EnvironmentOptions {
   baseUrl: string | URL;
   /** Headers sent with every request, such as credentials; only their names are described. */
   headers?: Record<string, string>;
+  /**
+   * Grants the binding's Tools the session's model: each request then carries
+   * `brain-model-url` and a per-call `brain-model-token`; POSTing a `ModelRequest`
+   * there with `authorization: Bearer <token>` is the call's `ctx.model`. Off by default.
+   */
+  model?: boolean;
 }
 
 /**
@@ -52,6 +59,10 @@ export function httpEnv(options: HttpEnvOptions): Environment {
     throw new BrainError("invalid_argument", `environment ${name}: baseUrl must be http(s) without query or fragment`);
   }
   const headers = Object.freeze({ ...options.headers });
+  if (options.model !== undefined && typeof options.model !== "boolean") {
+    throw new BrainError("invalid_argument", `environment ${name}: model must be a boolean`);
+  }
+  const model = options.model === true;
   const check = (descriptor: Descriptor, toolName: string) => {
     if (descriptor.type !== "http_json") {
       throw new BrainError(
@@ -61,7 +72,12 @@ export function httpEnv(options: HttpEnvOptions): Environment {
     }
     return checkHttpJson(descriptor, toolName);
   };
-  const invoke = async (descriptor: Descriptor, input: unknown, signal: AbortSignal): Promise<JsonValue> => {
+  const invoke = async (
+    descriptor: Descriptor,
+    input: unknown,
+    signal: AbortSignal,
+    access?: ModelAccess,
+  ): Promise<JsonValue> => {
     const { url, method, body } = httpJsonRequest(baseUrl, check(descriptor, "call"), input);
     return await fetchJson(url, {
       method,
@@ -71,6 +87,7 @@ export function httpEnv(options: HttpEnvOptions): Environment {
         accept: "application/json",
         ...(body === undefined ? {} : { "content-type": "application/json" }),
         ...headers,
+        ...(access ? { [MODEL_URL_HEADER]: access.url, [MODEL_TOKEN_HEADER]: access.token } : {}),
       },
     });
   };
@@ -80,16 +97,18 @@ export function httpEnv(options: HttpEnvOptions): Environment {
     grant: Object.freeze({ net: Object.freeze([baseUrl.host]) as string[] }),
     control,
     setup,
+    model,
     describe: (): JsonValue => ({
       kind: "http",
       name,
       baseUrl: baseUrl.href,
       headers: Object.keys(headers).sort(),
       control: [...control],
+      ...(model ? { model } : {}),
     }),
     checkDescriptor: (descriptor: Descriptor, toolName: string) => void check(descriptor, toolName),
-    invoke,
+    invoke: (descriptor: Descriptor, input: JsonValue, signal: AbortSignal) => invoke(descriptor, input, signal),
     interpret: (descriptor: Descriptor, dispatch: Dispatch) =>
-      runJsonCall(dispatch, (input, signal) => invoke(descriptor, input, signal)),
+      runJsonCall(dispatch, (input, signal) => invoke(descriptor, input, signal, dispatch.modelAccess)),
   });
 }

@@ -13,6 +13,7 @@ import {
   type RequestOf,
   type ServerFrame,
   serverFrame,
+  type WireAgentloop,
 } from "./protocol.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink } from "./remote_sink.ts";
@@ -51,6 +52,15 @@ interface Pending {
 interface HostedHandle {
   session: string;
   tools: ReadonlyMap<string, PlacedTool>;
+  conversation: HandleConversation;
+}
+
+/** The server model a handle's session names and its Agentloop options, resent when the handle is reattached. */
+export interface HandleConversation {
+  /** The server model's name. */
+  model?: string;
+  /** Agentloop options as they travel. */
+  agentloop?: WireAgentloop;
 }
 
 type State = "connecting" | "attached" | "closed" | "failed";
@@ -105,8 +115,17 @@ export class HostConnection {
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them. */
-  addHandle(handle: string, session: string, tools: readonly PlacedTool[]): void {
-    this.#handles.set(handle, { session, tools: new Map(tools.map((placed) => [placed.tool.name, placed])) });
+  addHandle(
+    handle: string,
+    session: string,
+    tools: readonly PlacedTool[],
+    conversation: HandleConversation = {},
+  ): void {
+    this.#handles.set(handle, {
+      session,
+      tools: new Map(tools.map((placed) => [placed.tool.name, placed])),
+      conversation,
+    });
   }
 
   /** Releases a handle's handlers. */
@@ -203,10 +222,11 @@ export class HostConnection {
 
   #attach(socket: WebSocket): void {
     this.#opened = true;
-    const handles = [...this.#handles].map(([handle, { session, tools }]) => ({
+    const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
       handle,
       session,
       ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
+      ...conversation,
     }));
     const id = this.#nextId++;
     this.#pending.set(id, {

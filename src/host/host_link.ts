@@ -8,7 +8,9 @@ import type { PublishedResult } from "../tool/invocation.ts";
 import type { CallEnd } from "../session/call_state.ts";
 import { Activation } from "../session/activation.ts";
 import type { Session, ToolCall } from "../session/session.ts";
-import { type ClientFrame, clientFrame, decodeFrame, errorFrame } from "./protocol.ts";
+import type { AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { ModelRequest } from "../model/types.ts";
+import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "./protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { sameText } from "./token.ts";
@@ -60,11 +62,16 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
     if (!session) throw new BrainError("session_closed", `session handle ${id} is not open`);
     return session;
   };
-  const open = async (id: string, session: string, tools: AdvertisedTool[] | undefined) => {
+  const open = async (
+    id: string,
+    session: string,
+    tools: AdvertisedTool[] | undefined,
+    conversation: { model?: string; agentloop?: WireAgentloop },
+  ) => {
     const meta = await owned(session);
     if (!host.handles.has(id)) {
       const placed = (tools ?? []).map((tool) => remoteTool(host, id, tool));
-      host.handles.set(id, await backend.get(session, { tools: placed }, registration));
+      host.handles.set(id, await backend.get(session, { tools: placed, ...served(conversation) }, registration));
     }
     return meta;
   };
@@ -80,8 +87,8 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
     const key = `${session.id}:${id}`;
     let found = host.activations.get(key);
     if (!found) {
-      const fresh = session.activation();
-      found = new Activation({ id, maxEmittedBytes: fresh.maxEmittedBytes });
+      const { maxEmittedBytes, maxModelCalls } = session.activation();
+      found = new Activation({ id, maxEmittedBytes, maxModelCalls });
       host.activations.set(key, found);
     }
     return found;
@@ -91,6 +98,9 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
     switch (frame.op) {
       case "emit":
         return host.sink(frame.session, frame.call).emit(frame.event, frame.data);
+      case "model":
+        // The call's own scope: its activation's budget, its identity as origin, its end stops the request.
+        return host.sink(frame.session, frame.call).model(frame.request as unknown as ModelRequest);
       case "result":
         return host.sink(frame.session, frame.call).emitResult(published(frame));
       case "returned":
@@ -110,19 +120,19 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         const declared = new Set(frame.handles.map((declared) => declared.handle));
         await Promise.allSettled([...host.handles.keys()].filter((id) => !declared.has(id)).map(endHandle));
         const failed: string[] = [];
-        for (const { handle: id, session, tools } of frame.handles) {
-          await open(id, session, tools).catch(() => failed.push(id));
+        for (const { handle: id, session, tools, ...conversation } of frame.handles) {
+          await open(id, session, tools, conversation).catch(() => failed.push(id));
         }
         return { failed };
       }
       case "create": {
         const tools = frame.tools.map((tool) => remoteTool(host, frame.handle, tool));
-        const session = await backend.create({ id: frame.session, tools }, registration);
+        const session = await backend.create({ id: frame.session, tools, ...served(frame) }, registration);
         host.handles.set(frame.handle, session);
         return null;
       }
       case "get":
-        await open(frame.handle, frame.session, frame.tools);
+        await open(frame.handle, frame.session, frame.tools, frame);
         return null;
       case "delete": {
         const meta = await journal.getSession(frame.session);
@@ -139,6 +149,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         );
       case "end":
         await endHandle(frame.handle);
+        return null;
+      case "send":
+        // The Agentloop runs here; the reply waits for the activation that answers the message.
+        return await handle(frame.handle).send(frame.content);
+      case "interrupt":
+        handle(frame.handle).interrupt();
         return null;
       case "start": {
         const session = handle(frame.handle);
@@ -204,6 +220,23 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
     closed.abort();
     for (const controller of streams.values()) controller.abort();
     host.detach(socket);
+  };
+}
+
+/** The session's server model by name and its Agentloop options, as the backend takes them. */
+function served({ model, agentloop }: { model?: string; agentloop?: WireAgentloop }): {
+  model?: string;
+  agentloop?: AgentloopOptions;
+} {
+  if (model === undefined) return {};
+  if (agentloop === undefined) return { model };
+  const { system, toolDeadlineMs } = agentloop;
+  return {
+    model,
+    agentloop: {
+      ...(system === undefined ? {} : { system }),
+      ...(toolDeadlineMs === undefined ? {} : { toolDeadlineMs: toolDeadlineMs ?? Infinity }),
+    },
   };
 }
 

@@ -33,17 +33,39 @@ const advertised = z.strictObject({
   env: z.string().optional(),
 }) satisfies z.ZodType<AdvertisedTool>;
 
-const handle = z.strictObject({ handle: name, session: name, tools: z.array(advertised).optional() });
+/** Agentloop options as they travel; `toolDeadlineMs: null` is JSON for no deadline (`Infinity`). */
+const agentloop = z.strictObject({
+  system: z.string().optional(),
+  toolDeadlineMs: z.number().positive().nullable().optional(),
+});
+/** A session's server-side conversation: the name of a server model, and its Agentloop options. */
+const conversation = { model: name.optional(), agentloop: agentloop.optional() };
+
+const handle = z.strictObject({
+  handle: name,
+  session: name,
+  tools: z.array(advertised).optional(),
+  ...conversation,
+});
 const call = { session: name, call: sequence };
 
 /** Every request a host client sends; `id` pairs it with its reply. */
 export const clientFrame = z.discriminatedUnion("op", [
   z.strictObject({ id: sequence, op: z.literal("attach"), handles: z.array(handle) }),
-  z.strictObject({ id: sequence, op: z.literal("create"), handle: name, session: name, tools: z.array(advertised) }),
+  z.strictObject({
+    id: sequence,
+    op: z.literal("create"),
+    handle: name,
+    session: name,
+    tools: z.array(advertised),
+    ...conversation,
+  }),
   z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),
   z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),
+  z.strictObject({ id: sequence, op: z.literal("send"), handle: name, content: z.string() }),
+  z.strictObject({ id: sequence, op: z.literal("interrupt"), handle: name }),
   z.strictObject({
     id: sequence,
     op: z.literal("start"),
@@ -65,6 +87,7 @@ export const clientFrame = z.discriminatedUnion("op", [
   z.strictObject({ id: sequence, op: z.literal("subscribe"), session: name, from: z.number().int().optional() }),
   z.strictObject({ id: sequence, op: z.literal("unsubscribe"), stream: sequence }),
   z.strictObject({ id: sequence, op: z.literal("emit"), ...call, event: z.string(), data: json }),
+  z.strictObject({ id: sequence, op: z.literal("model"), ...call, request: json }),
   z.strictObject({ id: sequence, op: z.literal("result"), ...call, outcome, content: z.string().optional() }),
   z.strictObject({
     id: sequence,
@@ -87,6 +110,8 @@ export const clientFrame = z.discriminatedUnion("op", [
 export type ClientFrame = z.infer<typeof clientFrame>;
 /** The operation a request names. */
 export type ClientOp = ClientFrame["op"];
+/** Agentloop options as a request carries them. */
+export type WireAgentloop = z.infer<typeof agentloop>;
 /** A request of operation `O`, without its id. */
 export type RequestOf<O extends ClientOp> = Omit<Extract<ClientFrame, { op: O }>, "id">;
 

@@ -1,4 +1,5 @@
-import type { AssistantMessage } from "../session/conversation.ts";
+import type { AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { AssistantMessage, SendOptions } from "../session/conversation.ts";
 import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../brain/backend.ts";
 import { checkUniqueTools } from "../brain/unique_tools.ts";
 import type { ReadOptions } from "../journal/journal.ts";
@@ -10,7 +11,8 @@ import type { CallEnd } from "../session/call_state.ts";
 import { checkCallArguments, resolveTarget } from "../session/call_arguments.ts";
 import type { CallOptions, ToolCall } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
-import { HostConnection } from "./connection.ts";
+import { raceSignal } from "../util/signal.ts";
+import { type HandleConversation, HostConnection } from "./connection.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -39,20 +41,19 @@ export class RemoteBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model }: CreateSessionOptions = {},
+    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
     refuseCredentials(host);
-    refuseModel(model);
+    const conversation = serverConversation(model, agentloop);
     checkUniqueTools(tools);
-    return await this.#open(id, tools, "create");
+    return await this.#open(id, tools, conversation, "create");
   }
 
-  async get(id: string, { tools = [], host, model }: GetSessionOptions = {}): Promise<BrainSession> {
+  async get(id: string, { tools = [], host, model, agentloop }: GetSessionOptions = {}): Promise<BrainSession> {
     this.#assertOpen();
     refuseCredentials(host);
-    refuseModel(model);
-    return await this.#open(id, tools, "get");
+    return await this.#open(id, tools, serverConversation(model, agentloop), "get");
   }
 
   async delete(id: string): Promise<void> {
@@ -73,7 +74,12 @@ export class RemoteBackend implements BrainBackend {
     await this.#connection.close();
   }
 
-  async #open(id: string, tools: readonly PlacedTool[], op: "create" | "get"): Promise<RemoteSession> {
+  async #open(
+    id: string,
+    tools: readonly PlacedTool[],
+    conversation: HandleConversation,
+    op: "create" | "get",
+  ): Promise<RemoteSession> {
     const advertised = tools.map(({ advertised }) => {
       if (advertised.implementation !== "host") {
         throw new BrainError(
@@ -85,13 +91,17 @@ export class RemoteBackend implements BrainBackend {
     });
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
-    this.#connection.addHandle(handle, id, tools);
+    this.#connection.addHandle(handle, id, tools, conversation);
     try {
-      if (op === "create") await this.#connection.request("create", { handle, session: id, tools: advertised });
-      else {
-        await this.#connection.request("get", { handle, session: id, ...(tools.length ? { tools: advertised } : {}) }, {
-          retry: true,
-        });
+      if (op === "create") {
+        await this.#connection.request("create", { handle, session: id, tools: advertised, ...conversation });
+      } else {
+        await this.#connection.request("get", {
+          handle,
+          session: id,
+          ...(tools.length ? { tools: advertised } : {}),
+          ...conversation,
+        }, { retry: true });
       }
     } catch (error) {
       this.#connection.removeHandle(handle);
@@ -187,15 +197,26 @@ class RemoteSession implements BrainSession {
     return await (await this.start(target, input, options)).ended;
   }
 
-  /** Refused: a remote Brain's sessions have no Agentloop in this client yet. */
-  send(): Promise<AssistantMessage> {
-    return Promise.reject(
-      new BrainError("model_unavailable", `session ${this.id}: a remote Brain has no Agentloop yet`),
-    );
+  /**
+   * Sends a user message to the session's Agentloop, which runs on the server
+   * with the server model the session names and calls this host's Tools. Not
+   * resent after a lost connection: it fails `connection_lost`, and the loop
+   * may have taken the message. Aborting `signal` stops only the wait.
+   */
+  async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+    const reply = this.#connection.request("send", { handle: this.#handle, content }) as unknown as Promise<
+      AssistantMessage
+    >;
+    return await (signal ? raceSignal(reply, signal) : reply);
   }
 
-  /** Nothing to interrupt: a remote session has no Agentloop in this client. */
-  interrupt(): void {}
+  /** Interrupts the server Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */
+  interrupt(): void {
+    if (this.#ended) return;
+    this.#connection.request("interrupt", { handle: this.#handle }).catch(() => {});
+  }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
     return await this.#connection.request("read", { session: this.id, ...options }, {
@@ -222,9 +243,34 @@ class RemoteSession implements BrainSession {
   }
 }
 
-/** A remote Brain cannot take a client's provider object; sessions with a model need an embedded Brain for now. */
-function refuseModel(model: unknown): void {
-  if (model !== undefined) {
-    throw new BrainError("model_unavailable", "a remote Brain does not take a session model from its client yet");
+/**
+ * What travels for a session's conversation: only the name of a server model
+ * (a provider object and its credentials cannot leave this process, and the
+ * server's never reach it) and JSON Agentloop options.
+ */
+function serverConversation(model: unknown, agentloop: AgentloopOptions | undefined): HandleConversation {
+  if (model !== undefined && (typeof model !== "string" || model === "")) {
+    throw new BrainError(
+      "invalid_argument",
+      'a remote Brain runs sessions with the server\'s models: give the name of one, such as model: "default"',
+    );
   }
+  if (model === undefined) return {};
+  if (agentloop === undefined) return { model };
+  const { system, toolDeadlineMs } = agentloop;
+  if (system !== undefined && typeof system !== "string") {
+    throw new BrainError("invalid_argument", "agentloop.system must be a string");
+  }
+  if (toolDeadlineMs !== undefined && !(typeof toolDeadlineMs === "number" && toolDeadlineMs > 0)) {
+    throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
+  }
+  return {
+    model,
+    agentloop: {
+      ...(system === undefined ? {} : { system }),
+      ...(toolDeadlineMs === undefined
+        ? {}
+        : { toolDeadlineMs: Number.isFinite(toolDeadlineMs) ? toolDeadlineMs : null }),
+    },
+  };
 }

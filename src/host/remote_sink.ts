@@ -1,4 +1,5 @@
-import type { ModelResult } from "../model/types.ts";
+import { normalizeModelRequest } from "../model/request.ts";
+import type { ModelRequest, ModelResult } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { Finished } from "../tool/context.ts";
@@ -65,14 +66,19 @@ export class RemoteSink implements CallSink {
     }
   }
 
-  /** Refused: a remote Brain does not offer model calls to host Tools yet. */
-  model(): Promise<ModelResult> {
-    return Promise.reject(
-      new BrainError("model_unavailable", "a remote Brain does not offer model calls to host Tools (ctx.model) yet"),
-    );
+  /**
+   * Asks Brain to call the session's model for this call: the server's provider
+   * and credentials, the call's activation budget and identity. The reply comes
+   * after the outcome is committed. A lost connection rejects it `connection_lost`
+   * while Brain ends the call and its pending request `unknown`; it is never resent.
+   */
+  async model(request: ModelRequest): Promise<ModelResult> {
+    // Checked here too, so a request that is not JSON fails this call instead of the connection.
+    const checked = normalizeModelRequest(request) as unknown as JsonValue;
+    return await this.#report("model", { ...this.#call, request: checked }) as unknown as ModelResult;
   }
 
-  #report(op: "emit" | "result" | "returned" | "finish", body: Record<string, unknown>): Promise<JsonValue> {
+  #report(op: "emit" | "result" | "returned" | "finish" | "model", body: Record<string, unknown>): Promise<JsonValue> {
     // deno-lint-ignore no-explicit-any
     return this.#connection.request(op, body as any, { generation: this.#generation });
   }

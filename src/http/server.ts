@@ -22,6 +22,8 @@ export interface BrainServer {
 /**
  * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with `Authorization: Bearer TOKEN`
  * upgrades to the host WebSocket; a missing or wrong token gets 401 before anything is dispatched.
+ * `options.models` are the models clients name (`sessions.create({ model: "default" })`): their
+ * sessions' Agentloops and `ctx.model` calls run here, and providers and credentials stay here.
  */
 export async function createBrainServer(options: BrainOptions = {}): Promise<BrainServer> {
   const backend = await EmbeddedBackend.open(options);

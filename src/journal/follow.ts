@@ -9,6 +9,8 @@ import { settledBeforeAbort } from "../util/signal.ts";
  */
 export interface CommitWakes {
   next(): Promise<boolean>;
+  /** True once the journal is closing: the subscription then ends quietly instead of reading. */
+  closed(): boolean;
   /** Releases what the source holds, such as a watch stream. */
   close(): Promise<void> | void;
 }
@@ -28,7 +30,7 @@ export async function* follow(
   const source = wakes();
   try {
     let next = from;
-    while (!signal?.aborted) {
+    while (!signal?.aborted && !source.closed()) {
       const committed = source.next();
       committed.catch(() => {});
       const records = await read(sessionId, { from: next });

@@ -78,6 +78,7 @@ export class KvJournal implements Journal {
   #watches = new Set<() => Promise<void>>();
   #wakeFile: WakeFile | undefined;
   #closed = false;
+  #reads = new Set<Promise<unknown>>();
 
   /**
    * Wraps an open Deno KV database; the journal closes it on `close()`. Give
@@ -278,20 +279,21 @@ export class KvJournal implements Journal {
   }
 
   /** Returns committed records in sequence order. */
-  async read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
-    this.#open();
-    const { sequence, epoch } = await this.#readHead(sessionId);
-    const start = Math.max(Math.floor(from), 1);
-    if (limit !== undefined && limit <= 0) return [];
-    const records: JournalRecord[] = [];
-    const entries = this.#kv.list<StoredRecord>(
-      { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
-      limit === undefined ? {} : { limit },
-    );
-    for await (const entry of entries) {
-      records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
-    }
-    return records;
+  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
+    return this.#guard(async () => {
+      const { sequence, epoch } = await this.#readHead(sessionId);
+      const start = Math.max(Math.floor(from), 1);
+      if (limit !== undefined && limit <= 0) return [];
+      const records: JournalRecord[] = [];
+      const entries = this.#kv.list<StoredRecord>(
+        { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
+        limit === undefined ? {} : { limit },
+      );
+      for await (const entry of entries) {
+        records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
+      }
+      return records;
+    });
   }
 
   async #decode(sessionId: string, sequence: number, stored: StoredRecord): Promise<JournalRecord> {
@@ -310,22 +312,24 @@ export class KvJournal implements Journal {
   }
 
   /** The last committed sequence, or 0. */
-  async head(sessionId: string): Promise<number> {
-    this.#open();
-    return (await this.#readHead(sessionId)).sequence;
+  head(sessionId: string): Promise<number> {
+    return this.#guard(async () => {
+      return (await this.#readHead(sessionId)).sequence;
+    });
   }
 
   /** The started records of Tool and model calls that have not finished, from an index kept in each commit. */
-  async openCalls(sessionId: string): Promise<JournalRecord[]> {
-    this.#open();
-    const { epoch } = await this.#readHead(sessionId);
-    const calls: JournalRecord[] = [];
-    for await (const entry of this.#kv.list({ prefix: keys.openCalls(sessionId, epoch) })) {
-      const sequence = entry.key.at(-1) as number;
-      const record = await this.#kv.get<StoredRecord>(keys.record(sessionId, epoch, sequence));
-      if (record.value !== null) calls.push(await this.#decode(sessionId, sequence, record.value));
-    }
-    return calls;
+  openCalls(sessionId: string): Promise<JournalRecord[]> {
+    return this.#guard(async () => {
+      const { epoch } = await this.#readHead(sessionId);
+      const calls: JournalRecord[] = [];
+      for await (const entry of this.#kv.list({ prefix: keys.openCalls(sessionId, epoch) })) {
+        const sequence = entry.key.at(-1) as number;
+        const record = await this.#kv.get<StoredRecord>(keys.record(sessionId, epoch, sequence));
+        if (record.value !== null) calls.push(await this.#decode(sessionId, sequence, record.value));
+      }
+      return calls;
+    });
   }
 
   /** Yields committed records from `from` on, then each new commit, by any writer of the file. */
@@ -335,7 +339,7 @@ export class KvJournal implements Journal {
 
   /** Wakes on each change of the session's head; the watch stream ends with the subscription or the journal. */
   #watchHead(sessionId: string): CommitWakes {
-    this.#open();
+    if (this.#closed) return { next: () => Promise.resolve(false), closed: () => true, close: () => {} };
     const wakeFile = this.#wakeFile;
     wakeFile?.acquire();
     const watch = watchKey(
@@ -352,7 +356,7 @@ export class KvJournal implements Journal {
       await wakeFile?.release();
     };
     this.#watches.add(release);
-    return { next: watch.next, close: release };
+    return { next: watch.next, closed: () => this.#notifier.closed, close: release };
   }
 
   /** Stores a new session with an empty head. */
@@ -385,20 +389,22 @@ export class KvJournal implements Journal {
   }
 
   /** The session's metadata, or `undefined`. */
-  async getSession(id: string): Promise<SessionMeta | undefined> {
-    this.#open();
-    const entry = await this.#kv.get<Uint8Array>(keys.session(id));
-    return entry.value === null ? undefined : deepFreeze(decodeJson<SessionMeta>(entry.value));
+  getSession(id: string): Promise<SessionMeta | undefined> {
+    return this.#guard(async () => {
+      const entry = await this.#kv.get<Uint8Array>(keys.session(id));
+      return entry.value === null ? undefined : deepFreeze(decodeJson<SessionMeta>(entry.value));
+    });
   }
 
   /** Every stored session's metadata. */
-  async listSessions(): Promise<SessionMeta[]> {
-    this.#open();
-    const sessions: SessionMeta[] = [];
-    for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.sessions() })) {
-      sessions.push(deepFreeze(decodeJson<SessionMeta>(entry.value)));
-    }
-    return sessions;
+  listSessions(): Promise<SessionMeta[]> {
+    return this.#guard(async () => {
+      const sessions: SessionMeta[] = [];
+      for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.sessions() })) {
+        sessions.push(deepFreeze(decodeJson<SessionMeta>(entry.value)));
+      }
+      return sessions;
+    });
   }
 
   /**
@@ -431,9 +437,22 @@ export class KvJournal implements Journal {
     this.#closed = true;
     await Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
     this.#notifier.close();
+    await Promise.allSettled(this.#reads);
     await Promise.all([...this.#watches].map((release) => release()));
     await this.#wakeFile?.close();
     this.#kv.close();
+  }
+
+  /** Runs a read so that `close` waits for it instead of closing the database under it. */
+  async #guard<T>(read: () => Promise<T>): Promise<T> {
+    this.#open();
+    const running = read();
+    this.#reads.add(running);
+    try {
+      return await running;
+    } finally {
+      this.#reads.delete(running);
+    }
   }
 
   #open(): void {

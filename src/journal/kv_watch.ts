@@ -7,7 +7,11 @@ import type { CommitWakes } from "./follow.ts";
  * a wake never runs ahead of what a read can see; the watch's first report (the
  * value it started from) is one spurious wake.
  */
-export function watchKey(kv: Deno.Kv, key: Deno.KvKey, local: () => Promise<boolean>): CommitWakes {
+export function watchKey(
+  kv: Deno.Kv,
+  key: Deno.KvKey,
+  local: () => Promise<boolean>,
+): Pick<CommitWakes, "next" | "close"> {
   const reader = kv.watch([key]).getReader();
   let changed = Promise.withResolvers<boolean>();
   changed.promise.catch(() => {});

@@ -6,6 +6,11 @@ export class CommitNotifier {
   #waiters = new Map<string, PromiseWithResolvers<boolean>>();
   #closed = false;
 
+  /** True once the notifier has closed: its journal is closing. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
   /** Resolves true on the session's next commit, false when the notifier closes. */
   next(sessionId: string): Promise<boolean> {
     if (this.#closed) return Promise.resolve(false);

@@ -1,6 +1,7 @@
 import type { AllowList } from "../env/allow_list.ts";
 import { uniqueBindings } from "../env/bindings.ts";
 import type { CreatedEnvironment } from "../env/created_env.ts";
+import { ModelService } from "../env/model_service.ts";
 import { SessionEnvironments } from "../env/session_environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
@@ -72,6 +73,7 @@ export class Session {
   #conversation: Conversation | undefined;
   #workspaces: Map<string, string>;
   #environments: SessionEnvironments;
+  #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
@@ -210,6 +212,7 @@ export class Session {
     await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
     this.#tools.clear();
     this.#environments.close();
+    await this.#modelService?.close();
     this.#onEnd(this);
   }
 
@@ -239,7 +242,8 @@ export class Session {
       const { env, options, tool } = placed;
       const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state });
+        const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
+        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {

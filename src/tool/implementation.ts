@@ -1,5 +1,6 @@
 import type { AllowList } from "../env/allow_list.ts";
 import type { Environment } from "../env/environment.ts";
+import type { ModelAccess } from "../env/model_service.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { CallSink, Invocation } from "./invocation.ts";
 import type { ToolDeclaration } from "./tool.ts";
@@ -21,6 +22,8 @@ export interface Dispatch {
   workspace: string | undefined;
   /** Where the executor reports events, results and the end of the call. */
   sink: CallSink;
+  /** This call's access to the model execution service, when its binding grants `model`. */
+  modelAccess?: ModelAccess;
 }
 
 /** What an implementation is admitted with when a session is created or reopened. */

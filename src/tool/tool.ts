@@ -23,6 +23,8 @@ export type RunFunction<I extends Schema, O extends Schema | undefined, P extend
   ctx: ToolContext<ParsedOptions<P>, OutputOf<O>>,
 ) => unknown;
 
+const DECLARATION_FIELDS = ["name", "description", "input", "output", "options", "run", "implementation"];
+
 /** What `tool()` takes: the contract plus exactly one of `run` or `implementation`. */
 export interface ToolSpec<
   I extends Schema,
@@ -115,6 +117,11 @@ export function tool<
   const { name, description } = spec;
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
     throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
+  }
+  const unknown = Object.keys(spec).filter((key) => !DECLARATION_FIELDS.includes(key));
+  if (unknown.length > 0) {
+    // There is no universal needs declaration: dependencies belong to the implementation or its Environment.
+    throw new BrainError("invalid_tool", `tool ${name}: unknown declaration field ${unknown.join(", ")}`);
   }
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);

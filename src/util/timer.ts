@@ -3,24 +3,19 @@ const MAX_DELAY = 2 ** 31 - 1;
 
 /**
  * Calls `callback` once at the absolute time `at` (milliseconds since the epoch),
- * also for times further away than `setTimeout` can wait. Returns a cancel function.
+ * never before it by the wall clock, also for times further away than `setTimeout`
+ * can wait. Returns a cancel function.
  */
 export function callAt(at: number, callback: () => void): () => void {
   let handle: ReturnType<typeof setTimeout> | undefined;
   const arm = () => {
     const delay = at - Date.now();
-    if (delay <= 0) {
-      handle = undefined;
-      callback();
+    if (delay > 0) {
+      handle = setTimeout(arm, Math.min(delay, MAX_DELAY));
       return;
     }
-    handle = setTimeout(
-      delay > MAX_DELAY ? arm : () => {
-        handle = undefined;
-        callback();
-      },
-      Math.min(delay, MAX_DELAY),
-    );
+    handle = undefined;
+    callback();
   };
   arm();
   return () => {

@@ -142,6 +142,45 @@ Deno.test("a background Tool keeps running after the turn completes; its later r
   }
 });
 
+Deno.test("a later activation does not renew a background Tool's emitted-bytes budget", async () => {
+  const brain = new Brain({ maxEmittedBytes: 200 });
+  try {
+    const first = gate();
+    const second = gate();
+    const outcomes: (number | string)[] = [];
+    const blob = { text: "x".repeat(140) };
+    const background = tool({
+      name: "background",
+      description: "Emits later.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        void (async () => {
+          await first.wait;
+          outcomes.push(await ctx.emit("blob", blob).then(() => "ok", (error: BrainError) => error.code));
+          await second.wait;
+          outcomes.push(await ctx.emit("blob", blob).then(() => "ok", (error: BrainError) => error.code));
+          await ctx.finish();
+        })();
+      },
+    });
+    const provider = new ScriptedProvider([
+      { toolCalls: [{ id: "b", name: "background", input: {} }] },
+      "started",
+      "second answer",
+    ]);
+    const session = await brain.sessions.create({ tools: [background()], model: { provider, model: "m" } });
+    assert.equal((await session.send("start")).content, "started");
+    first.open();
+    await until(session, (seen) => ofKind(seen, "tool_event").length === 1, "the first emission");
+    assert.equal((await session.send("again")).content, "second answer", "a new activation ran");
+    second.open();
+    await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the background finish");
+    assert.deepEqual(outcomes, ["ok", "budget_exceeded"], "the Tool still spends its first activation's budget");
+  } finally {
+    await brain.close();
+  }
+});
+
 Deno.test("later events and a plain finish wake the loop, which waits for the user instead of calling the model", async () => {
   const brain = new Brain();
   try {

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
 
-Deno.test("a remote Brain refuses a session model, ctx.model in host Tools, and send, with model_unavailable", async () => {
-  const server = await serveBrain();
+Deno.test("a remote Brain takes a server model by name only; without one, send and ctx.model are model_unavailable", async () => {
+  const provider = new ScriptedProvider(["Welcome back."]);
+  const server = await serveBrain({ models: { default: { provider, model: "m" } } });
   const brain = new Brain({ url: server.url, token: "remote-model-secret", host: "app" });
   try {
     let refused = "";
@@ -20,11 +21,26 @@ Deno.test("a remote Brain refuses a session model, ctx.model in host Tools, and 
       },
     });
     const model = { provider: new ScriptedProvider([]), model: "m" };
-    await assert.rejects(brain.sessions.create({ tools: [ask()], model }), { code: "model_unavailable" });
+    await assert.rejects(brain.sessions.create({ tools: [ask()], model }), { code: "invalid_argument" });
+    await assert.rejects(brain.sessions.create({ model: "" }), { code: "invalid_argument" });
+    await assert.rejects(
+      brain.sessions.create({ model: "default", agentloop: { toolDeadlineMs: "soon" as never } }),
+      { code: "invalid_argument" },
+    );
+    await assert.rejects(brain.sessions.create({ id: "missing", model: "other" }), { code: "model_unavailable" });
+    assert.equal(await server.journal.getSession("missing"), undefined, "nothing was created for an unknown model");
+    assert.equal(server.connections, 1, "bad arguments were refused before they could break the connection");
+
     const session = await brain.sessions.create({ tools: [ask()] });
     await session.call("ask", {});
     assert.equal(refused, "model_unavailable");
     await assert.rejects(session.send("hello"), { code: "model_unavailable" });
+    assert.deepEqual((await server.journal.getSession(session.id))?.model, undefined);
+
+    const chatty = await brain.sessions.create({ model: "default" });
+    await chatty.end();
+    const reopened = await brain.sessions.get(chatty.id, { model: "default" });
+    assert.equal((await reopened.send("Back again.")).content, "Welcome back.", "get with the name restores the loop");
   } finally {
     await brain.close();
     await server.shutdown();

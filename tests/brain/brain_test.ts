@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, MemoryJournal, ok, tool } from "../../mod.ts";
+import { Brain, BrainError, MemoryJournal, ok, ScriptedProvider, tool } from "../../mod.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
@@ -111,4 +111,26 @@ Deno.test("closing the Brain ends open calls; it refuses work afterwards", async
   await brain.close();
   assert.equal((await call.ended).cause, "cancelled");
   await assert.rejects(brain.sessions.create(), isCode("session_closed"));
+});
+
+Deno.test("an embedded Brain's configured models are picked by name; unknown names and bad models are refused", async () => {
+  assert.throws(
+    () => new Brain({ models: { "": { provider: new ScriptedProvider([]), model: "m" } } }),
+    isCode("invalid_argument"),
+  );
+  assert.throws(
+    () => new Brain({ models: { default: { provider: new ScriptedProvider([]), model: "" } } }),
+    isCode("invalid_argument"),
+  );
+  const provider = new ScriptedProvider(["Hi there."], { name: "named" });
+  const brain = new Brain({ models: { default: { provider, model: "fixed", credentials: { apiKey: "k" } } } });
+  try {
+    await assert.rejects(brain.sessions.create({ model: "toString" }), isCode("model_unavailable"));
+    const session = await brain.sessions.create({ model: "default" });
+    assert.equal((await session.send("Hello")).content, "Hi there.");
+    assert.deepEqual([provider.calls[0].model, provider.calls[0].credentials], ["fixed", { apiKey: "k" }]);
+    assert.deepEqual((await brain.sessions.list())[0].model, { provider: "named", model: "fixed" });
+  } finally {
+    await brain.close();
+  }
 });

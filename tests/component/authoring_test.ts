@@ -8,18 +8,23 @@ import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
 
 const examples = new URL("../../examples/inspect/", import.meta.url);
 
-async function missing(commands: string[], probe: string[], needle: string): Promise<string | undefined> {
+async function missing(
+  commands: string[],
+  probe: string[],
+  needle: string,
+  install: string,
+): Promise<string | undefined> {
   for (const command of commands) {
     if (Deno.permissions.querySync({ name: "run", command }).state !== "granted") {
-      return `${command} is not installed, or not allowed: deno task test:authoring grants --allow-run=${command}`;
+      return `${command} is not on PATH or this run may not start it; set up with \`${install}\` and run deno task test:authoring`;
     }
   }
   try {
     const { stdout, success } = await new Deno.Command(probe[0], { args: probe.slice(1) }).output();
     const text = new TextDecoder().decode(stdout);
-    return success && text.includes(needle) ? undefined : `\`${probe.join(" ")}\` does not show ${needle}`;
+    return success && text.includes(needle) ? undefined : `\`${probe.join(" ")}\` does not show ${needle} (${install})`;
   } catch (error) {
-    return `${probe[0]} is not installed (${(error as Error).name})`;
+    return `${probe[0]} is not installed (${(error as Error).name}; ${install})`;
   }
 }
 
@@ -46,7 +51,12 @@ async function inspectSmoke(url: URL): Promise<void> {
   }
 }
 
-const rust = await missing(["rustup", "cargo"], ["rustup", "target", "list", "--installed"], "wasm32-wasip2");
+const rust = await missing(
+  ["rustup", "cargo"],
+  ["rustup", "target", "list", "--installed"],
+  "wasm32-wasip2",
+  "rustup target add wasm32-wasip2",
+);
 Deno.test({
   name: `the Rust inspect example builds for wasm32-wasip2 and passes${rust ? ` (skipped: ${rust})` : ""}`,
   ignore: rust !== undefined,
@@ -57,7 +67,12 @@ Deno.test({
   },
 });
 
-const python = await missing(["componentize-py"], ["componentize-py", "--version"], "componentize-py");
+const python = await missing(
+  ["componentize-py"],
+  ["componentize-py", "--version"],
+  "componentize-py",
+  "pip install componentize-py",
+);
 Deno.test({
   name: `the Python inspect example builds with componentize-py${python ? ` (skipped: ${python})` : ""}`,
   ignore: python !== undefined,

@@ -207,6 +207,29 @@ Deno.test("input is validated with the Tool's schema before any Worker runs", as
   }
 });
 
+Deno.test("Component input and output are validated with parseAsync, defaults and transforms included", async () => {
+  const brain = readerBrain();
+  try {
+    const checked = tool({
+      name: "echo",
+      description: "probe echo with async schemas",
+      input: z.object({ status: z.literal("ok"), value: z.number().default(5).transform((n) => n * 2) })
+        .refine(async () => (await new Promise((resolve) => setTimeout(resolve, 1)), true)),
+      output: z.number().transform((n) => String(n + 1)).pipe(z.string()).refine(() => Promise.resolve(true)),
+      implementation: component(PROBE),
+    });
+    const session = await brain.sessions.create({ tools: [checked({ env: reader })] });
+    const end = await session.call("echo", { status: "ok" }, { deadline: soon() });
+    assert.deepEqual(
+      end.outcome,
+      { status: "ok", value: "11" },
+      'the guest saw the parsed input 10; output became "11"',
+    );
+  } finally {
+    await brain.close();
+  }
+});
+
 Deno.test("a Component placed in a host Environment is refused at session creation", async () => {
   const brain = readerBrain();
   try {

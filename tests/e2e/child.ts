@@ -10,10 +10,19 @@ export interface Child {
   line(): Promise<string | undefined>;
 }
 
-/** Runs `script` (relative to the repository) with `deno run` and only loopback network access by default. */
-export function spawnDeno(script: string, args: string[], permissions: string[] = ["--allow-net=127.0.0.1"]): Child {
+/**
+ * Runs `script` (relative to the repository) with `deno run` and only loopback network access by default,
+ * with `env` added to the inherited environment.
+ */
+export function spawnDeno(
+  script: string,
+  args: string[],
+  permissions: string[] = ["--allow-net=127.0.0.1"],
+  env: Record<string, string> = {},
+): Child {
   const process = new Deno.Command("deno", {
     args: ["run", "--quiet", ...permissions, script, ...args],
+    env,
     stdin: "null",
     stdout: "piped",
     stderr: "inherit",

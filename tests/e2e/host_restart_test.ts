@@ -2,17 +2,18 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, tool } from "../../mod.ts";
 import { scratchDir } from "../scratch.ts";
+import { chatServer, completion } from "../model/chat_server.ts";
 import { spawnDeno } from "./child.ts";
 
 const dir = scratchDir("host_restart");
 
-function serve(path: string, port: string) {
+function serve(path: string, port: string, env: Record<string, string> = {}) {
   return spawnDeno("src/http/serve.ts", ["--port", port, "--path", path], [
     "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY",
     "--allow-read=.tmp",
     "--allow-write=.tmp",
-  ]);
+  ], env);
 }
 
 async function listening(server: ReturnType<typeof serve>): Promise<string> {
@@ -66,6 +67,40 @@ Deno.test("a Brain server killed and restarted over its KV file: the lost call i
     });
     await intruder.body?.cancel();
     assert.equal(intruder.status, 401, "the restarted server still knows the host's token hash");
+  } finally {
+    await brain.close();
+    server.process.kill("SIGTERM");
+    await server.process.status;
+  }
+});
+
+Deno.test("a restarted Brain server over its KV file resumes a remote conversation: the host re-declares the model by name", async () => {
+  const path = `${dir}/conversation.kv`;
+  await using chat = chatServer([
+    { reply: completion({ content: "Hello, Ada." }) },
+    { reply: completion({ content: "You are Ada." }) },
+  ]);
+  const env = { BRAIN_MODEL_URL: chat.baseUrl, BRAIN_MODEL: "restart-model" };
+  let server = serve(path, "0", env);
+  const url = await listening(server);
+  const brain = new Brain({ url, token: "conversation-token", host: "talker" });
+  try {
+    const session = await brain.sessions.create({ model: "default", agentloop: { system: "Remember names." } });
+    assert.equal((await session.send("I am Ada.")).content, "Hello, Ada.");
+    server.process.kill("SIGKILL");
+    await server.process.status;
+
+    server = serve(path, new URL(url).port, env);
+    assert.equal(await listening(server), url);
+    // An idempotent read is resent after the reconnect, so its answer means the handles are declared again.
+    await session.read();
+    assert.equal((await session.send("Who am I?")).content, "You are Ada.");
+    assert.deepEqual(chat.seen[1].body.messages, [
+      { role: "system", content: "Remember names." },
+      { role: "user", content: "I am Ada." },
+      { role: "assistant", content: "Hello, Ada." },
+      { role: "user", content: "Who am I?" },
+    ], "the loop rebuilt its conversation from the journal, with the same options");
   } finally {
     await brain.close();
     server.process.kill("SIGTERM");

@@ -1,13 +1,17 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
+import { chatServer, completion } from "../model/chat_server.ts";
 import { spawnDeno } from "./child.ts";
 
+/** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
+const SERVE_PERMISSIONS = [
+  "--allow-net=127.0.0.1",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY",
+];
+
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], [
-    "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH",
-  ]);
+  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS);
   try {
     const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
     assert.ok(url, "the server printed its URL");
@@ -32,4 +36,59 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
     server.process.kill("SIGTERM");
     assert.equal((await server.process.status).code, 0, "SIGTERM shuts the server down cleanly");
   }
+});
+
+Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, BRAIN_MODEL and BRAIN_MODEL_KEY", async () => {
+  await using chat = chatServer([
+    {
+      reply: completion({
+        content: null,
+        tool_calls: [{ id: "c1", type: "function", function: { name: "greet", arguments: '{"name":"Ada"}' } }],
+      }, { finish_reason: "tool_calls" }),
+    },
+    { reply: completion({ content: "I said hello to Ada." }) },
+  ]);
+  const key = "serve-model-key";
+  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
+    BRAIN_MODEL_URL: chat.baseUrl,
+    BRAIN_MODEL: "served-model",
+    BRAIN_MODEL_KEY: key,
+  });
+  try {
+    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
+    assert.ok(url, "the server printed its URL");
+    const greeted: string[] = [];
+    const greet = tool({
+      name: "greet",
+      description: "Greets.",
+      input: z.object({ name: z.string() }),
+      run: ({ name }, ctx) => {
+        greeted.push(name);
+        return ctx.finish(`hello ${name}`);
+      },
+    });
+    const brain = new Brain({ url, token: "serve-model-token", host: "app" });
+    try {
+      const session = await brain.sessions.create({ tools: [greet()], model: "default" });
+      assert.equal((await session.send("Greet Ada.")).content, "I said hello to Ada.");
+      assert.deepEqual(greeted, ["Ada"], "the server's loop called the Tool in this process");
+      assert.ok(
+        chat.seen.every((seen) => seen.authorization === `Bearer ${key}` && seen.body.model === "served-model"),
+      );
+      assert.equal(JSON.stringify(await session.read()).includes(key), false);
+    } finally {
+      await brain.close();
+    }
+  } finally {
+    server.process.kill("SIGTERM");
+    assert.equal((await server.process.status).code, 0);
+  }
+});
+
+Deno.test("the serve entry point refuses a model URL without a model name", async () => {
+  const server = spawnDeno("src/http/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
+    ...SERVE_PERMISSIONS,
+  ], { BRAIN_MODEL: "" });
+  assert.equal(await server.line(), undefined, "it never listened");
+  assert.notEqual((await server.process.status).code, 0);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
+import { Brain, brainEnv, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
+import { inspectTool, readerBrain } from "../component/helpers.ts";
 
 const deadline = () => Date.now() + 10_000;
 
@@ -98,3 +99,25 @@ const probeSpec = {
   input: z.object({}),
   run: (_: unknown, ctx: { finish(value: string): Promise<unknown> }) => ctx.finish("ready"),
 };
+
+Deno.test("a Brain Environment's setup finishes before a Component's entrypoint runs", async () => {
+  const brain = readerBrain();
+  try {
+    const prepared = brainEnv({
+      name: "reader",
+      filesystem: { workspace: "read" },
+      setup: async ({ workspace }) => {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await Deno.mkdir(`${workspace}/vendor/lib`, { recursive: true });
+      },
+    });
+    const session = await brain.sessions.create({ tools: [inspectTool()({ env: prepared, depth: 2 })] });
+    const end = await session.call("inspect", { path: "." }, { deadline: deadline() });
+    assert.deepEqual(end.outcome.status === "ok" && end.outcome.value, {
+      eventSequence: 2,
+      entries: ["vendor/", "vendor/lib/"],
+    });
+  } finally {
+    await brain.close();
+  }
+});

@@ -1,27 +1,6 @@
 import assert from "node:assert/strict";
 import { Brain, type BrainError, serveBrain } from "../../mod.ts";
-
-/** A raw host socket speaking the wire protocol by hand. */
-async function rawHost(url: string, host: string, token: string) {
-  const socket = new WebSocket(`${url.replace("http", "ws")}/v1/host?host=${host}`, {
-    headers: { authorization: `Bearer ${token}` },
-  } as unknown as string[]);
-  const frames: unknown[] = [];
-  const waiting: ((frame: unknown) => void)[] = [];
-  const closed = new Promise<CloseEvent>((resolve) => socket.onclose = resolve);
-  socket.onmessage = (event) => {
-    const frame = JSON.parse(event.data);
-    const waiter = waiting.shift();
-    if (waiter) waiter(frame);
-    else frames.push(frame);
-  };
-  await new Promise((resolve) => socket.onopen = resolve);
-  return {
-    socket,
-    closed,
-    next: () => frames.length > 0 ? Promise.resolve(frames.shift()) : new Promise((resolve) => waiting.push(resolve)),
-  };
-}
+import { rawHost } from "./raw_host.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
   const server = await serveBrain();

@@ -101,6 +101,23 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: closing while a subscription is reading ends it quietly, after what it read`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await journal.append("s", Array.from({ length: 20 }, (_, call) => ({ kind: "tool_returned" as const, call })));
+      const followers = Array.from({ length: 5 }, async () => {
+        const seen: number[] = [];
+        for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+        return seen;
+      });
+      await journal.close();
+      for (const seen of await Promise.all(followers)) {
+        assert.deepEqual(seen, seen.length ? Array.from({ length: 20 }, (_, index) => index + 1) : []);
+      }
+    }),
+  );
+
+  Deno.test(
     `${name}: close ends subscriptions and refuses later calls`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));

@@ -109,7 +109,7 @@ Deno.test("the deadline ends the call with timeout and aborts ctx.signal", async
     const end = await call.ended;
     await aborted;
     assert.equal(end.cause, "timeout");
-    assert.equal(end.outcome.status, "timeout");
+    assert.deepEqual(end.outcome, { status: "timeout", message: "the call's deadline passed" }, "it says why");
     assert.equal((ctx.signal.reason as BrainError).code, "timeout");
   });
 });
@@ -119,7 +119,7 @@ Deno.test("explicit cancellation ends the call with cancelled, by handle or by s
   await withSession([placed], async (session) => {
     const byHandle = await session.start(placed, {});
     const ctx = await next();
-    assert.equal((await byHandle.cancel("user stopped")).outcome.status, "cancelled");
+    assert.deepEqual((await byHandle.cancel("user stopped")).outcome, { status: "cancelled", message: "user stopped" });
     assert.ok(ctx.signal.aborted);
     const controller = new AbortController();
     const bySignal = await session.start(placed, {}, { signal: controller.signal });
@@ -155,15 +155,15 @@ Deno.test("the first terminal cause is retained; a later finish is recorded as l
 Deno.test("an open Tool that never finishes stays open until its deadline", async () => {
   const { placed, next } = driven();
   await withSession([placed], async (session) => {
-    const call = await session.start(placed, {}, { deadline: Date.now() + 80 });
+    const deadline = Date.now() + 60;
+    const call = await session.start(placed, {}, { deadline });
     const ctx = await next();
     await ctx.emitResult("first");
-    let settled = false;
-    call.ended.then(() => settled = true);
-    await delay(20);
-    assert.equal(settled, false);
     const end = await call.ended;
     assert.equal(end.cause, "timeout");
+    const finished = (await callRecords(session, call.sequence)).at(-1)!;
+    assert.equal(finished.kind, "tool_call_finished");
+    assert.ok(finished.at >= deadline, "the call ended no earlier than its deadline");
   });
 });
 
@@ -199,6 +199,25 @@ Deno.test("async input checks consume the deadline; expiry prevents the late run
     assert.equal(ran, false);
     const kinds = await callKinds(session, end.call);
     assert.deepEqual(kinds, ["tool_call_started", "tool_call_finished"]);
+  });
+});
+
+Deno.test("cancelling during async input checks prevents the late run", async () => {
+  let ran = false;
+  const checking = Promise.withResolvers<void>();
+  const slow = tool({
+    name: "slow_check",
+    description: "",
+    input: z.object({ id: z.string().refine(async () => (checking.resolve(), await delay(60), true)) }),
+    run: (_input, ctx) => (ran = true, ctx.finish("late")),
+  });
+  await withSession([slow()], async (session) => {
+    const call = await session.start("slow_check", { id: "x" });
+    await checking.promise;
+    assert.equal((await call.cancel()).cause, "cancelled");
+    await delay(70);
+    assert.equal(ran, false);
+    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_call_finished"]);
   });
 });
 

@@ -239,3 +239,53 @@ async function waitFor(condition: () => Promise<boolean>, attempts = 200): Promi
   }
   throw new Error("condition not met in time");
 }
+
+Deno.test("content may represent a structured error; it keeps the error status and the structured outcome", async () => {
+  const errs = tool({
+    name: "errs",
+    description: "",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish(fail("not_found", "no such record"), { content: "Nothing was found." }),
+  });
+  await withSession([errs()], async (session) => {
+    const end = await session.call("errs", {});
+    assert.equal(end.cause, "finish");
+    assert.deepEqual(end.outcome, fail("not_found", "no such record"), "content never changes the failure status");
+    const [result] = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+    assert.deepEqual(result, {
+      ...result,
+      outcome: fail("not_found", "no such record"),
+      content: "Nothing was found.",
+    });
+  });
+});
+
+Deno.test("content never bypasses output validation: invalid output with content is invalid_output, content dropped", async () => {
+  let refusal: unknown;
+  const claims = tool({
+    name: "claims",
+    description: "",
+    input: z.object({ via: z.enum(["finish", "emitResult"]) }),
+    output: z.object({ n: z.number() }),
+    run: async ({ via }, ctx) => {
+      if (via === "finish") return ctx.finish({ n: "x" } as never, { content: "All good." });
+      refusal = await ctx.emitResult({ n: "x" } as never, { content: "All good." }).catch((error) => error);
+      return ctx.finish();
+    },
+  });
+  await withSession([claims()], async (session) => {
+    const finished = await session.call("claims", { via: "finish" });
+    assert.equal(errorCode(finished.outcome), "invalid_output");
+    const emitted = await session.call("claims", { via: "emitResult" });
+    assert.equal((refusal as { code?: string }).code, "invalid_output");
+    assert.deepEqual(emitted.outcome, ok(null));
+    for (const end of [finished, emitted]) {
+      const records = await callRecords(session, end.call);
+      assert.equal(
+        JSON.stringify(records).includes("All good."),
+        false,
+        "the invalid result's content is not committed",
+      );
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, hostEnv, tool } from "../../mod.ts";
+import { Brain, BrainError, type Descriptor, type Dispatch, type Environment, hostEnv, tool } from "../../mod.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
@@ -101,6 +101,14 @@ Deno.test("a declaration needs a valid name and exactly one of run or implementa
   );
 });
 
+Deno.test("a declaration has no needs field: unknown declaration fields are invalid_tool", () => {
+  const declaration = { name: "deps", description: "", input: z.object({}), run: () => {}, needs: ["npm:left-pad"] };
+  assert.throws(
+    () => tool(declaration as never),
+    (error) => isCode("invalid_tool")(error) && /unknown declaration field needs/.test((error as Error).message),
+  );
+});
+
 Deno.test("a descriptor is built from parsed options, frozen, and needs an Environment that interprets it", async () => {
   const fetchIssue = tool({
     name: "fetch_issue",
@@ -138,4 +146,41 @@ Deno.test("a descriptor is built from parsed options, frozen, and needs an Envir
       })(),
     isCode("invalid_tool"),
   );
+});
+
+Deno.test("Brain keeps a descriptor opaque and hands the same one to its Environment with every invoke", async () => {
+  const seen: { descriptor: Descriptor; input: unknown }[] = [];
+  const queue: Environment = {
+    name: "queue",
+    kind: "queue",
+    describe: () => ({ kind: "queue", name: "queue" }),
+    interpret(descriptor: Descriptor, dispatch: Dispatch) {
+      seen.push({ descriptor, input: dispatch.invocation.input });
+      void dispatch.sink.finish({ outcome: { status: "ok", value: descriptor.topic } });
+    },
+  };
+  const publish = tool({
+    name: "publish",
+    description: "Publish to a queue.",
+    input: z.object({ text: z.string() }),
+    options: z.object({ topic: z.string() }),
+    implementation: ({ topic }) => ({ type: "queue_publish", topic, nested: { anything: [1, "two", null] } }),
+  });
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [publish({ env: queue, topic: "orders" })] });
+    for (const text of ["a", "b"]) {
+      assert.deepEqual((await session.call("publish", { text })).outcome, { status: "ok", value: "orders" });
+    }
+  } finally {
+    await brain.close();
+  }
+  assert.deepEqual(seen.map(({ input }) => input), [{ text: "a" }, { text: "b" }]);
+  assert.equal(seen[0].descriptor, seen[1].descriptor, "one frozen descriptor per placement");
+  assert.deepEqual(seen[0].descriptor, {
+    type: "queue_publish",
+    topic: "orders",
+    nested: { anything: [1, "two", null] },
+  });
+  assert.ok(Object.isFrozen((seen[0].descriptor.nested as { anything: unknown[] }).anything));
 });

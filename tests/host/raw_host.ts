@@ -1,0 +1,29 @@
+/** A raw host socket speaking the wire protocol by hand; every frame it receives is kept in `seen`. */
+export async function rawHost(url: string, host: string, token: string): Promise<{
+  socket: WebSocket;
+  closed: Promise<CloseEvent>;
+  seen: unknown[];
+  next(): Promise<unknown>;
+}> {
+  const socket = new WebSocket(`${url.replace("http", "ws")}/v1/host?host=${host}`, {
+    headers: { authorization: `Bearer ${token}` },
+  } as unknown as string[]);
+  const frames: unknown[] = [];
+  const seen: unknown[] = [];
+  const waiting: ((frame: unknown) => void)[] = [];
+  const closed = new Promise<CloseEvent>((resolve) => socket.onclose = resolve);
+  socket.onmessage = (event) => {
+    const frame = JSON.parse(event.data);
+    seen.push(frame);
+    const waiter = waiting.shift();
+    if (waiter) waiter(frame);
+    else frames.push(frame);
+  };
+  await new Promise((resolve) => socket.onopen = resolve);
+  return {
+    socket,
+    closed,
+    seen,
+    next: () => frames.length > 0 ? Promise.resolve(frames.shift()) : new Promise((resolve) => waiting.push(resolve)),
+  };
+}
