@@ -37,6 +37,10 @@ export class WakeFile {
     if (this.#users++ > 0) return;
     try {
       Deno.writeFileSync(this.#path, new Uint8Array(), { append: true });
+    } catch {
+      // A reader without write permission can still watch a sidecar some writer created.
+    }
+    try {
       const watcher = Deno.watchFs(this.#path, { recursive: false });
       this.#watcher = watcher;
       this.#watching = (async () => {

@@ -194,3 +194,27 @@ Deno.test("created Environments and deletes survive reopening the session over a
 
   assert.deepEqual(await step(2, (brain) => brain.sessions.get("s", { tools: [placed] })), ["ops", "store", "keyed"]);
 });
+
+Deno.test("a reopened session admits its created Environments again: outside the new allow-list, get is refused", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const placed = operator([
+    async (environments) => (await environments.create({ kind: "brain", name: "net", net: ["127.0.0.1:9"] })).name,
+  ]);
+  const first = await Brain.open({ path, allow: { net: ["127.0.0.1:9"] } });
+  try {
+    const session = await first.sessions.create({ id: "s", tools: [placed] });
+    const end = await session.call("operate", { step: 0 }, { deadline: deadline() });
+    assert.deepEqual(end.outcome, { status: "ok", value: "net" });
+  } finally {
+    await first.close();
+  }
+  const narrower = await Brain.open({ path });
+  try {
+    await assert.rejects(
+      narrower.sessions.get("s", { tools: [placed] }),
+      (error) => error instanceof BrainError && error.code === "permission_denied",
+    );
+  } finally {
+    await narrower.close();
+  }
+});
