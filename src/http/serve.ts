@@ -27,23 +27,34 @@ const { values } = parseArgs({
     "model-key": { type: "string" },
   },
 });
-const raw = values.port ?? Deno.env.get("BRAIN_PORT") ?? "8787";
-const port = Number(raw);
-if (!Number.isInteger(port) || port < 0 || port > 65535) {
-  throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
+try {
+  await main();
+} catch (error) {
+  if (!(error instanceof BrainError)) throw error;
+  console.error(`brain serve: ${error.message}`);
+  Deno.exit(2);
 }
 
-const path = values.path ?? Deno.env.get("BRAIN_PATH");
-const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
-if (folder) await Deno.mkdir(folder, { recursive: true });
-const server = await serveBrain({ port, path, models: configuredModels() });
-console.log(`Brain listening on ${server.url}`);
-const stop = async () => {
-  await server.shutdown();
-  Deno.exit(0);
-};
-Deno.addSignalListener("SIGINT", stop);
-Deno.addSignalListener("SIGTERM", stop);
+/** Reads the configuration, starts the server and stops it on SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const raw = values.port ?? Deno.env.get("BRAIN_PORT") ?? "8787";
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
+  }
+
+  const path = values.path ?? Deno.env.get("BRAIN_PATH");
+  const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
+  if (folder) await Deno.mkdir(folder, { recursive: true });
+  const server = await serveBrain({ port, path, models: configuredModels() });
+  console.log(`Brain listening on ${server.url}`);
+  const stop = async () => {
+    await server.shutdown();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+}
 
 /** The `default` model the flags or environment describe, or none without a model URL. */
 function configuredModels(): Record<string, SessionModel> {

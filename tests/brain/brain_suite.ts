@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type Brain, BrainError, fail, type JournalRecord, tool } from "../../mod.ts";
+import { type Brain, BrainError, fail, type JournalRecord, type JsonValue, tool } from "../../mod.ts";
 
 /** A Brain to test and how to dispose of what it needs. */
 export interface OpenedBrain {
@@ -171,6 +171,68 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     assert.equal((await call.ended).cause, "cancelled");
     assert.deepEqual(session.tools, []);
     await assert.rejects(session.start("waiter", {}), (error: BrainError) => error.code === "session_closed");
+  });
+
+  test("ctx carries frozen options, sessionId, the started sequence and the original deadline", async (brain) => {
+    const seen = Promise.withResolvers<JsonValue>();
+    const probe = tool({
+      name: "probe",
+      description: "Reports its ctx.",
+      input: z.object({}),
+      options: z.object({ label: z.string() }),
+      run: (_input, ctx) => {
+        seen.resolve({
+          options: ctx.options,
+          frozen: Object.isFrozen(ctx.options),
+          sessionId: ctx.sessionId,
+          sequence: ctx.sequence,
+          deadline: ctx.deadline ?? null,
+        });
+        return ctx.finish();
+      },
+    });
+    const session = await brain.sessions.create({ tools: [probe({ label: "placed" })] });
+    const deadline = Date.now() + 60_000;
+    const end = await session.call("probe", {}, { deadline });
+    const [started] = await session.read();
+    assert.deepEqual([started.kind, started.kind === "tool_call_started" && started.deadline], [
+      "tool_call_started",
+      deadline,
+    ]);
+    assert.deepEqual(await seen.promise, {
+      options: { label: "placed" },
+      frozen: true,
+      sessionId: session.id,
+      sequence: end.call,
+      deadline,
+    });
+  });
+
+  test("deleting a session cancels its open calls and releases its handlers", async (brain) => {
+    const seen = Promise.withResolvers<unknown>();
+    const started = Promise.withResolvers<void>();
+    const session = await brain.sessions.create({ tools: [waiter(seen, started)()] });
+    const call = await session.start("waiter", {}, { deadline: Date.now() + 10_000 });
+    await started.promise;
+    await brain.sessions.delete(session.id);
+    assert.equal((await call.ended).cause, "cancelled");
+    assert.ok(await seen.promise instanceof BrainError, "the running function saw its signal abort");
+    assert.deepEqual(session.tools, []);
+    await assert.rejects(session.start("waiter", {}), (error: BrainError) => error.code === "session_closed");
+  });
+
+  test("a failed creation disturbs nothing: existing sessions keep working and the client still closes", async (brain) => {
+    const kept = await brain.sessions.create({ id: "kept", tools: [echo()] });
+    await assert.rejects(
+      brain.sessions.create({ id: "kept", tools: [failing()] }),
+      (error: BrainError) => error.code === "session_exists",
+    );
+    assert.deepEqual((await brain.sessions.list()).map((meta) => [meta.id, meta.tools.map((tool) => tool.name)]), [
+      ["kept", ["echo"]],
+    ]);
+    assert.equal((await kept.call("echo", { text: "still here" })).cause, "finish");
+    await brain.close();
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
   });
 
   test("list shows sessions; delete removes one with its records", async (brain) => {

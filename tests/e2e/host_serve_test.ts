@@ -23,12 +23,17 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
       name: "greet",
       description: "Greets.",
       input: z.object({ name: z.string() }),
-      run: ({ name }, ctx) => ctx.finish(`hello ${name}`),
+      run: ({ name }, ctx) => ctx.finish({ text: `hello ${name}`, pid: Deno.pid }),
     });
     const brain = new Brain({ url, token: "serve-token", host: "app" });
     try {
       const session = await brain.sessions.create({ tools: [greet()] });
-      assert.deepEqual((await session.call("greet", { name: "Ada" })).outcome, { status: "ok", value: "hello Ada" });
+      const end = await session.call("greet", { name: "Ada" });
+      assert.deepEqual(
+        end.outcome,
+        { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
+        "it ran in this process",
+      );
     } finally {
       await brain.close();
     }
@@ -90,5 +95,5 @@ Deno.test("the serve entry point refuses a model URL without a model name", asyn
     ...SERVE_PERMISSIONS,
   ], { BRAIN_MODEL: "" });
   assert.equal(await server.line(), undefined, "it never listened");
-  assert.notEqual((await server.process.status).code, 0);
+  assert.equal((await server.process.status).code, 2, "a configuration error exits 2 with its message");
 });

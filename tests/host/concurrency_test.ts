@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
+import { Brain, BrainError, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
   const server = await serveBrain();
@@ -53,10 +53,47 @@ Deno.test("several sessions and Tools of one Brain client share one connection u
       { status: "ok", value: "a" },
     ]);
     assert.equal(server.connections, 1);
+    await first.end();
+    assert.deepEqual(
+      (await second.call("a", {})).outcome,
+      { status: "ok", value: "a" },
+      "the connection outlives a session",
+    );
     await brain.close();
+    assert.equal(server.dropHost("shared"), false, "close released the shared connection");
     await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "session_closed");
   } finally {
     await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a client whose session creation failed still closes in finally and releases its connection", async () => {
+  const server = await serveBrain();
+  const ping = tool({
+    name: "ping",
+    description: "Pong.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("pong"),
+  });
+  const owner = new Brain({ url: server.url, token: "owner-token", host: "owner" });
+  const brain = new Brain({ url: server.url, token: "failing-token", host: "failing" });
+  try {
+    await owner.sessions.create({ id: "taken", tools: [ping()] });
+    let failure: unknown;
+    try {
+      await brain.sessions.create({ id: "taken", tools: [ping()] });
+    } catch (error) {
+      failure = error;
+    } finally {
+      await brain.close();
+    }
+    assert.equal(failure instanceof BrainError && failure.code, "session_exists");
+    assert.equal(server.dropHost("failing"), false, "the failed client's connection is closed");
+    assert.equal(server.dropHost("owner"), true, "the other client is unaffected");
+  } finally {
+    await brain.close();
+    await owner.close();
     await server.shutdown();
   }
 });

@@ -129,3 +129,38 @@ Deno.test("a call started on a socket that is dropping fails connection_lost and
     await server.shutdown();
   }
 });
+
+Deno.test("a Tool that returned without finishing stays open until connection loss ends it unknown", async () => {
+  const server = await serveBrain();
+  const brain = new Brain({ url: server.url, token: "forget-token", host: "forgetful" });
+  const aborted = Promise.withResolvers<unknown>();
+  const forgets = tool({
+    name: "forgets",
+    description: "Returns a result and never finishes.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      ctx.signal.addEventListener("abort", () => aborted.resolve(ctx.signal.reason), { once: true });
+      return { partial: true };
+    },
+  });
+  try {
+    const session = await brain.sessions.create({ tools: [forgets()] });
+    const call = await session.start("forgets", {}, { deadline: Date.now() + 10_000 });
+    for await (const record of session.records({ signal: AbortSignal.timeout(10_000) })) {
+      if (record.kind === "tool_returned") break;
+    }
+    assert.equal(server.dropHost("forgetful"), true);
+    const end = await call.ended;
+    assert.deepEqual(
+      [end.cause, end.outcome.status],
+      ["unknown", "unknown"],
+      "a published result is not a reliable end",
+    );
+    assert.equal((await aborted.promise as BrainError).code, "connection_lost");
+    const kinds = (await session.read()).map((record) => record.kind);
+    assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_returned", "tool_call_finished"]);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});

@@ -232,6 +232,22 @@ Deno.test("extension: a response that ends without a finish leaves the call unkn
   }
 });
 
+Deno.test("extension: a known protocol failure is an error outcome, not unknown", async () => {
+  const broken = new Hono();
+  broken.post("/calls", (c) => c.text("upstream exploded", 502));
+  await using server = serve(broken.fetch);
+  const brain = new Brain({ allow: { net: [server.host] } });
+  try {
+    const env = extensionEnv({ name: "broken", url: server.url });
+    const brainSession = await brain.sessions.create({ tools: [absent({ env })] });
+    const end = await brainSession.call("absent", {}, { deadline: deadline() });
+    assert.equal(end.cause, "error");
+    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "protocol_error");
+  } finally {
+    await brain.close();
+  }
+});
+
 Deno.test("extension: an extension outside the allow-list fails session creation", async () => {
   const brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
   try {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, ok, tool, type ToolContext } from "../../mod.ts";
+import { BrainError, isFailure, ok, tool, type ToolContext } from "../../mod.ts";
 import { callKinds, callRecords, delay, withSession } from "../helpers.ts";
 
 type Ctx = ToolContext<Record<string, unknown>, unknown>;
@@ -37,6 +37,26 @@ Deno.test("ctx carries frozen options, sessionId, the started sequence and the d
     const unlimited = await session.start(placed, {});
     assert.equal((await next()).deadline, undefined);
     await unlimited.cancel();
+  });
+});
+
+Deno.test("factory options are parsed once per placement: every call sees the same frozen object", async () => {
+  let parses = 0;
+  const seen: unknown[] = [];
+  const counted = tool({
+    name: "counted",
+    description: "",
+    input: z.object({}),
+    options: z.object({ label: z.string().transform((label) => (parses++, label)) }),
+    run: (_input, ctx) => (seen.push(ctx.options), ctx.finish()),
+  });
+  const placed = counted({ label: "once" });
+  await withSession([placed], async (session) => {
+    await session.call(placed, {});
+    await session.call(placed, {});
+    assert.equal(parses, 1);
+    assert.equal(seen.length, 2);
+    assert.ok(seen.every((options) => options === placed.options));
   });
 });
 
@@ -127,6 +147,40 @@ Deno.test("explicit cancellation ends the call with cancelled, by handle or by s
     controller.abort();
     const end = await bySignal.ended;
     assert.deepEqual([end.cause, end.outcome.status], ["cancelled", "cancelled"]);
+  });
+});
+
+Deno.test("timeout and cancelled are failed results that say why the caller stopped waiting", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const expired = await session.start(placed, {}, { deadline: Date.now() + 20 });
+    await next();
+    const timeout = (await expired.ended).outcome;
+    assert.ok(isFailure(timeout));
+    assert.match(timeout.status === "timeout" ? timeout.message ?? "" : "", /deadline/);
+    const stopped = await session.start(placed, {});
+    await next();
+    const cancelled = (await stopped.cancel("the user closed the tab")).outcome;
+    assert.ok(isFailure(cancelled));
+    assert.deepEqual(cancelled, { status: "cancelled", message: "the user closed the tab" });
+  });
+});
+
+Deno.test("an unlimited execution that returned stays open; no timer ends it", async () => {
+  const { placed, next } = driven();
+  await withSession([placed], async (session) => {
+    const call = await session.start(placed, {});
+    const ctx = await next();
+    assert.equal(ctx.deadline, undefined);
+    await waitUntil(async () => (await callKinds(session, call.sequence)).includes("tool_returned") || undefined);
+    let settled = false;
+    call.ended.then(() => settled = true);
+    await delay(50);
+    assert.equal(settled, false);
+    assert.equal(ctx.signal.aborted, false);
+    assert.equal(typeof await ctx.emit("still_here", null), "number");
+    assert.equal((await ctx.finish("at last")).late, false);
+    assert.deepEqual((await call.ended).outcome, ok("at last"));
   });
 });
 

@@ -232,6 +232,61 @@ Deno.test("a non-success outcome from emitResult terminates the execution", asyn
   });
 });
 
+Deno.test("a returned value is validated against the output schema like a finished one", async () => {
+  const output = z.object({ n: z.string().transform(Number).pipe(z.number()) });
+  await withSession([
+    returning("good", () => ({ n: "5" }), output),
+    returning("bad", () => ({ n: 5 }), output),
+    returning("non_json", () => "2020-01-01", z.string().transform((text) => new Date(text)).pipe(z.any())),
+  ], async (session) => {
+    const good = await session.start("good", {});
+    await waitFor(async () => (await callKinds(session, good.sequence)).includes("tool_returned"));
+    const [result] = (await callRecords(session, good.sequence)).filter((record) => record.kind === "tool_result");
+    assert.deepEqual(result.kind === "tool_result" && result.outcome, ok({ n: 5 }), "the transformed value");
+    await good.cancel();
+    for (const name of ["bad", "non_json"]) {
+      const end = await session.call(name, {});
+      assert.equal(errorCode(end.outcome), "invalid_output", name);
+      assert.equal(end.cause, "error", "an invalid returned value ends the call");
+    }
+  });
+});
+
+Deno.test("an exception thrown after an await also becomes tool_error", async () => {
+  const thrower = tool({
+    name: "late_thrower",
+    description: "",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.emit("working", null);
+      throw new TypeError("failed midway");
+    },
+  });
+  await withSession([thrower()], async (session) => {
+    const end = await session.call("late_thrower", {});
+    assert.equal(end.cause, "error");
+    assert.deepEqual(end.outcome, fail("tool_error", "failed midway", { details: { name: "TypeError" } }));
+    assert.deepEqual(await callKinds(session, end.call), [
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+  });
+});
+
+Deno.test("returning a timeout, cancelled or unknown outcome also terminates the execution", async () => {
+  const statuses = ["timeout", "cancelled", "unknown"] as const;
+  const tools = statuses.map((status) => returning(status, () => ({ status, message: `the Tool says ${status}` })));
+  await withSession(tools, async (session) => {
+    for (const status of statuses) {
+      const end = await session.call(status, {});
+      assert.deepEqual([end.cause, end.outcome], ["finish", { status, message: `the Tool says ${status}` }]);
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    }
+  });
+});
+
 async function waitFor(condition: () => Promise<boolean>, attempts = 200): Promise<void> {
   for (let attempt = 0; attempt < attempts; attempt++) {
     if (await condition()) return;

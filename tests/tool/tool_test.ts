@@ -4,6 +4,15 @@ import { Brain, BrainError, type Descriptor, type Dispatch, type Environment, ho
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
+async function withBrain(fn: (brain: Brain) => Promise<void>): Promise<void> {
+  const brain = new Brain();
+  try {
+    await fn(brain);
+  } finally {
+    await brain.close();
+  }
+}
+
 Deno.test("input JSON Schema describes what parsing accepts; output JSON Schema the parsed output", () => {
   const search = tool({
     name: "search",
@@ -22,6 +31,35 @@ Deno.test("input JSON Schema describes what parsing accepts; output JSON Schema 
     at: { type: "string", default: "now" },
   });
   assert.deepEqual(search.outputSchema?.required, ["count", "at"]);
+});
+
+Deno.test("the handler receives parsed input: defaults filled in and transforms applied", async () => {
+  const seen: unknown[] = [];
+  const search = tool({
+    name: "search",
+    description: "Search.",
+    input: z.object({ query: z.string().transform((query) => query.trim()), limit: z.number().default(10) }),
+    run: (input, ctx) => (seen.push(input), ctx.finish(null)),
+  });
+  await withBrain(async (brain) => {
+    const session = await brain.sessions.create({ tools: [search()] });
+    await session.call("search", { query: "  ada  " });
+    await session.call("search", { query: "x", limit: 2 });
+    assert.deepEqual(seen, [{ query: "ada", limit: 10 }, { query: "x", limit: 2 }]);
+    const [started] = await session.read();
+    assert.deepEqual(
+      started.kind === "tool_call_started" && started.input,
+      { query: "  ada  " },
+      "the journal keeps the raw input",
+    );
+  });
+});
+
+Deno.test("input JSON Schema admits extra properties for z.object and forbids them for z.strictObject", () => {
+  const input = (schema: z.ZodType) =>
+    tool({ name: "t", description: "", input: schema, run: (_i, ctx) => ctx.finish() }).inputSchema;
+  assert.equal(input(z.object({ id: z.string() })).additionalProperties, undefined);
+  assert.equal(input(z.strictObject({ id: z.string() })).additionalProperties, false);
 });
 
 Deno.test("unrepresentable schemas fail when the Tool is declared", () => {
@@ -183,4 +221,53 @@ Deno.test("Brain keeps a descriptor opaque and hands the same one to its Environ
     nested: { anything: [1, "two", null] },
   });
   assert.ok(Object.isFrozen((seen[0].descriptor.nested as { anything: unknown[] }).anything));
+});
+
+Deno.test("an application function runs in the application's process: its state, working directory and permissions", async () => {
+  const appState = { lookups: 0 };
+  const inspectApp = tool({
+    name: "inspect_app",
+    description: "Reports what the function sees of its process.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      appState.lookups++;
+      return ctx.finish({
+        cwd: Deno.cwd(),
+        config: JSON.parse(await Deno.readTextFile("deno.json")).name,
+        write: (await Deno.permissions.query({ name: "write", path: ".tmp" })).state,
+      });
+    },
+  });
+  await withBrain(async (brain) => {
+    const session = await brain.sessions.create({ tools: [inspectApp()] });
+    const end = await session.call("inspect_app", {});
+    assert.deepEqual(end.outcome, {
+      status: "ok",
+      value: {
+        cwd: Deno.cwd(),
+        config: "@aexhq/brain",
+        write: "granted",
+      },
+    });
+    assert.equal(appState.lookups, 1, "the function changed the application's own state");
+    assert.equal(session.workspace("app"), undefined, "creating the session gave it no workspace");
+  });
+});
+
+Deno.test("a Tool placed with a named hostEnv and options runs in the application with those options", async () => {
+  const lookup = tool({
+    name: "lookup",
+    description: "Look up one record.",
+    input: z.object({ id: z.string() }),
+    options: z.object({ prefix: z.string() }),
+    run: ({ id }, ctx) => ctx.finish(`${ctx.options.prefix}${id}`),
+  });
+  const placed = lookup({ env: hostEnv({ name: "app" }), prefix: "customer:" });
+  assert.deepEqual(placed.options, { prefix: "customer:" }, "env is not an option");
+  await withBrain(async (brain) => {
+    const session = await brain.sessions.create({ tools: [placed] });
+    assert.deepEqual((await session.call("lookup", { id: "7" })).outcome, { status: "ok", value: "customer:7" });
+    assert.equal(session.workspace("app"), undefined);
+    assert.equal((await brain.sessions.list())[0].tools[0].env, "app");
+  });
 });
