@@ -36,10 +36,15 @@ export class Component implements Implementation {
   #prepared: Promise<Prepared> | undefined;
   #ready: Prepared | undefined;
   #admitted = new Map<string, Promise<void>>();
+  #uploaded: Uint8Array | undefined;
 
-  /** Use {@linkcode component} to create one. */
-  constructor(url: URL, options: ComponentOptions = {}) {
+  /**
+   * Use {@linkcode component} to create one. A Brain server passes the `bytes`
+   * a remote client uploaded; `url` then only names the Component.
+   */
+  constructor(url: URL, options: ComponentOptions = {}, bytes?: Uint8Array) {
     this.url = url;
+    this.#uploaded = bytes;
     this.#telemetry = options.telemetry;
     this.#limits = {
       maxBytes: options.maxBytes ?? DEFAULT_LOAD_LIMITS.maxBytes,
@@ -73,6 +78,11 @@ export class Component implements Implementation {
     await admitted;
   }
 
+  /** Reads or fetches the Component's bytes within its limits, as admission does; a remote Brain uploads them. */
+  load(): Promise<Uint8Array> {
+    return this.#uploaded ? Promise.resolve(this.#uploaded) : loadComponentBytes(this.url, this.#limits);
+  }
+
   /** Runs one dispatched call in a fresh Worker. */
   execute(dispatch: Dispatch): void {
     const prepared = this.#ready;
@@ -87,7 +97,7 @@ export class Component implements Implementation {
 
   #prepare(): Promise<Prepared> {
     if (!this.#prepared) {
-      this.#prepared = loadComponentBytes(this.url, this.#limits).then((bytes) => prepareComponent(this.url, bytes));
+      this.#prepared = this.load().then((bytes) => prepareComponent(this.url, bytes));
       this.#prepared.catch(() => (this.#prepared = undefined));
     }
     return this.#prepared;

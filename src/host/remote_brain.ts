@@ -4,6 +4,8 @@ import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOption
 import { checkUniqueTools } from "../brain/unique_tools.ts";
 import type { ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import { Component } from "../component/component.ts";
+import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { Activation } from "../session/activation.ts";
@@ -81,20 +83,33 @@ export class RemoteBackend implements BrainBackend {
     op: "create" | "get",
   ): Promise<RemoteSession> {
     const advertised = tools.map(({ advertised }) => {
-      if (advertised.implementation !== "host") {
+      if (advertised.implementation !== "host" && advertised.implementation !== "component") {
         throw new BrainError(
           "unsupported_runtime",
-          `tool ${advertised.name}: a remote Brain client hosts application functions only`,
+          `tool ${advertised.name}: a remote Brain client hosts application functions and uploads Components only`,
         );
       }
-      return { ...advertised, implementation: "host" as const };
+      if (advertised.implementation === "component" && op === "get") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: reopening a session uploads no Components`,
+        );
+      }
+      return { ...advertised, implementation: advertised.implementation };
     });
+    const uploads = op === "create" ? await Promise.all(tools.filter(isComponent).map(upload)) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, conversation);
     try {
       if (op === "create") {
-        await this.#connection.request("create", { handle, session: id, tools: advertised, ...conversation });
+        await this.#connection.request("create", {
+          handle,
+          session: id,
+          tools: advertised,
+          ...(uploads.length ? { uploads } : {}),
+          ...conversation,
+        });
       } else {
         await this.#connection.request("get", {
           handle,
@@ -115,6 +130,27 @@ export class RemoteBackend implements BrainBackend {
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
+}
+
+function isComponent(placed: PlacedTool): placed is PlacedTool & { implementation: Component } {
+  return placed.implementation instanceof Component;
+}
+
+/** A Component placement as it is uploaded: bytes, the brainEnv grant and the parsed options. */
+async function upload({ tool, implementation, env, options }: PlacedTool & { implementation: Component }) {
+  if (env && (!isBrainEnv(env) || env.setup || env.control?.length)) {
+    throw new BrainError(
+      "unsupported_runtime",
+      `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,
+    );
+  }
+  return {
+    tool: tool.name,
+    url: implementation.url.href,
+    bytes: (await implementation.load()).toBase64(),
+    ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
+    options: options as Record<string, JsonValue>,
+  };
 }
 
 function refuseCredentials(host: unknown): void {
