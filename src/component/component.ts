@@ -36,7 +36,7 @@ export class Component implements Implementation {
   #prepared: Promise<Prepared> | undefined;
   #ready: Prepared | undefined;
   #admitted = new Map<string, Promise<void>>();
-  #uploaded: Uint8Array | undefined;
+  #bytes: Promise<Uint8Array> | undefined;
 
   /**
    * Use {@linkcode component} to create one. A Brain server passes the `bytes`
@@ -44,7 +44,7 @@ export class Component implements Implementation {
    */
   constructor(url: URL, options: ComponentOptions = {}, bytes?: Uint8Array) {
     this.url = url;
-    this.#uploaded = bytes;
+    if (bytes) this.#bytes = Promise.resolve(bytes);
     this.#telemetry = options.telemetry;
     this.#limits = {
       maxBytes: options.maxBytes ?? DEFAULT_LOAD_LIMITS.maxBytes,
@@ -78,9 +78,16 @@ export class Component implements Implementation {
     await admitted;
   }
 
-  /** Reads or fetches the Component's bytes within its limits, as admission does; a remote Brain uploads them. */
+  /**
+   * Reads or fetches the Component's bytes within its limits (once: a success is
+   * kept, a failure is retried next time); admission and a remote Brain's upload use them.
+   */
   load(): Promise<Uint8Array> {
-    return this.#uploaded ? Promise.resolve(this.#uploaded) : loadComponentBytes(this.url, this.#limits);
+    if (!this.#bytes) {
+      this.#bytes = loadComponentBytes(this.url, this.#limits);
+      this.#bytes.catch(() => (this.#bytes = undefined));
+    }
+    return this.#bytes;
   }
 
   /** Runs one dispatched call in a fresh Worker. */

@@ -134,15 +134,20 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
       }
       case "create": {
         const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
-        const tools = frame.tools.map((tool) =>
-          tool.implementation === "component"
-            ? uploadedTool(tool, uploads.get(tool.name))
-            : remoteTool(host, frame.handle, tool)
-        );
+        const tools = await Promise.all(frame.tools.map(async (tool) => {
+          if (tool.implementation !== "component") return remoteTool(host, frame.handle, tool);
+          const upload = uploads.get(tool.name);
+          if (!upload) {
+            throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
+          }
+          return uploadedTool(tool, upload, await host.components.component(upload));
+        }));
         const session = await backend.create({ id: frame.session, tools, ...served(frame) }, registration);
         host.handles.set(frame.handle, session);
         return null;
       }
+      case "lacking":
+        return host.components.lacking(frame.sha256);
       case "get":
         await open(frame.handle, frame.session, frame.tools, frame);
         return null;

@@ -33,11 +33,16 @@ const advertised = z.strictObject({
   env: z.string().optional(),
 }) satisfies z.ZodType<AdvertisedTool>;
 
-/** A Component placement a client uploads at `create`: its bytes, Environment grant and parsed options. */
+/**
+ * A Component placement a client uploads at `create`: its content hash, its
+ * bytes (base64) unless `lacking` said the server has them, its Environment
+ * grant and parsed options.
+ */
 const upload = z.strictObject({
   tool: name,
   url: z.string(),
-  bytes: z.string().describe("base64"),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.string().optional(),
   env: z.strictObject({ name, grant: z.record(z.string(), json) }).optional(),
   options: z.record(z.string(), json),
 });
@@ -74,6 +79,7 @@ export const clientFrame = z.discriminatedUnion("op", [
     ...conversation,
   }),
   z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
+  z.strictObject({ id: sequence, op: z.literal("lacking"), sha256: z.array(z.string()) }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),
   z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),

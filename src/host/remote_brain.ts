@@ -15,6 +15,8 @@ import type { CallOptions, ToolCall } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { raceSignal } from "../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
+import type { WireUpload } from "./protocol.ts";
+import { contentHash } from "./uploaded_components.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -97,7 +99,7 @@ export class RemoteBackend implements BrainBackend {
       }
       return { ...advertised, implementation: advertised.implementation };
     });
-    const uploads = op === "create" ? await Promise.all(tools.filter(isComponent).map(upload)) : [];
+    const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, conversation);
@@ -127,6 +129,16 @@ export class RemoteBackend implements BrainBackend {
     return session;
   }
 
+  /** Each Component placement's upload, with bytes only for the hashes the server lacks. */
+  async #uploads(tools: readonly PlacedTool[]): Promise<WireUpload[]> {
+    const uploads = await Promise.all(tools.filter(isComponent).map(upload));
+    if (uploads.length === 0) return [];
+    const lacking = new Set(
+      await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }) as string[],
+    );
+    return uploads.map(({ bytes, ...rest }) => lacking.has(rest.sha256) ? { ...rest, bytes: bytes.toBase64() } : rest);
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
@@ -144,10 +156,12 @@ async function upload({ tool, implementation, env, options }: PlacedTool & { imp
       `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,
     );
   }
+  const bytes = await implementation.load();
   return {
     tool: tool.name,
     url: implementation.url.href,
-    bytes: (await implementation.load()).toBase64(),
+    sha256: await contentHash(bytes as Uint8Array<ArrayBuffer>),
+    bytes,
     ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
     options: options as Record<string, JsonValue>,
   };

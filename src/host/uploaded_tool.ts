@@ -1,8 +1,7 @@
 import { z } from "zod";
-import { Component } from "../component/component.ts";
+import type { Component } from "../component/component.ts";
 import { brainEnv, type BrainEnvGrant } from "../env/brain_env.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
-import { BrainError } from "../outcome/errors.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import type { WireUpload } from "./protocol.ts";
@@ -13,17 +12,7 @@ import type { WireUpload } from "./protocol.ts";
  * validated with schemas rebuilt from the advertised JSON Schemas, since the
  * client's Zod schemas do not travel.
  */
-export function uploadedTool(advertised: AdvertisedTool, upload: WireUpload | undefined): PlacedTool {
-  if (!upload) {
-    throw new BrainError("protocol_error", `tool ${advertised.name}: a Component placement needs its upload`);
-  }
-  let bytes: Uint8Array;
-  try {
-    bytes = Uint8Array.fromBase64(upload.bytes);
-  } catch {
-    throw new BrainError("protocol_error", `tool ${advertised.name}: the uploaded Component is not base64`);
-  }
-  if (!URL.canParse(upload.url)) throw new BrainError("protocol_error", `tool ${advertised.name}: bad Component URL`);
+export function uploadedTool(advertised: AdvertisedTool, upload: WireUpload, implementation: Component): PlacedTool {
   const env = upload.env && brainEnv({ name: upload.env.name, ...(upload.env.grant as BrainEnvGrant) });
   return Object.freeze({
     tool: Object.freeze({
@@ -37,7 +26,7 @@ export function uploadedTool(advertised: AdvertisedTool, upload: WireUpload | un
     }),
     options: deepFreeze(structuredClone(upload.options)),
     env,
-    implementation: new Component(new URL(upload.url), {}, bytes),
+    implementation,
     advertised: deepFreeze(structuredClone(advertised)),
   });
 }
