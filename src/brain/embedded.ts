@@ -1,5 +1,6 @@
 import type { AllowList } from "../env/allow_list.ts";
 import { bindEnvironments } from "../env/bindings.ts";
+import { type CreatedEnvironment, restoreCreated } from "../env/created_env.ts";
 import { type HostRegistration, registerHost, sameText, verifyHost } from "../host/token.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
@@ -128,7 +129,9 @@ export class EmbeddedBackend implements BrainBackend {
     if (model) checkModel(meta, model);
     // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
     if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-    return this.#open(meta, tools, await this.#admit(id, tools), model, agentloop);
+    const workspaces = await this.#admit(id, tools);
+    const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+    return this.#open(meta, tools, workspaces, model, agentloop, created);
   }
 
   async delete(id: string): Promise<void> {
@@ -162,6 +165,7 @@ export class EmbeddedBackend implements BrainBackend {
     workspaces: Map<string, string>,
     model?: SessionModel,
     agentloop?: AgentloopOptions,
+    created?: CreatedEnvironment[],
   ): Session {
     const session = new Session({
       journal: this.journal,
@@ -169,6 +173,7 @@ export class EmbeddedBackend implements BrainBackend {
       tools,
       workspaces,
       allow: this.#allow,
+      created,
       maxEmittedBytes: this.#maxEmittedBytes,
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),

@@ -1,14 +1,18 @@
+import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import type { Descriptor } from "../tool/implementation.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { AllowList } from "./allow_list.ts";
 import { admitEnvironment } from "./bindings.ts";
-import { brainEnv } from "./brain_env.ts";
 import { type EnvironmentControl, type EnvironmentInfo, type EnvironmentSpec, refusedControl } from "./control.ts";
+import { type CreatedEnvironment, fromSpec } from "./created_env.ts";
 import type { Environment, EnvironmentOperation } from "./environment.ts";
-import { httpEnv } from "./http_env.ts";
+
+/** Commits records in order with the rest of one Tool call's records; resolves once they are committed. */
+export type CallRecorder = (bodies: RecordBody[]) => Promise<JournalRecord[]>;
 
 interface Entry {
   env: Environment;
@@ -21,24 +25,33 @@ interface Entry {
  * Brain's side of one session's Environments: the admitted placement bindings
  * plus those Tools created, each binding's setup (run once, never retried
  * automatically), and `ctx.environments` as each binding's `control` allows it.
+ * Each create, update, delete and setup commits its record through the calling
+ * Tool call before it takes effect here, so a reopened session rebuilds the
+ * created Environments from the journal.
  */
 export class SessionEnvironments {
   #sessionId: string;
   #allow: AllowList | undefined;
   #entries = new Map<string, Entry>();
   #ended = new AbortController();
+  /** Creates, updates and deletes run one at a time, so their records commit in the order they take effect. */
+  #changes: Promise<unknown> = Promise.resolve();
 
-  /** Built from a session's admitted bindings and their workspaces. */
+  /** Built from a session's admitted bindings and their workspaces, and the created Environments its journal keeps. */
   constructor(
     sessionId: string,
     bindings: Iterable<Environment>,
     workspaces: Map<string, string>,
     allow: AllowList | undefined,
+    created: Iterable<CreatedEnvironment> = [],
   ) {
     this.#sessionId = sessionId;
     this.#allow = allow;
     for (const env of bindings) {
       this.#entries.set(env.name, { env, workspace: workspaces.get(env.name), created: false });
+    }
+    for (const { env, workspace } of created) {
+      if (!this.#entries.has(env.name)) this.#entries.set(env.name, { env, workspace, created: true });
     }
   }
 
@@ -50,8 +63,16 @@ export class SessionEnvironments {
     return raceSignal(entry.setup, signal);
   }
 
-  /** `ctx.environments` for a call of a Tool placed in `caller`, bounded by the call's `signal`. */
-  controlFor(caller: Environment | undefined, signal: AbortSignal): EnvironmentControl {
+  /**
+   * `ctx.environments` for call `call` of a Tool placed in `caller`, bounded by
+   * the call's `signal`; `record` commits its changes with the call's records.
+   */
+  controlFor(
+    caller: Environment | undefined,
+    signal: AbortSignal,
+    call: number,
+    record: CallRecorder,
+  ): EnvironmentControl {
     const granted = new Set(caller?.control ?? []);
     if (granted.size === 0) {
       return refusedControl(
@@ -75,14 +96,17 @@ export class SessionEnvironments {
     return Object.freeze({
       list: guard("list", () => Promise.resolve([...this.#entries.values()].map(info))),
       get: guard("get", (name: string) => Promise.resolve(info(this.#entry(name)))),
-      create: guard("create", (spec: EnvironmentSpec) => this.#create(spec)),
-      update: guard("update", (name: string, spec: EnvironmentSpec) => this.#update(name, spec)),
+      create: guard("create", (spec: EnvironmentSpec) => this.#change(() => this.#create(spec, call, record))),
+      update: guard(
+        "update",
+        (name: string, spec: EnvironmentSpec) => this.#change(() => this.#update(name, spec, call, record)),
+      ),
       setup: guard("setup", (name: string) => {
         const entry = this.#entry(name);
         entry.setup = this.#runSetup(entry);
-        return raceSignal(entry.setup, signal);
+        return raceSignal(this.#recordSetup(name, entry.setup, call, record), signal);
       }),
-      delete: guard("delete", (name: string) => this.#delete(name)),
+      delete: guard("delete", (name: string) => this.#change(() => this.#delete(name, call, record))),
       call: guard(
         "call",
         (name: string, descriptor: Descriptor, input: JsonValue) => this.#call(name, descriptor, input, signal),
@@ -121,32 +145,54 @@ export class SessionEnvironments {
     return running;
   }
 
-  async #create(spec: EnvironmentSpec): Promise<EnvironmentInfo> {
+  /** Runs `change` after every earlier create, update and delete of the session has settled. */
+  #change<T>(change: () => Promise<T>): Promise<T> {
+    const changed = this.#changes.then(change);
+    this.#changes = changed.catch(() => {});
+    return changed;
+  }
+
+  async #create(spec: EnvironmentSpec, call: number, record: CallRecorder): Promise<EnvironmentInfo> {
     const env = fromSpec(spec);
     if (this.#entries.has(env.name)) {
       throw new BrainError("environment_exists", `session ${this.#sessionId} already has environment ${env.name}`);
     }
     const workspace = await admitEnvironment(this.#sessionId, env, this.#allow);
+    await record([{ kind: "environment_created", call, environment: env.name, description: env.describe() }]);
     const entry: Entry = { env, workspace, created: true };
     this.#entries.set(env.name, entry);
     return info(entry);
   }
 
-  async #update(name: string, spec: EnvironmentSpec): Promise<EnvironmentInfo> {
+  async #update(name: string, spec: EnvironmentSpec, call: number, record: CallRecorder): Promise<EnvironmentInfo> {
     const entry = this.#created(name, "update");
     const env = fromSpec(spec);
     if (env.name !== name) throw new BrainError("invalid_argument", `updating ${name} cannot rename it to ${env.name}`);
     const workspace = await admitEnvironment(this.#sessionId, env, this.#allow);
-    if (entry.workspace && entry.workspace !== workspace) await Deno.remove(entry.workspace, { recursive: true });
+    await record([{ kind: "environment_updated", call, environment: name, description: env.describe() }]);
     const updated: Entry = { env, workspace, created: true };
     this.#entries.set(name, updated);
+    if (entry.workspace && entry.workspace !== workspace) await Deno.remove(entry.workspace, { recursive: true });
     return info(updated);
   }
 
-  async #delete(name: string): Promise<void> {
+  async #delete(name: string, call: number, record: CallRecorder): Promise<void> {
     const entry = this.#created(name, "delete");
+    await record([{ kind: "environment_deleted", call, environment: name }]);
     this.#entries.delete(name);
     if (entry.workspace) await Deno.remove(entry.workspace, { recursive: true });
+  }
+
+  /** Commits the setup's outcome once it settles, then settles as the setup did. */
+  async #recordSetup(name: string, setup: Promise<void>, call: number, record: CallRecorder): Promise<void> {
+    let outcome: Outcome = ok(null);
+    try {
+      await setup;
+    } catch (error) {
+      outcome = fail("setup_failed", (error as Error).message);
+    }
+    await record([{ kind: "environment_setup", call, environment: name, outcome }]);
+    await setup;
   }
 
   async #call(name: string, descriptor: Descriptor, input: JsonValue, signal: AbortSignal): Promise<JsonValue> {
@@ -182,21 +228,4 @@ export class SessionEnvironments {
 
 function info({ env, created }: Entry): EnvironmentInfo {
   return { name: env.name, kind: env.kind, description: env.describe(), created };
-}
-
-function fromSpec(spec: EnvironmentSpec): Environment {
-  // Only the listed fields are read: a created Environment never carries control or a setup script.
-  if (spec?.kind === "http") {
-    const { name, baseUrl, headers } = spec;
-    return httpEnv(defined({ name, baseUrl, headers }));
-  }
-  if (spec?.kind === "brain") {
-    const { name, filesystem, net, env } = spec;
-    return brainEnv(defined({ name, filesystem, net, env }));
-  }
-  throw new BrainError("invalid_argument", `an environment spec's kind must be "http" or "brain"`);
-}
-
-function defined<T extends object>(fields: T): T {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
 }

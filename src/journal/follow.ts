@@ -1,30 +1,50 @@
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
-import type { CommitNotifier } from "./notifier.ts";
 import type { JournalRecord } from "./records.ts";
 import { settledBeforeAbort } from "../util/signal.ts";
 
 /**
+ * What wakes one subscription. A waiter takes `next()` before it reads, so a
+ * commit between the read and the wait is never missed; `next()` resolves true
+ * on a later commit (or a spurious wake), false once the source has ended.
+ */
+export interface CommitWakes {
+  next(): Promise<boolean>;
+  /** True once the journal is closing: the subscription then ends quietly instead of reading. */
+  closed(): boolean;
+  /** Releases what the source holds, such as a watch stream. */
+  close(): Promise<void> | void;
+}
+
+/**
  * The `subscribe` of every journal: yields committed records from `from` on and
- * then waits for the notifier. Ends when the signal aborts or the notifier closes.
+ * then waits for a wake. `wakes` is opened only once iteration starts and closed
+ * however it ends: the signal aborts, the source ends, or the consumer stops.
  */
 export async function* follow(
   read: (sessionId: string, options: ReadOptions) => Promise<JournalRecord[]>,
-  notifier: CommitNotifier,
+  wakes: () => CommitWakes,
   sessionId: string,
   { from = 1, signal }: SubscribeOptions = {},
 ): AsyncGenerator<JournalRecord> {
-  let next = from;
-  while (!signal?.aborted && !notifier.closed) {
-    const committed = notifier.next(sessionId);
-    const records = await read(sessionId, { from: next });
-    for (const record of records) {
-      if (signal?.aborted) return;
-      yield record;
-      next = record.sequence + 1;
+  if (signal?.aborted) return;
+  const source = wakes();
+  try {
+    let next = from;
+    while (!signal?.aborted && !source.closed()) {
+      const committed = source.next();
+      committed.catch(() => {});
+      const records = await read(sessionId, { from: next });
+      for (const record of records) {
+        if (signal?.aborted) return;
+        yield record;
+        next = record.sequence + 1;
+      }
+      if (records.length > 0) continue;
+      let more = false;
+      if (!await settledBeforeAbort(committed.then((value) => more = value), signal)) return;
+      if (!more) return;
     }
-    if (records.length > 0) continue;
-    let more = false;
-    if (!await settledBeforeAbort(committed.then((value) => more = value), signal)) return;
-    if (!more) return;
+  } finally {
+    await source.close();
   }
 }

@@ -50,6 +50,13 @@ export function formatRecord(record: JournalRecord): string {
       }`;
     case "observation_message":
       return `${head}call ${record.call}: ${JSON.stringify(record.content)}`;
+    case "environment_created":
+    case "environment_updated":
+      return `${head}${record.environment} by call ${record.call}: ${JSON.stringify(record.description)}`;
+    case "environment_deleted":
+      return `${head}${record.environment} by call ${record.call}`;
+    case "environment_setup":
+      return `${head}${record.environment} by call ${record.call}: ${JSON.stringify(record.outcome)}`;
     default:
       return `${head}call ${record.call}`;
   }

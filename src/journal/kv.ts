@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import { follow } from "./follow.ts";
+import { type CommitWakes, follow } from "./follow.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   CHUNKS_PER_WRITE,
@@ -17,6 +17,8 @@ import {
 } from "./kv_codec.ts";
 import { CommitNotifier } from "./notifier.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
+import { watchKey } from "./kv_watch.ts";
+import { WakeFile } from "./kv_wake_file.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -47,8 +49,12 @@ interface Pending {
  * retries. Appends queued behind a running commit of the same session share
  * the next atomic commit, and each still commits all its records or none.
  *
- * `subscribe` wakes on this instance's commits; records committed by other
- * writers are seen on the next wake or read.
+ * `subscribe` follows every writer of the file: it watches the session's head
+ * key, which each commit updates, and wakes at once on this instance's own
+ * commits. Deno KV's watch misses other processes' commits on a local file, so
+ * journals opened by path also announce each commit in a sidecar `<path>.wake`
+ * that subscribers watch; without read and write permission for it, another
+ * process's commits are seen on the next wake or read.
  *
  * @example
  * ```ts
@@ -68,12 +74,19 @@ export class KvJournal implements Journal {
   #notifier = new CommitNotifier();
   #heads = new Map<string, CachedHead>();
   #queues = new Map<string, { pending: Pending[]; drained: Promise<void> }>();
+  /** Releases each running subscription's watches. */
+  #watches = new Set<() => Promise<void>>();
+  #wakeFile: WakeFile | undefined;
   #closed = false;
   #reads = new Set<Promise<unknown>>();
 
-  /** Wraps an open Deno KV database; the journal closes it on `close()`. */
-  constructor(kv: Deno.Kv) {
+  /**
+   * Wraps an open Deno KV database; the journal closes it on `close()`. Give
+   * the database's file `path` so subscribers see other processes' commits.
+   */
+  constructor(kv: Deno.Kv, path?: string) {
     this.#kv = kv;
+    if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }
 
   /**
@@ -88,7 +101,7 @@ export class KvJournal implements Journal {
       );
     }
     try {
-      return new KvJournal(await Deno.openKv(path));
+      return new KvJournal(await Deno.openKv(path), path);
     } catch (error) {
       const denied = error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
       throw new BrainError(
@@ -211,6 +224,7 @@ export class KvJournal implements Journal {
         );
         batch.forEach(({ pending }, index) => pending.done.resolve(committed[index]));
         this.#notifier.notify(sessionId);
+        this.#wakeFile?.touch();
       } catch (error) {
         for (const { pending } of batch) pending.done.reject(error);
         await this.#dropChunks(sessionId, batch.flatMap(({ prepared }) => prepared.stored)).catch(() => {});
@@ -318,9 +332,31 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Yields committed records from `from` on, then each new commit. */
+  /** Yields committed records from `from` on, then each new commit, by any writer of the file. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
-    return follow((id, read) => this.read(id, read), this.#notifier, sessionId, options);
+    return follow((id, read) => this.read(id, read), () => this.#watchHead(sessionId), sessionId, options);
+  }
+
+  /** Wakes on each change of the session's head; the watch stream ends with the subscription or the journal. */
+  #watchHead(sessionId: string): CommitWakes {
+    if (this.#closed) return { next: () => Promise.resolve(false), closed: () => true, close: () => {} };
+    const wakeFile = this.#wakeFile;
+    wakeFile?.acquire();
+    const watch = watchKey(
+      this.#kv,
+      keys.head(sessionId),
+      () => wakeFile ? Promise.race([this.#notifier.next(sessionId), wakeFile.next()]) : this.#notifier.next(sessionId),
+    );
+    let released = false;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      this.#watches.delete(release);
+      await watch.close();
+      await wakeFile?.release();
+    };
+    this.#watches.add(release);
+    return { next: watch.next, closed: () => this.#notifier.closed, close: release };
   }
 
   /** Stores a new session with an empty head. */
@@ -380,6 +416,7 @@ export class KvJournal implements Journal {
     await commitAtomic(this.#kv, (op) => op.delete(keys.session(id)).delete(keys.head(id)));
     this.#heads.delete(id);
     this.#notifier.notify(id);
+    this.#wakeFile?.touch();
     for (const prefix of keys.owned(id)) {
       let doomed: Deno.KvKey[] = [];
       const flush = () => commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
@@ -401,6 +438,8 @@ export class KvJournal implements Journal {
     await Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
     this.#notifier.close();
     await Promise.allSettled(this.#reads);
+    await Promise.all([...this.#watches].map((release) => release()));
+    await this.#wakeFile?.close();
     this.#kv.close();
   }
 

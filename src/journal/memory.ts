@@ -72,7 +72,12 @@ export class MemoryJournal implements Journal {
 
   /** Yields committed records from `from` on, then each new commit. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
-    return follow((id, read) => this.read(id, read), this.#notifier, sessionId, options);
+    return follow(
+      (id, read) => this.read(id, read),
+      () => ({ next: () => this.#notifier.next(sessionId), closed: () => this.#notifier.closed, close: () => {} }),
+      sessionId,
+      options,
+    );
   }
 
   /** Stores a new session. */

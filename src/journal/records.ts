@@ -51,7 +51,15 @@ export type RecordBody =
    */
   | { kind: "tool_message"; toolCallId: string; call?: number; content: string; through: number }
   /** Later observations of a background Tool call, as the Agentloop presented them, through sequence `through`. */
-  | { kind: "observation_message"; call: number; content: string; through: number };
+  | { kind: "observation_message"; call: number; content: string; through: number }
+  /** Tool call `call` created an Environment with `ctx.environments.create`; `description` is its JSON description. */
+  | { kind: "environment_created"; call: number; environment: string; description: JsonValue }
+  /** Tool call `call` replaced a created Environment with `ctx.environments.update`. */
+  | { kind: "environment_updated"; call: number; environment: string; description: JsonValue }
+  /** Tool call `call` deleted a created Environment with `ctx.environments.delete`. */
+  | { kind: "environment_deleted"; call: number; environment: string }
+  /** Tool call `call` ran an Environment's setup with `ctx.environments.setup`; `outcome` is `ok` or `setup_failed`. */
+  | { kind: "environment_setup"; call: number; environment: string; outcome: Outcome };
 
 /** The kind of a journal record. */
 export type RecordKind = RecordBody["kind"];

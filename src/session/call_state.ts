@@ -170,6 +170,11 @@ export class CallState implements CallSink {
     }).then(({ result }) => result);
   }
 
+  /** Commits `bodies` after every earlier report of the call, such as the Environment changes it makes. */
+  record(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    return this.#commit(bodies);
+  }
+
   /** Ends the call for a reason outside the Tool: deadline, cancellation or lost connection. */
   stop(cause: "timeout" | "cancelled" | "unknown", message: string = defaultMessage[cause]): Promise<CallEnd> {
     if (this.#claimed) {

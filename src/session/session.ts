@@ -1,5 +1,6 @@
 import type { AllowList } from "../env/allow_list.ts";
 import { uniqueBindings } from "../env/bindings.ts";
+import type { CreatedEnvironment } from "../env/created_env.ts";
 import { ModelService } from "../env/model_service.ts";
 import { SessionEnvironments } from "../env/session_environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
@@ -45,6 +46,8 @@ export interface SessionParts {
   tools: readonly PlacedTool[];
   workspaces: Map<string, string>;
   allow: AllowList | undefined;
+  /** The Tool-created Environments the session's journal keeps, admitted again. */
+  created?: readonly CreatedEnvironment[];
   maxEmittedBytes: number;
   /** Model calls one activation may make. */
   maxModelCalls?: number;
@@ -89,6 +92,7 @@ export class Session {
       uniqueBindings(parts.tools).values(),
       parts.workspaces,
       parts.allow,
+      parts.created,
     );
     this.#onEnd = parts.onEnd;
     if (parts.models && parts.conversation) {
@@ -243,7 +247,12 @@ export class Session {
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {
-        const environments = this.#environments.controlFor(env, state.signal);
+        const environments = this.#environments.controlFor(
+          env,
+          state.signal,
+          state.call,
+          (bodies) => state.record(bodies),
+        );
         runHostTool(tool, options, invocation, state, { environments }).catch(failed);
       }
     } catch (error) {

@@ -8,7 +8,7 @@ Deno.test("send: model turn, lookup call, result in the journal, next turn, answ
   try {
     const provider = new ScriptedProvider([
       { toolCalls: [{ id: "call_x", name: "lookup", input: { id: "7" } }] },
-      "Customer 7 is Ada.",
+      "Customer 7 is Ada Lovelace.",
     ]);
     const placed = lookup({ prefix: "customer:" });
     const session = await brain.sessions.create({
@@ -17,7 +17,7 @@ Deno.test("send: model turn, lookup call, result in the journal, next turn, answ
       agentloop: { system: "You answer questions about customers." },
     });
     const reply = await session.send("Who is customer 7?");
-    assert.equal(reply.content, "Customer 7 is Ada.");
+    assert.equal(reply.content, "Customer 7 is Ada Lovelace.");
     assert.deepEqual(reply.toolCalls, []);
     const records = await session.read();
     assert.deepEqual(records.map((record) => record.kind), [
@@ -50,7 +50,7 @@ Deno.test("send: model turn, lookup call, result in the journal, next turn, answ
     assert.deepEqual(second.request.messages, [
       { role: "user", content: "Who is customer 7?" },
       { role: "assistant", content: "", toolCalls: [{ id: "call_x", name: "lookup", input: { id: "7" } }] },
-      { role: "tool", toolCallId: "call_x", content: '{"value":"Ada"}' },
+      { role: "tool", toolCallId: "call_x", content: '{"value":"Ada Lovelace"}' },
     ]);
     const finished = ofKind(records, "model_call_finished");
     assert.deepEqual(finished.map((record) => record.outcome.status), ["ok", "ok"]);

@@ -1,5 +1,4 @@
-import { z } from "zod";
-import { type BrainSession, type JournalRecord, tool } from "../../mod.ts";
+import type { BrainSession, JournalRecord } from "../../mod.ts";
 
 /** Records of one kind. */
 export type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;
@@ -37,17 +36,5 @@ export function gate(): { wait: Promise<void>; open(): void } {
   return { wait: promise, open: () => resolve() };
 }
 
-const database = new Map([["customer:7", { value: "Ada" }]]);
-
-/** The spec's lookup Tool over an in-memory database. */
-export const lookup = tool({
-  name: "lookup",
-  description: "Look up one record.",
-  input: z.object({ id: z.string() }),
-  output: z.object({ value: z.string() }).nullable(),
-  options: z.object({ prefix: z.string() }),
-  run: async ({ id }, ctx) => {
-    await ctx.emit("lookup_started", { id });
-    return ctx.finish(database.get(`${ctx.options.prefix}${id}`) ?? null);
-  },
-});
+/** The spec's lookup Tool over the example's in-memory database. */
+export { lookup } from "../../examples/lookup.ts";

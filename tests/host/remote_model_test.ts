@@ -101,7 +101,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
 Deno.test("send() runs a full turn on the server: the model calls a remote host Tool and answers from its result", async () => {
   const provider = new ScriptedProvider([
     { toolCalls: [{ id: "t1", name: "lookup", input: { id: "7" } }] },
-    "The record is Ada.",
+    "The record is Ada Lovelace.",
   ]);
   await using remote = await connected(provider, "turner");
   const session = await remote.brain.sessions.create({
@@ -110,7 +110,7 @@ Deno.test("send() runs a full turn on the server: the model calls a remote host 
     agentloop: { system: "Be brief.", toolDeadlineMs: Infinity },
   });
   const reply = await session.send("Find record 7.");
-  assert.equal(reply.content, "The record is Ada.");
+  assert.equal(reply.content, "The record is Ada Lovelace.");
   assert.deepEqual((await session.read()).map((record) => record.kind), [
     "user_message",
     "model_call_started",
@@ -129,7 +129,7 @@ Deno.test("send() runs a full turn on the server: the model calls a remote host 
   assert.equal(first.request.system, "Be brief.", "the Agentloop options travelled");
   assert.deepEqual(first.request.tools.map((spec) => spec.name), ["lookup"]);
   const answer = second.request.messages.find((message) => message.role === "tool");
-  assert.deepEqual(answer, { role: "tool", toolCallId: "t1", content: JSON.stringify({ value: "Ada" }) });
+  assert.deepEqual(answer, { role: "tool", toolCallId: "t1", content: JSON.stringify({ value: "Ada Lovelace" }) });
   const [started] = ofKind(await session.read(), "tool_call_started");
   assert.equal(started.deadline, undefined, "toolDeadlineMs: Infinity reached the server as no deadline");
 });

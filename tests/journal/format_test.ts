@@ -18,3 +18,26 @@ Deno.test("formatRecord prints sequence, kind and the essentials of each record"
     "   5  tool_call_late       call 1 late finish, not applied",
   ]);
 });
+
+Deno.test("formatRecord prints environment changes with the environment and the call that made them", () => {
+  const base = { sessionId: "s", at: 0 };
+  const lines = ([
+    { ...base, sequence: 2, kind: "environment_created", call: 1, environment: "api", description: { kind: "http" } },
+    { ...base, sequence: 3, kind: "environment_updated", call: 1, environment: "api", description: { kind: "brain" } },
+    {
+      ...base,
+      sequence: 4,
+      kind: "environment_setup",
+      call: 1,
+      environment: "app",
+      outcome: { status: "ok", value: null },
+    },
+    { ...base, sequence: 5, kind: "environment_deleted", call: 1, environment: "api" },
+  ] as JournalRecord[]).map(formatRecord);
+  assert.deepEqual(lines, [
+    '   2  environment_created  api by call 1: {"kind":"http"}',
+    '   3  environment_updated  api by call 1: {"kind":"brain"}',
+    '   4  environment_setup    app by call 1: {"status":"ok","value":null}',
+    "   5  environment_deleted  api by call 1",
+  ]);
+});

@@ -1,0 +1,111 @@
+import assert from "node:assert/strict";
+import { KvJournal } from "../../mod.ts";
+import type { JournalRecord } from "../../mod.ts";
+import { scratchDir } from "../scratch.ts";
+
+const dir = scratchDir("kv_follow_test");
+const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
+/** How long a subscriber may wait for records before the test fails, so a missed wake never hangs it. */
+const DEADLINE_MS = 30_000;
+
+/** Follows `sessionId` until `count` records arrived or the deadline passed; returns what it saw. */
+async function collect(journal: KvJournal, sessionId: string, count: number): Promise<JournalRecord[]> {
+  const seen: JournalRecord[] = [];
+  const controller = new AbortController();
+  const deadline = setTimeout(() => controller.abort(), DEADLINE_MS);
+  try {
+    for await (const record of journal.subscribe(sessionId, { signal: controller.signal })) {
+      seen.push(record);
+      if (seen.length === count) break;
+    }
+  } finally {
+    clearTimeout(deadline);
+  }
+  return seen;
+}
+
+Deno.test("KvJournal.subscribe sees every record another process commits, dense and in order", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const count = 200;
+  const journal = await KvJournal.open(path);
+  try {
+    await journal.createSession(session("w"));
+    const following = collect(journal, "w", count);
+    const writer = await new Deno.Command("deno", {
+      args: ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/writer.ts", path, "child", `${count}`],
+      stdout: "null",
+      stderr: "piped",
+      signal: AbortSignal.timeout(DEADLINE_MS),
+    }).output();
+    assert.equal(writer.code, 0, new TextDecoder().decode(writer.stderr));
+    const seen = await following;
+    assert.deepEqual(seen.map((record) => record.sequence), Array.from({ length: count }, (_, index) => index + 1));
+    assert.deepEqual(
+      seen.map((record) => record.kind === "tool_event" ? record.data : undefined),
+      Array.from({ length: count }, (_, n) => n),
+    );
+    assert.deepEqual(seen, await journal.read("w"), "each record as a read returns it");
+  } finally {
+    await journal.close();
+  }
+});
+
+Deno.test("KvJournal.subscribe on a second journal of the file sees the first one's commits", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const [writer, reader] = [await KvJournal.open(path), await KvJournal.open(path)];
+  try {
+    await writer.createSession(session("s"));
+    const following = collect(reader, "s", 30);
+    const committed: JournalRecord[] = [];
+    for (let call = 0; call < 30; call++) {
+      committed.push(...await writer.append("s", [{ kind: "tool_returned", call }]));
+    }
+    assert.deepEqual(await following, committed);
+  } finally {
+    await Promise.all([writer.close(), reader.close()]);
+  }
+});
+
+Deno.test("KvJournal.close ends a subscription waiting on another writer's commits and releases its watch", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await KvJournal.open(path);
+  await journal.createSession(session("s"));
+  await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+  const seen: number[] = [];
+  const following = (async () => {
+    for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+  })();
+  const other = await KvJournal.open(path);
+  try {
+    await other.append("s", [{ kind: "tool_returned", call: 2 }]);
+    const deadline = Date.now() + DEADLINE_MS;
+    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await journal.close();
+    await following;
+    assert.deepEqual(seen, [1, 2]);
+  } finally {
+    await Promise.all([journal.close(), other.close()]);
+  }
+});
+
+Deno.test("KvJournal.subscribe: aborting or breaking out of a subscription releases its watch", async () => {
+  const journal = await KvJournal.open(`${dir}/${crypto.randomUUID()}.kv`);
+  try {
+    await journal.createSession(session("s"));
+    await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+    const controller = new AbortController();
+    const waiting = (async () => {
+      const seen = [];
+      for await (const record of journal.subscribe("s", { signal: controller.signal })) seen.push(record.sequence);
+      return seen;
+    })();
+    for await (const record of journal.subscribe("s")) {
+      assert.equal(record.sequence, 1);
+      break;
+    }
+    controller.abort();
+    assert.deepEqual(await waiting, [1]);
+  } finally {
+    await journal.close();
+  }
+});
