@@ -1,6 +1,7 @@
 import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { Admission, Dispatch, Implementation } from "../tool/implementation.ts";
+import { DEFAULT_LOAD_LIMITS, loadComponentBytes } from "./load_bytes.ts";
 import { componentPermissions } from "./permissions.ts";
 import { probeWorker, runInWorker, type TelemetryEntry } from "./run_worker.ts";
 import { prepareComponent, type Prepared } from "./transpile.ts";
@@ -9,32 +10,49 @@ import { prepareComponent, type Prepared } from "./transpile.ts";
 export interface ComponentOptions {
   /** Receives the Component's best-effort `telemetry`; it never enters saved history or model context. */
   telemetry?: (entry: TelemetryEntry) => void;
+  /** Largest Component file accepted at admission, in bytes (default 64 MiB); past it admission fails with `payload_too_large`. */
+  maxBytes?: number;
+  /** How long fetching an `http:`/`https:` Component may take, in milliseconds (default 30 000); past it admission fails with `timeout`. */
+  fetchTimeoutMs?: number;
 }
 
 /**
  * A WebAssembly Component implementing a Tool against `brain:tool@0.2.0`
- * (`contracts/tool.wit`). Brain reads and transpiles the file when a session
- * that places it is created; a successful admission is cached on this object.
+ * (`contracts/tool.wit`). Brain loads the file (read from a `file:` URL,
+ * fetched from an `http:`/`https:` one, as a factory published to a registry
+ * resolves `import.meta.url`) and transpiles it when a session that places it
+ * is created; a successful admission is cached on this object, a failed one is
+ * retried by the next session.
  * Each invocation runs in its own Worker whose Deno permissions are exactly
  * the placement's Brain Environment grant.
  */
 export class Component implements Implementation {
   /** Always `component`. */
   readonly kind = "component" as const;
-  /** Where the Component file is read from. */
+  /** Where the Component file is read or fetched from. */
   readonly url: URL;
   #telemetry: ComponentOptions["telemetry"];
+  #limits: { maxBytes: number; timeoutMs: number };
   #prepared: Promise<Prepared> | undefined;
   #ready: Prepared | undefined;
   #admitted = new Map<string, Promise<void>>();
+  #bytes: Promise<Uint8Array> | undefined;
 
-  /** Use {@linkcode component} to create one. */
-  constructor(url: URL, options: ComponentOptions = {}) {
+  /**
+   * Use {@linkcode component} to create one. A Brain server passes the `bytes`
+   * a remote client uploaded; `url` then only names the Component.
+   */
+  constructor(url: URL, options: ComponentOptions = {}, bytes?: Uint8Array) {
     this.url = url;
+    if (bytes) this.#bytes = Promise.resolve(bytes);
     this.#telemetry = options.telemetry;
+    this.#limits = {
+      maxBytes: options.maxBytes ?? DEFAULT_LOAD_LIMITS.maxBytes,
+      timeoutMs: options.fetchTimeoutMs ?? DEFAULT_LOAD_LIMITS.timeoutMs,
+    };
   }
 
-  /** Reads, transpiles and compiles the Component (once), then checks the Worker permissions for this placement. */
+  /** Loads, transpiles and compiles the Component (once), then checks the Worker permissions for this placement. */
   async admit({ env, workspace }: Admission): Promise<void> {
     if (env && !isBrainEnv(env)) {
       throw new BrainError(
@@ -60,6 +78,18 @@ export class Component implements Implementation {
     await admitted;
   }
 
+  /**
+   * Reads or fetches the Component's bytes within its limits (once: a success is
+   * kept, a failure is retried next time); admission and a remote Brain's upload use them.
+   */
+  load(): Promise<Uint8Array> {
+    if (!this.#bytes) {
+      this.#bytes = loadComponentBytes(this.url, this.#limits);
+      this.#bytes.catch(() => (this.#bytes = undefined));
+    }
+    return this.#bytes;
+  }
+
   /** Runs one dispatched call in a fresh Worker. */
   execute(dispatch: Dispatch): void {
     const prepared = this.#ready;
@@ -74,7 +104,7 @@ export class Component implements Implementation {
 
   #prepare(): Promise<Prepared> {
     if (!this.#prepared) {
-      this.#prepared = prepareComponent(this.url);
+      this.#prepared = this.load().then((bytes) => prepareComponent(this.url, bytes));
       this.#prepared.catch(() => (this.#prepared = undefined));
     }
     return this.#prepared;
@@ -83,7 +113,7 @@ export class Component implements Implementation {
 
 /**
  * Declares a Component implementation for {@linkcode tool}. The file is read
- * when a session is created, not now.
+ * (`file:`) or fetched (`http:`, `https:`) when a session is created, not now.
  *
  * @example
  * ```ts
@@ -107,6 +137,12 @@ export function component(url: URL | string, options: ComponentOptions = {}): Co
     parsed = new URL(url);
   } catch {
     throw new BrainError("invalid_argument", `component() needs an absolute URL, got ${JSON.stringify(String(url))}`);
+  }
+  for (const name of ["maxBytes", "fetchTimeoutMs"] as const) {
+    const value = options[name];
+    if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
+      throw new BrainError("invalid_argument", `component() option ${name} must be a positive number, got ${value}`);
+    }
   }
   return new Component(parsed, options);
 }

@@ -19,20 +19,12 @@ export const PROVIDED_IMPORTS: readonly string[] = [
 const EXPORT = "brain:tool/tool@0.2.0";
 
 /**
- * Reads a Component, transpiles it with jco (in instantiation mode: it gets
- * its imports from the Worker, never from the WASI shims) and compiles its core
- * modules. Fails with `invalid_tool` for an unreadable file or a non-Component,
- * and with `unsupported_runtime` when it needs imports no Worker provides.
+ * Transpiles a Component's bytes (read from `url`) with jco (in instantiation
+ * mode: it gets its imports from the Worker, never from the WASI shims) and
+ * compiles its core modules. Fails with `invalid_tool` for a non-Component, and
+ * with `unsupported_runtime` when it needs imports no Worker provides.
  */
-export async function prepareComponent(url: URL): Promise<Prepared> {
-  let bytes: Uint8Array;
-  try {
-    bytes = await Deno.readFile(url);
-  } catch (error) {
-    throw new BrainError("invalid_tool", `cannot read the Component ${url.href}: ${(error as Error).message}`, {
-      cause: error,
-    });
-  }
+export async function prepareComponent(url: URL, bytes: Uint8Array): Promise<Prepared> {
   const generated = await transpile(url, bytes);
   const missing = generated.imports.filter((name) => !PROVIDED_IMPORTS.includes(name));
   if (missing.length > 0) {

@@ -13,6 +13,7 @@ import type { ModelRequest } from "../model/types.ts";
 import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "./protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
+import { uploadedTool } from "./uploaded_tool.ts";
 import { sameText } from "./token.ts";
 
 /** Calls started through the server, by `session:call`, until they end. */
@@ -70,6 +71,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
   ) => {
     const meta = await owned(session);
     if (!host.handles.has(id)) {
+      if (tools?.some((tool) => tool.implementation === "component")) {
+        throw new BrainError(
+          "unsupported_runtime",
+          `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
+        );
+      }
       const placed = (tools ?? []).map((tool) => remoteTool(host, id, tool));
       host.handles.set(id, await backend.get(session, { tools: placed, ...served(conversation) }, registration));
     }
@@ -126,11 +133,21 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         return { failed };
       }
       case "create": {
-        const tools = frame.tools.map((tool) => remoteTool(host, frame.handle, tool));
+        const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
+        const tools = await Promise.all(frame.tools.map(async (tool) => {
+          if (tool.implementation !== "component") return remoteTool(host, frame.handle, tool);
+          const upload = uploads.get(tool.name);
+          if (!upload) {
+            throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
+          }
+          return uploadedTool(tool, upload, await host.components.component(upload));
+        }));
         const session = await backend.create({ id: frame.session, tools, ...served(frame) }, registration);
         host.handles.set(frame.handle, session);
         return null;
       }
+      case "lacking":
+        return host.components.lacking(frame.sha256);
       case "get":
         await open(frame.handle, frame.session, frame.tools, frame);
         return null;

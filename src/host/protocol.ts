@@ -29,9 +29,26 @@ const advertised = z.strictObject({
   description: z.string(),
   inputSchema: z.record(z.string(), json),
   outputSchema: z.record(z.string(), json).optional(),
-  implementation: z.literal("host"),
+  implementation: z.enum(["host", "component"]),
   env: z.string().optional(),
 }) satisfies z.ZodType<AdvertisedTool>;
+
+/**
+ * A Component placement a client uploads at `create`: its content hash, its
+ * bytes (base64) unless `lacking` said the server has them, its Environment
+ * grant and parsed options.
+ */
+const upload = z.strictObject({
+  tool: name,
+  url: z.string(),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  bytes: z.string().optional(),
+  env: z.strictObject({ name, grant: z.record(z.string(), json) }).optional(),
+  options: z.record(z.string(), json),
+});
+
+/** A Component upload as a `create` request carries it. */
+export type WireUpload = z.infer<typeof upload>;
 
 /** Agentloop options as they travel; `toolDeadlineMs: null` is JSON for no deadline (`Infinity`). */
 const agentloop = z.strictObject({
@@ -58,9 +75,11 @@ export const clientFrame = z.discriminatedUnion("op", [
     handle: name,
     session: name,
     tools: z.array(advertised),
+    uploads: z.array(upload).optional(),
     ...conversation,
   }),
   z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
+  z.strictObject({ id: sequence, op: z.literal("lacking"), sha256: z.array(z.string()) }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),
   z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),

@@ -6,6 +6,7 @@ import type { Session } from "../session/session.ts";
 import type { CallSink, Invocation } from "../tool/invocation.ts";
 import type { ServerFrame } from "./protocol.ts";
 import { hashToken, sameText } from "./token.ts";
+import { UploadedComponents } from "./uploaded_components.ts";
 
 /**
  * Brain's record of one registered host: its identity and token hash, its
@@ -21,6 +22,8 @@ export class RegisteredHost {
   readonly handles: Map<string, Session> = new Map();
   /** Activations named by this host's calls, by `session:id`; each is one server-side budget. */
   readonly activations: Map<string, Activation> = new Map();
+  /** Components this host uploaded, by content hash; another host never sees them. */
+  readonly components: UploadedComponents = new UploadedComponents();
   #socket: WebSocket | undefined;
   #inflight = new Map<string, CallSink>();
 

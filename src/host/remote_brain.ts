@@ -4,6 +4,8 @@ import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOption
 import { checkUniqueTools } from "../brain/unique_tools.ts";
 import type { ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import { Component } from "../component/component.ts";
+import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { Activation } from "../session/activation.ts";
@@ -13,6 +15,8 @@ import type { CallOptions, ToolCall } from "../session/session.ts";
 import type { PlacedTool } from "../tool/tool.ts";
 import { raceSignal } from "../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
+import type { WireUpload } from "./protocol.ts";
+import { contentHash } from "./uploaded_components.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -81,20 +85,33 @@ export class RemoteBackend implements BrainBackend {
     op: "create" | "get",
   ): Promise<RemoteSession> {
     const advertised = tools.map(({ advertised }) => {
-      if (advertised.implementation !== "host") {
+      if (advertised.implementation !== "host" && advertised.implementation !== "component") {
         throw new BrainError(
           "unsupported_runtime",
-          `tool ${advertised.name}: a remote Brain client hosts application functions only`,
+          `tool ${advertised.name}: a remote Brain client hosts application functions and uploads Components only`,
         );
       }
-      return { ...advertised, implementation: "host" as const };
+      if (advertised.implementation === "component" && op === "get") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: reopening a session uploads no Components`,
+        );
+      }
+      return { ...advertised, implementation: advertised.implementation };
     });
+    const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, conversation);
     try {
       if (op === "create") {
-        await this.#connection.request("create", { handle, session: id, tools: advertised, ...conversation });
+        await this.#connection.request("create", {
+          handle,
+          session: id,
+          tools: advertised,
+          ...(uploads.length ? { uploads } : {}),
+          ...conversation,
+        });
       } else {
         await this.#connection.request("get", {
           handle,
@@ -112,9 +129,42 @@ export class RemoteBackend implements BrainBackend {
     return session;
   }
 
+  /** Each Component placement's upload, with bytes only for the hashes the server lacks. */
+  async #uploads(tools: readonly PlacedTool[]): Promise<WireUpload[]> {
+    const uploads = await Promise.all(tools.filter(isComponent).map(upload));
+    if (uploads.length === 0) return [];
+    const lacking = new Set(
+      await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }) as string[],
+    );
+    return uploads.map(({ bytes, ...rest }) => lacking.has(rest.sha256) ? { ...rest, bytes: bytes.toBase64() } : rest);
+  }
+
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
+}
+
+function isComponent(placed: PlacedTool): placed is PlacedTool & { implementation: Component } {
+  return placed.implementation instanceof Component;
+}
+
+/** A Component placement as it is uploaded: bytes, the brainEnv grant and the parsed options. */
+async function upload({ tool, implementation, env, options }: PlacedTool & { implementation: Component }) {
+  if (env && (!isBrainEnv(env) || env.setup || env.control?.length)) {
+    throw new BrainError(
+      "unsupported_runtime",
+      `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,
+    );
+  }
+  const bytes = await implementation.load();
+  return {
+    tool: tool.name,
+    url: implementation.url.href,
+    sha256: await contentHash(bytes as Uint8Array<ArrayBuffer>),
+    bytes,
+    ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
+    options: options as Record<string, JsonValue>,
+  };
 }
 
 function refuseCredentials(host: unknown): void {

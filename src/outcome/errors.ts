@@ -31,6 +31,7 @@ export type BrainErrorCode =
   | "environment_exists"
   | "setup_failed"
   | "http_error"
+  | "payload_too_large"
   | "lifetime_exceeded"
   | "not_implemented"
   | "protocol_error"

@@ -25,15 +25,15 @@ export function probeTool(name: string, implementation: Component = component(PR
   });
 }
 
-/** The inspect Tool over `url`. */
-export function inspectTool(url: URL = INSPECT) {
+/** The inspect Tool over `source` (a URL or an existing Component). */
+export function inspectTool(source: URL | Component = INSPECT) {
   return tool({
     name: "inspect",
     description: "Inspect one path.",
     input: z.object({ path: z.string() }),
     output: z.object({ eventSequence: z.number().int(), entries: z.array(z.string()) }),
     options: z.object({ depth: z.number().int().positive() }),
-    implementation: component(url),
+    implementation: source instanceof URL ? component(source) : source,
   });
 }
 

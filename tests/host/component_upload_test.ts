@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { type AllowList, Brain, brainEnv, component, serveBrain } from "../../mod.ts";
+import { INSPECT, inspectTool, reader, soon } from "../component/helpers.ts";
+import { serve } from "../support/serve.ts";
+import { rawHost } from "./raw_host.ts";
+
+const ALLOW: AllowList = { workspaceRoot: ".tmp/ws-remote", filesystem: ["read"] };
+
+async function remote(body: (brain: Brain) => Promise<void>, allow = ALLOW): Promise<void> {
+  const server = await serveBrain({ allow });
+  const brain = new Brain({ url: server.url, token: "upload-token", host: "uploader" });
+  try {
+    await body(brain);
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+}
+
+Deno.test("a remote session runs an uploaded Component in the server's Workers and journals it", async () => {
+  // The client fetches the bytes once for both sessions; the server never asks for them.
+  const wasm = await Deno.readFile(INSPECT);
+  let requests = 0;
+  await using registry = serve(() => (requests++, new Response(wasm)));
+  const shared = component(new URL("/inspect.wasm", registry.url));
+  await remote(async (brain) => {
+    await brain.sessions.create({ tools: [inspectTool(shared)({ env: reader, depth: 1 })] });
+    const session = await brain.sessions.create({ tools: [inspectTool(shared)({ env: reader, depth: 1 })] });
+    const end = await session.call("inspect", { path: "." }, { deadline: soon() });
+    const records = await session.read();
+    const event = records.find((record) => record.kind === "tool_event");
+    assert.equal(event?.kind === "tool_event" && event.event, "inspect_started");
+    assert.deepEqual(end.outcome, { status: "ok", value: { eventSequence: event!.sequence, entries: [] } });
+    assert.ok(records.some((record) => record.kind === "tool_call_finished" && record.cause === "finish"));
+    // Input is validated on the server with the advertised schema.
+    const bad = await session.call("inspect", { path: 7 }, { deadline: soon() });
+    assert.equal(bad.outcome.status === "error" && bad.outcome.error.code, "invalid_input");
+  });
+  assert.equal(requests, 1);
+});
+
+Deno.test("an uploaded Component's grant outside the server's allow-list is refused with permission_denied", async () => {
+  await remote(async (brain) => {
+    const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
+    await assert.rejects(brain.sessions.create({ tools: [inspectTool()({ env: writer, depth: 1 })] }), {
+      code: "permission_denied",
+    });
+    assert.deepEqual(await brain.sessions.list(), []);
+  });
+  // The same placement is admitted by a server whose allow-list has write.
+  await remote(async (brain) => {
+    const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
+    await brain.sessions.create({ tools: [inspectTool()({ env: writer, depth: 1 })] });
+  }, { ...ALLOW, filesystem: ["read", "write"] });
+});
+
+Deno.test("uploads are kept by content hash per host: bytes travel once, another host sends its own", async () => {
+  const server = await serveBrain({ allow: ALLOW });
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", await Deno.readFile(INSPECT))).toHex();
+  const placed = inspectTool()({ env: reader, depth: 1 });
+  const create = (id: number, session: string) =>
+    JSON.stringify({
+      id,
+      op: "create",
+      handle: `h-${session}`,
+      session,
+      tools: [placed.advertised],
+      uploads: [{
+        tool: "inspect",
+        url: INSPECT.href,
+        sha256: hash,
+        env: { name: "reader", grant: reader.grant },
+        options: { depth: 1 },
+      }],
+    });
+  try {
+    const brain = new Brain({ url: server.url, token: "upload-token", host: "uploader" });
+    await brain.sessions.create({ id: "first", tools: [placed] }).finally(() => brain.close());
+    for (const [host, lacking, reply] of [["uploader", [], { value: null }], ["other", [hash], undefined]] as const) {
+      const raw = await rawHost(server.url, host, "upload-token");
+      try {
+        raw.socket.send(JSON.stringify({ id: 1, op: "lacking", sha256: [hash] }));
+        assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: lacking });
+        raw.socket.send(create(2, `without-bytes-${host}`));
+        const answer = await raw.next() as { value?: unknown; error?: { code: string } };
+        if (reply) assert.deepEqual(answer, { t: "reply", id: 2, ...reply });
+        else assert.equal(answer.error?.code, "protocol_error");
+      } finally {
+        raw.socket.close();
+        await raw.closed;
+      }
+    }
+  } finally {
+    await server.shutdown();
+  }
+});
