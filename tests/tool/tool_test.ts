@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
+import { fetchIssue } from "../../examples/fetch_issue.ts";
 import {
   Brain,
   BrainError,
@@ -158,17 +159,6 @@ Deno.test("a declaration has no needs field: unknown declaration fields are inva
 });
 
 Deno.test("a descriptor is built from parsed options, frozen, and needs an Environment that interprets it", async () => {
-  const fetchIssue = tool({
-    name: "fetch_issue",
-    description: "Fetch one issue.",
-    input: z.object({ number: z.number().int() }),
-    options: z.object({ repository: z.string() }),
-    implementation: ({ repository }) => ({
-      type: "http_json",
-      method: "GET",
-      path: `/repos/${repository}/issues/{number}`,
-    }),
-  });
   const placed = fetchIssue({ repository: "aexhq/brain" });
   const descriptor = (placed.implementation as unknown as { descriptor: Record<string, unknown> }).descriptor;
   assert.deepEqual(descriptor, { type: "http_json", method: "GET", path: "/repos/aexhq/brain/issues/{number}" });
