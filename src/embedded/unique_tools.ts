@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
 
 /** Throws `duplicate_tool` when two placements in one session share a name. */
 export function checkUniqueTools(tools: readonly PlacedTool[]): void {
