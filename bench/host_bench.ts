@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { Brain, type ModelProvider, serveBrain, tool } from "../mod.ts";
+import { Brain, type ModelProvider, tool } from "../mod.ts";
+import { serveBrain } from "../src/host/server/server.ts";
 
 const noop = tool({
   name: "noop",

@@ -6,7 +6,9 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { Brain, extensionEnv, http, httpEnv, tool, toolExtension } from "../mod.ts";
+import { Brain, http, httpEnv, tool } from "../mod.ts";
+import { extensionEnv } from "../src/extension/extension_env.ts";
+import { toolExtension } from "../src/extension/extension.ts";
 
 const item = tool({
   name: "item",

@@ -4,7 +4,9 @@
  * reach a subscriber on a second journal of the file, against one on the
  * same journal. Run with `deno task bench`.
  */
-import { KvJournal, MemoryJournal, type RecordBody } from "../mod.ts";
+import type { RecordBody } from "../mod.ts";
+import { KvJournal } from "../src/journal/kv.ts";
+import { MemoryJournal } from "../src/journal/memory.ts";
 
 const dir = `.tmp/journal_bench-${crypto.randomUUID()}`;
 await Deno.mkdir(dir, { recursive: true });

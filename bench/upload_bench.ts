@@ -8,7 +8,8 @@
  *   deno task bench
  */
 import { z } from "zod";
-import { Brain, brainEnv, component, serveBrain, tool } from "../mod.ts";
+import { Brain, brainEnv, component, tool } from "../mod.ts";
+import { serveBrain } from "../src/host/server/server.ts";
 
 const INSPECT = new URL("../examples/inspect/inspect.wasm", import.meta.url);
 const reader = brainEnv({ name: "reader", filesystem: { workspace: "read" } });

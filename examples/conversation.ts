@@ -3,7 +3,8 @@
  * puts its result in the conversation, and the model answers. Prints a
  * readable transcript. Run it with `deno run examples/conversation.ts`.
  */
-import { Brain, type JournalRecord, type ModelProvider, ScriptedProvider } from "../mod.ts";
+import { Brain, type JournalRecord, type ModelProvider } from "../mod.ts";
+import { ScriptedProvider } from "../src/model/testing.ts";
 import { lookup } from "./lookup.ts";
 
 /** A scripted model: call lookup for customer 7, then answer from its result. */

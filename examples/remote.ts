@@ -4,7 +4,8 @@
  * `BRAIN_URL` at it, or run this file alone to start one in this process:
  * `deno run --allow-net=127.0.0.1 --allow-env=BRAIN_URL,BRAIN_HOST_TOKEN examples/remote.ts`.
  */
-import { Brain, type CallEnd, serveBrain, tool } from "../mod.ts";
+import { Brain, type CallEnd, tool } from "../mod.ts";
+import { serveBrain } from "../src/host/server/server.ts";
 import { z } from "zod";
 
 /** A Tool that runs in this application's process, whichever Brain calls it. */

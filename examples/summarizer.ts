@@ -4,7 +4,8 @@
  * with model-facing `content`. The conversation sees the content; the journal
  * keeps the structured output. Run it with `deno run examples/summarizer.ts`.
  */
-import { Brain, formatRecord, type JournalRecord, type ModelProvider, ScriptedProvider, tool } from "../mod.ts";
+import { Brain, formatRecord, type JournalRecord, type ModelProvider, tool } from "../mod.ts";
+import { ScriptedProvider } from "../src/model/testing.ts";
 import { z } from "zod";
 
 const summary = z.object({ title: z.string(), summary: z.string(), keyPoints: z.array(z.string()).max(5) });

@@ -2,9 +2,14 @@ import type { ModelToolCall } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import type { Activation } from "../session/activation.ts";
-import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "../session/conversation.ts";
+import type {
+  AssistantMessage,
+  Conversation,
+  ConversationParts,
+  SendOptions,
+  SessionPort,
+} from "../session/conversation.ts";
 import type { ModelCaller } from "../session/model_call.ts";
-import type { Session } from "../session/session.ts";
 import { WakeBatcher } from "./wake.ts";
 import { raceSignal } from "../util/signal.ts";
 import { formatOutcome } from "./present.ts";
@@ -46,7 +51,7 @@ interface Waiter {
  * again only when there is something model-facing to present.
  */
 export class Agentloop implements Conversation {
-  #session: Session;
+  #session: SessionPort;
   #models: ModelCaller;
   #append: (bodies: RecordBody[]) => Promise<JournalRecord[]>;
   #system: string;

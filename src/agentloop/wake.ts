@@ -22,7 +22,7 @@ const realTimers: WakeTimers = {
  *
  * @example
  * ```ts
- * import { WakeBatcher } from "@aexhq/brain";
+ * import { WakeBatcher } from "./wake.ts";
  * let wakes = 0;
  * const batcher = new WakeBatcher(() => wakes++);
  * batcher.notify();

@@ -2,7 +2,7 @@ import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_ba
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 
-export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
+export type { CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
 export type { RemoteBrainOptions } from "../host/client/remote_backend.ts";
 

@@ -1,6 +1,6 @@
 import type { HostCredentials } from "./host_token.ts";
 import type { SessionMeta } from "../journal/records.ts";
-import type { Session } from "../session/session.ts";
+import type { BrainSession } from "../session/handle.ts";
 import type { AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import type { PlacedTool } from "../contract/placement.ts";
@@ -44,15 +44,6 @@ export interface GetSessionOptions {
   /** Options of the session's Agentloop. */
   agentloop?: AgentloopOptions;
 }
-
-/**
- * A session handle as every Brain gives it, embedded or remote: start and call
- * its Tools, talk to its Agentloop, read and follow its records, end it.
- */
-export type BrainSession = Pick<
-  Session,
-  "id" | "tools" | "activation" | "workspace" | "start" | "call" | "send" | "interrupt" | "read" | "records" | "end"
->;
 
 /** The `brain.sessions` API. */
 export interface Sessions {

@@ -198,7 +198,7 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+    if (this.#closed) throw new BrainError("brain_closed", "this Brain is closed");
   }
 }
 

@@ -22,7 +22,7 @@ export interface HostRegistration {
  *
  * @example
  * ```ts
- * import { hashToken } from "@aexhq/brain";
+ * import { hashToken } from "@aexhq/brain/server";
  * console.log(await hashToken("secret")); // "sha-256:2bb80d53..."
  * ```
  */

@@ -2,8 +2,11 @@ import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Descriptor } from "../contract/grant.ts";
 
-/** The HTTP methods an `http_json` descriptor may use; the last three send a JSON body. */
-export const HTTP_JSON_METHODS = ["GET", "DELETE", "POST", "PUT", "PATCH"] as const;
+/** An HTTP method an `http_json` descriptor may use; POST, PUT and PATCH send a JSON body. */
+export type HttpJsonMethod = "GET" | "DELETE" | "POST" | "PUT" | "PATCH";
+
+/** Every {@linkcode HttpJsonMethod}. */
+export const HTTP_JSON_METHODS: readonly HttpJsonMethod[] = Object.freeze(["GET", "DELETE", "POST", "PUT", "PATCH"]);
 
 /**
  * An `http_json` descriptor: one JSON request against an HTTP Environment's base
@@ -14,7 +17,7 @@ export interface HttpJsonDescriptor {
   /** Always `http_json`. */
   readonly type: "http_json";
   /** The request method. */
-  readonly method: typeof HTTP_JSON_METHODS[number];
+  readonly method: HttpJsonMethod;
   /** Absolute path template below the base URL, such as `/repos/{owner}/issues/{number}`. */
   readonly path: string;
 }

@@ -41,7 +41,8 @@ const encoder = new TextEncoder();
  *
  * @example
  * ```ts
- * import { tool, toolExtension } from "@aexhq/brain";
+ * import { tool } from "@aexhq/brain";
+ * import { toolExtension } from "@aexhq/brain/extension";
  * import { z } from "zod";
  *
  * const lookup = tool({

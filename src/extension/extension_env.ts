@@ -33,7 +33,8 @@ export interface ExtensionEnvOptions {
  *
  * @example
  * ```ts
- * import { extensionEnv, tool } from "@aexhq/brain";
+ * import { extensionEnv } from "@aexhq/brain/extension";
+ * import { tool } from "@aexhq/brain";
  * import { z } from "zod";
  *
  * const app = extensionEnv({ name: "app-http", url: "https://app.example.com/brain/" });

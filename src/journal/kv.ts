@@ -58,7 +58,7 @@ interface Pending {
  *
  * @example
  * ```ts
- * import { KvJournal } from "@aexhq/brain";
+ * import { KvJournal } from "@aexhq/brain/journal";
  * const journal = await KvJournal.open(":memory:");
  * try {
  *   await journal.createSession({ id: "s1", createdAt: Date.now(), tools: [] });

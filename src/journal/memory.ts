@@ -18,7 +18,7 @@ interface StoredSession {
  *
  * @example
  * ```ts
- * import { MemoryJournal } from "@aexhq/brain";
+ * import { MemoryJournal } from "@aexhq/brain/journal";
  * const journal = new MemoryJournal();
  * await journal.createSession({ id: "s1", createdAt: Date.now(), tools: [] });
  * const [record] = await journal.append("s1", [{ kind: "tool_returned", call: 1 }]);

@@ -18,3 +18,5 @@
  * @module
  */
 export { type ComponentReference, inspectToolModule, type ToolManifest, type ToolManifestEntry } from "./inspect.ts";
+export type { JsonValue } from "../outcome/json.ts";
+export type { AdvertisedTool } from "../journal/records.ts";

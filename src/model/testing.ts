@@ -1,7 +1,30 @@
+/**
+ * Test helpers for applications built on Brain: `ScriptedProvider` answers model
+ * calls from a script, so a session's Agentloop runs without a real model.
+ *
+ * @example
+ * ```ts
+ * import { Brain } from "@aexhq/brain";
+ * import { ScriptedProvider } from "@aexhq/brain/testing";
+ *
+ * const brain = new Brain();
+ * try {
+ *   const session = await brain.sessions.create({ model: { provider: new ScriptedProvider(["Hi!"]), model: "demo" } });
+ *   console.log((await session.send("Hello")).content); // "Hi!"
+ * } finally {
+ *   await brain.close();
+ * }
+ * ```
+ *
+ * @module
+ */
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { ModelProvider, ModelResult, ModelUsage, ProviderCall } from "./types.ts";
+
+export type * from "./types.ts";
+export type { JsonValue } from "../outcome/json.ts";
 
 /** A scripted reply: text, tool calls (ids default to `call_<n>`), or an error to throw. */
 export type ScriptedReply =
@@ -24,7 +47,7 @@ export type ScriptStep = ScriptedReply | ((call: ProviderCall) => ScriptedReply 
  *
  * @example
  * ```ts
- * import { ScriptedProvider } from "@aexhq/brain";
+ * import { ScriptedProvider } from "@aexhq/brain/testing";
  * const provider = new ScriptedProvider([
  *   { toolCalls: [{ name: "lookup", input: { id: "7" } }] },
  *   "The record is Ada.",

@@ -1,8 +1,8 @@
 import type { JsonValue } from "./json.ts";
 
 /**
- * Stable codes carried by every {@linkcode BrainError}. Callers branch on the code,
- * never on the message.
+ * Every code a {@linkcode BrainError} can carry: one closed list, stable across releases.
+ * Callers branch on the code, never on the message.
  */
 export type BrainErrorCode =
   | "invalid_schema"
@@ -39,7 +39,10 @@ export type BrainErrorCode =
   | "model_error"
   | "model_unavailable"
   | "timeout"
-  | "cancelled";
+  | "cancelled"
+  | "tool_error"
+  | "host_disconnected"
+  | "brain_closed";
 
 /**
  * The one error type Brain throws. `code` is stable across releases; `details`

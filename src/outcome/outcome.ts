@@ -1,11 +1,17 @@
 import { z } from "zod";
 import { findNonJson, type JsonValue } from "./json.ts";
 
-/** The top-level `status` values reserved for outcome envelopes. */
-export const OUTCOME_STATUSES = ["ok", "error", "timeout", "cancelled", "unknown"] as const;
+/** One of the top-level `status` values reserved for outcome envelopes. */
+export type OutcomeStatus = "ok" | "error" | "timeout" | "cancelled" | "unknown";
 
-/** One of the reserved outcome statuses. */
-export type OutcomeStatus = typeof OUTCOME_STATUSES[number];
+/** Every reserved {@linkcode OutcomeStatus}. */
+export const OUTCOME_STATUSES: readonly OutcomeStatus[] = Object.freeze([
+  "ok",
+  "error",
+  "timeout",
+  "cancelled",
+  "unknown",
+]);
 
 /** The error part of an `error` outcome; all four fields survive the journal. */
 export interface OutcomeError {

@@ -9,6 +9,7 @@ import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { normalizeOutput } from "./output.ts";
+import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";
 
 /**
@@ -150,9 +151,7 @@ class ReportQueue {
   /** Reports a thrown exception as `tool_error`. */
   async fail(error: unknown): Promise<void> {
     this.#finishing = true;
-    await this.#enqueue(() =>
-      this.#sink.finish({ outcome: fail("tool_error", errorMessage(error), { details: errorName(error) }) }, "error")
-    ).catch(() => {});
+    await this.#enqueue(() => this.#sink.finish(toolError(error), "error")).catch(() => {});
   }
 
   #normalize(value: unknown) {
@@ -176,8 +175,4 @@ function withContent(result: PublishedResult, content: string | undefined): Publ
 
 function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
-}
-
-function errorName(error: unknown): JsonValue {
-  return { name: error instanceof Error ? error.name : typeof error };
 }

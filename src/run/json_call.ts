@@ -1,8 +1,12 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import { fail, ok } from "../outcome/outcome.ts";
+import { fail, ok, type Outcome } from "../outcome/outcome.ts";
+import type { PublishedResult } from "../contract/call.ts";
+import { raceSignal } from "../util/signal.ts";
 import type { Dispatch } from "../contract/placement.ts";
-import { runHostTool } from "./host_tool.ts";
+import { parseInput } from "./host_tool.ts";
+import { normalizeOutput } from "./output.ts";
+import { toolError } from "./tool_error.ts";
 
 const MAX_ERROR_BODY = 2_048;
 
@@ -50,22 +54,36 @@ export function runJsonCall(
   dispatch: Dispatch,
   request: (input: unknown, signal: AbortSignal) => Promise<JsonValue>,
 ): void {
-  const run = async (input: unknown, ctx: { signal: AbortSignal; finish: (value: unknown) => Promise<unknown> }) => {
-    let value: JsonValue;
-    try {
-      value = await request(input, ctx.signal);
-    } catch (error) {
-      if (!(error instanceof BrainError) || ctx.signal.aborted) throw error;
-      const details = error.details as { retryable?: boolean } | undefined;
-      return ctx.finish(fail(error.code, error.message, {
-        ...(error.details === undefined ? {} : { details: error.details }),
-        ...(typeof details?.retryable === "boolean" ? { retryable: details.retryable } : {}),
-      }));
-    }
-    return ctx.finish(ok(value));
-  };
-  const { tool, options, invocation, sink } = dispatch;
-  runHostTool({ ...tool, run: run as typeof tool.run }, options, invocation, sink).catch(() => {});
+  jsonCall(dispatch, request).catch(() => {});
+}
+
+async function jsonCall(
+  { tool, invocation, sink }: Dispatch,
+  request: (input: unknown, signal: AbortSignal) => Promise<JsonValue>,
+): Promise<void> {
+  const parsed = await parseInput(tool, invocation, sink);
+  if (!parsed) return;
+  let ended: { result: PublishedResult | undefined; cause: "finish" | "error" };
+  try {
+    const { outcome, invalid } = await raceSignal(
+      request(parsed.value, sink.signal).then((value) => normalizeOutput(tool.output, ok(value))),
+      sink.signal,
+    );
+    ended = { result: { outcome }, cause: invalid ? "error" : "finish" };
+  } catch (error) {
+    if (sink.signal.aborted) ended = { result: undefined, cause: "finish" };
+    else if (error instanceof BrainError) ended = { result: { outcome: requestFailure(error) }, cause: "finish" };
+    else ended = { result: toolError(error), cause: "error" };
+  }
+  await sink.finish(ended.result, ended.cause);
+}
+
+function requestFailure(error: BrainError): Outcome {
+  const details = error.details as { retryable?: boolean } | undefined;
+  return fail(error.code, error.message, {
+    ...(error.details === undefined ? {} : { details: error.details }),
+    ...(typeof details?.retryable === "boolean" ? { retryable: details.retryable } : {}),
+  });
 }
 
 function retryable(status: number): boolean {

@@ -13,7 +13,7 @@ export const BRAIN_MAX_MODEL_CALLS = 64;
  *
  * @example
  * ```ts
- * import { Activation } from "@aexhq/brain";
+ * import { Activation } from "./activation.ts";
  * const activation = new Activation({ maxEmittedBytes: 10 });
  * activation.charge(4);
  * console.log(activation.emittedBytes); // 4

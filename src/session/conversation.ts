@@ -1,6 +1,8 @@
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import type { ModelCaller } from "./model_call.ts";
-import type { Session } from "./session.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { Activation } from "./activation.ts";
 
 /** A committed `assistant_message` record. */
 export type AssistantMessage = Extract<JournalRecord, { kind: "assistant_message" }>;
@@ -21,10 +23,30 @@ export interface Conversation {
   close(): Promise<void>;
 }
 
+/** What an Agentloop sees of its session: its Tools, its budgets, starting calls and reading records. */
+export interface SessionPort {
+  /** Session id. */
+  readonly id: string;
+  /** The placed Tools the loop may advertise and call. */
+  readonly tools: readonly PlacedTool[];
+  /** A new activation with the session's budgets. */
+  activation(): Activation;
+  /** Commits a call's intent and dispatches it once; resolves with the call's sequence. */
+  start(
+    target: PlacedTool,
+    input: JsonValue,
+    options: { activation: Activation; deadline: number | undefined; toolCallId: string },
+  ): Promise<{ readonly sequence: number }>;
+  /** Committed records in sequence order. */
+  read(): Promise<JournalRecord[]>;
+  /** Follows committed records from `from` on, until `signal` aborts. */
+  records(options: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord>;
+}
+
 /** What a session hands the factory of its Agentloop. */
 export interface ConversationParts {
   /** The session. */
-  session: Session;
+  session: SessionPort;
   /** The session's model calls. */
   models: ModelCaller;
   /** Commits the loop's own records. */

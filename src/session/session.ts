@@ -7,37 +7,15 @@ import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../contract/call.ts";
-import { runHostTool } from "../run/host_tool.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
+import { dispatchCall } from "./dispatch.ts";
 import { checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
+import type { BrainSession, CallOptions, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
-
-/** Options for one Tool call. */
-export interface CallOptions {
-  /** Absolute deadline in ms since the epoch; omitted means unlimited. */
-  deadline?: number;
-  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
-  signal?: AbortSignal;
-  /** The activation whose budget the call shares; a new one by default. */
-  activation?: Activation;
-  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
-  toolCallId?: string;
-}
-
-/** A started Tool call. */
-export interface ToolCall {
-  /** Sequence of its `tool_call_started` record. */
-  readonly sequence: number;
-  /** Resolves when the call's terminal record is committed. */
-  readonly ended: Promise<CallEnd>;
-  /** Cancels the call; it ends `cancelled` unless it already ended. */
-  cancel(message?: string): Promise<CallEnd>;
-}
 
 /** What a Brain gives each session it opens. */
 export interface SessionParts {
@@ -62,7 +40,7 @@ export interface SessionParts {
  * A session handle: its journal, its placed Tools and their open calls.
  * Create one with `brain.sessions.create`; open an existing one with `brain.sessions.get`.
  */
-export class Session {
+export class Session implements BrainSession {
   /** Session id. */
   readonly id: string;
   #journal: Journal;
@@ -179,7 +157,8 @@ export class Session {
    *
    * @example
    * ```ts
-   * import { Brain, ScriptedProvider } from "@aexhq/brain";
+   * import { Brain } from "@aexhq/brain";
+   * import { ScriptedProvider } from "@aexhq/brain/testing";
    * const brain = new Brain();
    * try {
    *   const provider = new ScriptedProvider(["Hello!"]);
@@ -216,47 +195,14 @@ export class Session {
     this.#onEnd(this);
   }
 
-  /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */
   #dispatch(placed: PlacedTool, invocation: Invocation, state: CallState): void {
-    if (state.signal.aborted) return;
-    if (!placed.env?.setup) return this.#execute(placed, invocation, state);
-    this.#environments.prepare(placed.env.name, state.signal).then(
-      () => this.#execute(placed, invocation, state),
-      (error) => {
-        if (state.signal.aborted) return;
-        state.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error").catch(() => {});
-      },
-    );
-  }
-
-  #execute(placed: PlacedTool, invocation: Invocation, state: CallState): void {
-    if (state.signal.aborted) return;
-    const failed = (error: unknown) =>
-      state.finish({
-        outcome: {
-          status: "error",
-          error: { code: "tool_error", message: error instanceof Error ? error.message : String(error) },
-        },
-      }, "error");
-    try {
-      const { env, options, tool } = placed;
-      const workspace = env && this.#workspaces.get(env.name);
-      if (placed.implementation) {
-        const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
-      } else if (env?.dispatch) {
-        env.dispatch({ invocation, tool, options, env, workspace, sink: state });
-      } else {
-        const environments = this.#environments.controlFor(
-          env,
-          state.signal,
-          state.call,
-          (bodies) => state.record(bodies),
-        );
-        runHostTool(tool, options, invocation, state, { environments }).catch(failed);
-      }
-    } catch (error) {
-      void failed(error);
-    }
+    dispatchCall({
+      placed,
+      invocation,
+      state,
+      environments: this.#environments,
+      workspace: placed.env && this.#workspaces.get(placed.env.name),
+      modelService: () => this.#modelService ??= new ModelService(),
+    });
   }
 }

@@ -73,7 +73,8 @@ const factories = new WeakMap<object, FactoryImplementation>();
  *
  * @example
  * ```ts
- * import { factoryImplementation, tool } from "@aexhq/brain";
+ * import { factoryImplementation } from "@aexhq/brain/environment";
+ * import { tool } from "@aexhq/brain";
  * import { z } from "zod";
  *
  * const echo = tool({ name: "echo", description: "Echo.", input: z.string(), run: (text, ctx) => ctx.finish(text) });

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, MemoryJournal, ScriptedProvider, tool } from "../../mod.ts";
+import { Brain, BrainError, tool } from "../../mod.ts";
+import { MemoryJournal } from "../../src/journal/memory.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { gate, lookup, ofKind, until } from "./helpers.ts";
 
 Deno.test("send: model turn, lookup call, result in the journal, next turn, answer", async () => {

@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  Brain,
-  BrainError,
-  type BrainSession,
-  type ModelResult,
-  openAICompatible,
-  ScriptedProvider,
-  tool,
-} from "../../mod.ts";
+import { Brain, BrainError, type BrainSession, type ModelResult, openAICompatible, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { gate, lookup, ofKind, until } from "./helpers.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ScriptedProvider } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { main as conversation, transcript } from "../../examples/conversation.ts";
 import { document, main as summarizer, scriptedModel } from "../../examples/summarizer.ts";
 import { ofKind } from "./helpers.ts";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
+import { Brain, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 Deno.test("a remote Brain takes a server model by name only; without one, send and ctx.model are model_unavailable", async () => {
   const provider = new ScriptedProvider(["Welcome back."]);

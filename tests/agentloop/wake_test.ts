@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
-import { MemoryJournal, WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "../../mod.ts";
+import { WAKE_BATCH_MS } from "../../mod.ts";
+import { MemoryJournal } from "../../src/journal/memory.ts";
+import { WakeBatcher, type WakeTimers } from "../../src/agentloop/wake.ts";
 
 /** Timers the test fires by hand, recording each requested delay. */
 function manualTimers() {

@@ -232,7 +232,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     ]);
     assert.equal((await kept.call("echo", { text: "still here" })).cause, "finish");
     await brain.close();
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
   });
 
   test("list shows sessions; delete removes one with its records", async (brain) => {
@@ -265,6 +265,6 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
 
   test("a closed Brain refuses new sessions", async (brain) => {
     await brain.close();
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
   });
 }

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, MemoryJournal, ok, ScriptedProvider, tool } from "../../mod.ts";
+import { Brain, BrainError, ok, tool } from "../../mod.ts";
+import { MemoryJournal } from "../../src/journal/memory.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
@@ -110,7 +112,7 @@ Deno.test("closing the Brain ends open calls; it refuses work afterwards", async
   const call = await session.start("hang", {});
   await brain.close();
   assert.equal((await call.ended).cause, "cancelled");
-  await assert.rejects(brain.sessions.create(), isCode("session_closed"));
+  await assert.rejects(brain.sessions.create(), isCode("brain_closed"));
 });
 
 Deno.test("an embedded Brain's configured models are picked by name; unknown names and bad models are refused", async () => {

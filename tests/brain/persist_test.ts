@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, hashToken, KvJournal, tool } from "../../mod.ts";
+import { Brain, BrainError, tool } from "../../mod.ts";
+import { hashToken } from "../../src/embedded/host_token.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 

@@ -1,4 +1,5 @@
-import { Brain, serveBrain } from "../../mod.ts";
+import { Brain } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { brainSuite } from "./brain_suite.ts";
 
 brainSuite("remote Brain", async () => {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type JournalRecord, serveBrain } from "../../mod.ts";
+import type { JournalRecord } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { spawnDeno, waitFor } from "./child.ts";
 
 const APP = "tests/e2e/fixtures/host_app.ts";

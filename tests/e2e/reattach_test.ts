@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { hashToken, KvJournal } from "../../mod.ts";
+import { hashToken } from "../../src/embedded/host_token.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 import { lines } from "./lines.ts";

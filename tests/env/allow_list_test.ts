@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { brainEnv, BrainError, checkGrant, grantPermissions, netAllowed } from "../../mod.ts";
+import { brainEnv, BrainError } from "../../mod.ts";
+import { checkGrant, grantPermissions, netAllowed } from "../../src/env/grants.ts";
 
 const denied = (code: string, denied: string) => (error: unknown) =>
   error instanceof BrainError && error.code === code && (error.details as { denied: string }).denied === denied;

@@ -1,16 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  Brain,
-  brainEnv,
-  BrainError,
-  type Dispatch,
-  type Environment,
-  hostEnv,
-  type Implementation,
-  ok,
-  tool,
-} from "../../mod.ts";
+import { Brain, brainEnv, BrainError, type Environment, hostEnv, ok, tool } from "../../mod.ts";
+import type { Dispatch, Implementation } from "../../src/contract/placement.ts";
 
 const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
 

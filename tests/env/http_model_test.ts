@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
-import { Brain, httpEnv, ScriptedProvider, type ScriptStep, tool } from "../../mod.ts";
+import { Brain, httpEnv, tool } from "../../mod.ts";
+import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { ofKind } from "../agentloop/helpers.ts";
 import { serve } from "../support/serve.ts";
 

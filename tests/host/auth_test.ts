@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, hashToken, serveBrain, tool } from "../../mod.ts";
+import { Brain, type BrainError, tool } from "../../mod.ts";
+import { hashToken } from "../../src/embedded/host_token.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 const ping = tool({
   name: "ping",

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { type AllowList, Brain, brainEnv, component, serveBrain } from "../../mod.ts";
+import { type AllowList, Brain, brainEnv, component } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { INSPECT, inspectTool, reader, soon } from "../component/helpers.ts";
 import { serve } from "../support/serve.ts";
 import { rawHost } from "./raw_host.ts";

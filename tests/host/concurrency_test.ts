@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, serveBrain, tool } from "../../mod.ts";
+import { Brain, BrainError, tool } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
   const server = await serveBrain();
@@ -61,7 +62,7 @@ Deno.test("several sessions and Tools of one Brain client share one connection u
     );
     await brain.close();
     assert.equal(server.dropHost("shared"), false, "close released the shared connection");
-    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "brain_closed");
   } finally {
     await brain.close();
     await server.shutdown();

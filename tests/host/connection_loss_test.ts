@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
+import { Brain, type BrainError, tool } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
   const server = await serveBrain();

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type JournalRecord, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
+import { type JournalRecord, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { ofKind } from "../agentloop/helpers.ts";
 import { rawHost } from "./raw_host.ts";
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Brain, type BrainError, serveBrain } from "../../mod.ts";
+import { Brain, type BrainError } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {

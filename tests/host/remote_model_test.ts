@@ -7,12 +7,10 @@ import {
   type JournalRecord,
   openAICompatible,
   type ProviderCall,
-  ScriptedProvider,
-  type ScriptStep,
-  serveBrain,
-  type ServedBrain,
   tool,
 } from "../../mod.ts";
+import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
+import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate, lookup, ofKind, until } from "../agentloop/helpers.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 

@@ -1,17 +1,9 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
-import {
-  Brain,
-  BrainError,
-  type BrainSession,
-  extensionEnv,
-  fail,
-  type Finished,
-  type JournalRecord,
-  tool,
-  toolExtension,
-} from "../../mod.ts";
+import { Brain, BrainError, type BrainSession, fail, type Finished, type JournalRecord, tool } from "../../mod.ts";
+import { extensionEnv } from "../../src/extension/extension_env.ts";
+import { toolExtension } from "../../src/extension/extension.ts";
 import { serve } from "../support/serve.ts";
 
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : String(error);

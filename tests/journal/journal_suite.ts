@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { Journal } from "../../mod.ts";
+import type { Journal } from "../../src/journal/journal.ts";
 import { BrainError } from "../../mod.ts";
 
 /** Registers the behaviour every Journal must have; `open` gives a fresh, empty journal. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { KvJournal } from "../../mod.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
 import type { JournalRecord } from "../../mod.ts";
 import { scratchDir } from "../scratch.ts";
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { BrainError, KvJournal, MAX_RECORDS_PER_APPEND } from "../../mod.ts";
+import { BrainError } from "../../mod.ts";
+import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
 import { journalSuite } from "./journal_suite.ts";
 import { scratchDir } from "../scratch.ts";
 

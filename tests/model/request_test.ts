@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { BrainError, type ProviderCall, ScriptedProvider } from "../../mod.ts";
+import { BrainError, type ProviderCall } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { checkModelResult, normalizeModelRequest } from "../../src/model/request.ts";
 
 Deno.test("an omitted system prompt becomes empty and omitted tools become none; the response format has no default", () => {

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { findNonJson, isJsonValue } from "../../mod.ts";
+import { findNonJson, isJsonValue } from "../../src/outcome/json.ts";
 
 Deno.test("plain JSON values pass, including null-prototype objects", () => {
   assert.equal(findNonJson({ a: [1, "x", true, null, { b: 2.5 }] }), undefined);

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { fail, isEnvelope, ok } from "../../mod.ts";
+import { fail, ok } from "../../mod.ts";
+import { isEnvelope } from "../../src/outcome/outcome.ts";
 import { parseEnvelope } from "../../src/outcome/outcome.ts";
 
 Deno.test("only the reserved top-level statuses mark an envelope", () => {

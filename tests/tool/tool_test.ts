@@ -1,17 +1,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { fetchIssue } from "../../examples/fetch_issue.ts";
-import {
-  Brain,
-  BrainError,
-  type Descriptor,
-  type Dispatch,
-  type Environment,
-  factoryImplementation,
-  hostEnv,
-  http,
-  tool,
-} from "../../mod.ts";
+import { Brain, BrainError, type Descriptor, type Environment, hostEnv, http, tool } from "../../mod.ts";
+import type { Dispatch } from "../../src/contract/placement.ts";
+import { factoryImplementation } from "../../src/tool/tool.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 

@@ -156,7 +156,7 @@ export class HostConnection {
     this.#state = "closed";
     clearTimeout(this.#timer);
     this.#abortRunning("the Brain client closed");
-    this.#failAll(new BrainError("session_closed", "this Brain is closed"));
+    this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
     this.#socket?.close(1000, "closed");
     await this.#socketClosed;
   }
@@ -164,7 +164,7 @@ export class HostConnection {
   #enqueue(op: string, body: object, { retry = false, generation }: RequestOptions) {
     const { promise, resolve, reject } = Promise.withResolvers<JsonValue>();
     if (this.#state === "closed" || this.#state === "failed") {
-      reject(this.#failure ?? new BrainError("session_closed", "this Brain is closed"));
+      reject(this.#failure ?? new BrainError("brain_closed", "this Brain is closed"));
       return { id: 0, promise };
     }
     if (generation !== undefined && (generation !== this.#generation || this.#state !== "attached")) {
@@ -291,11 +291,12 @@ export class HostConnection {
     const key = `${frame.session}:${frame.call}`;
     const controller = new AbortController();
     this.#running.set(key, controller);
+    const generation = this.#generation;
     const sink = new RemoteSink({
-      connection: this,
+      // deno-lint-ignore no-explicit-any
+      report: (op, body) => this.request(op, body as any, { generation }),
       session: frame.session,
       call: frame.call,
-      generation: this.#generation,
       signal: controller.signal,
       done: () => {
         if (this.#running.get(key) === controller) this.#running.delete(key);

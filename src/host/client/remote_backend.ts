@@ -1,6 +1,7 @@
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
-import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
+import type { BrainSession } from "../../session/handle.ts";
 import { checkUniqueTools } from "../../embedded/unique_tools.ts";
 import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
@@ -11,7 +12,7 @@ import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
-import type { CallOptions, ToolCall } from "../../session/session.ts";
+import type { CallOptions, ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
@@ -140,7 +141,7 @@ export class RemoteBackend implements BrainBackend {
   }
 
   #assertOpen(): void {
-    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+    if (this.#closed) throw new BrainError("brain_closed", "this Brain is closed");
   }
 }
 

@@ -4,7 +4,12 @@ import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
 import type { CallSink, PublishedResult } from "../../contract/call.ts";
-import type { HostConnection } from "./connection.ts";
+
+/** Sends one report of a call to Brain and resolves with Brain's acknowledgement once it is committed. */
+export type SinkReport = (
+  op: "emit" | "result" | "returned" | "finish" | "model",
+  body: Record<string, unknown>,
+) => Promise<JsonValue>;
 
 /**
  * The SDK's `CallSink` for a call Brain dispatched over the host connection:
@@ -14,23 +19,20 @@ import type { HostConnection } from "./connection.ts";
 export class RemoteSink implements CallSink {
   /** Aborted when Brain ends the call or the connection is lost. */
   readonly signal: AbortSignal;
-  #connection: HostConnection;
+  #report: SinkReport;
   #call: { session: string; call: number };
-  #generation: number;
   #done: () => void;
 
   constructor(parts: {
-    connection: HostConnection;
+    report: SinkReport;
     session: string;
     call: number;
-    generation: number;
     signal: AbortSignal;
     done: () => void;
   }) {
     this.signal = parts.signal;
-    this.#connection = parts.connection;
+    this.#report = parts.report;
     this.#call = { session: parts.session, call: parts.call };
-    this.#generation = parts.generation;
     this.#done = parts.done;
   }
 
@@ -76,10 +78,5 @@ export class RemoteSink implements CallSink {
     // Checked here too, so a request that is not JSON fails this call instead of the connection.
     const checked = normalizeModelRequest(request) as unknown as JsonValue;
     return await this.#report("model", { ...this.#call, request: checked }) as unknown as ModelResult;
-  }
-
-  #report(op: "emit" | "result" | "returned" | "finish" | "model", body: Record<string, unknown>): Promise<JsonValue> {
-    // deno-lint-ignore no-explicit-any
-    return this.#connection.request(op, body as any, { generation: this.#generation });
   }
 }

@@ -84,7 +84,8 @@ export interface ServedBrain extends BrainServer {
  *
  * @example
  * ```ts ignore
- * import { Brain, serveBrain } from "@aexhq/brain";
+ * import { Brain } from "@aexhq/brain";
+ * import { serveBrain } from "@aexhq/brain/server";
  * const server = await serveBrain({ port: 0 });
  * const brain = new Brain({ url: server.url, token: "secret" });
  * try {

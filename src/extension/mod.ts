@@ -1,0 +1,26 @@
+/**
+ * The Application tool extension: Tools served as a bounded HTTP handler
+ * (`toolExtension`) and the Environment that sends calls to it (`extensionEnv`).
+ *
+ * @example
+ * ```ts
+ * import { tool } from "@aexhq/brain";
+ * import { toolExtension } from "@aexhq/brain/extension";
+ * import { z } from "zod";
+ *
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echo the text.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish(text),
+ * });
+ * const extension = toolExtension({ tools: [echo()], token: "secret" });
+ * console.log(typeof extension.fetch); // "function"
+ * ```
+ *
+ * @module
+ */
+export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./extension.ts";
+export { extensionEnv, type ExtensionEnvOptions } from "./extension_env.ts";
+export type { ExtensionAck, ExtensionReport } from "./protocol.ts";
+export type * from "../env/mod.ts";

@@ -1,0 +1,21 @@
+/**
+ * The Brain server: sessions for remote applications (`new Brain({ url, token, host })`)
+ * over one WebSocket per host, served by hono.
+ *
+ * @example
+ * ```ts
+ * import { serveBrain } from "@aexhq/brain/server";
+ *
+ * const served = await serveBrain({ port: 0 });
+ * console.log(served.url.startsWith("http://127.0.0.1:")); // true
+ * await served.shutdown();
+ * ```
+ *
+ * @module
+ */
+export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./server.ts";
+export { hashToken, type HostRegistration } from "../../embedded/host_token.ts";
+export type { BrainOptions } from "../../embedded/embedded.ts";
+export type * from "../../journal/mod.ts";
+export type { AllowList } from "../../contract/grant.ts";
+export type { ModelCredentials, ModelProvider, ModelResult, ProviderCall, SessionModel } from "../../model/types.ts";

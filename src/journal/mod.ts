@@ -1,0 +1,31 @@
+/**
+ * Journal stores for Brain: the durable, ordered record of every session. Pass one
+ * to `new Brain({ journal })`, or let `Brain.open({ path })` open a Deno KV file.
+ *
+ * @example
+ * ```ts
+ * import { Brain } from "@aexhq/brain";
+ * import { MemoryJournal } from "@aexhq/brain/journal";
+ *
+ * const brain = new Brain({ journal: new MemoryJournal() });
+ * await brain.close();
+ * ```
+ *
+ * @module
+ */
+export type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+export type { AdvertisedTool, JournalRecord, RecordBody, RecordKind, SessionMeta, TerminalCause } from "./records.ts";
+export { MemoryJournal } from "./memory.ts";
+export type { JsonValue } from "../outcome/json.ts";
+export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";
+export type {
+  ModelCallOrigin,
+  ModelMessage,
+  ModelRequest,
+  ModelToolCall,
+  ModelToolSpec,
+  ModelUsage,
+  NormalizedModelRequest,
+  ResponseFormat,
+} from "../model/types.ts";
+export { KvJournal, MAX_RECORDS_PER_APPEND } from "./kv.ts";
