@@ -16,7 +16,7 @@ import type { PlacedTool } from "../tool/tool.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
-import { checkUniqueTools } from "./unique_tools.ts";
+import { checkPlacedTools } from "../tool/placed_tools.ts";
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
@@ -103,7 +103,7 @@ export class EmbeddedBackend implements BrainBackend {
         `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
       );
     }
-    checkUniqueTools(tools);
+    checkPlacedTools(tools);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
     const registered = host === undefined ? authenticated : await registerHost(host);
     const workspaces = await this.#admit(id, tools);
@@ -120,6 +120,7 @@ export class EmbeddedBackend implements BrainBackend {
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    checkPlacedTools(tools);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
