@@ -1,7 +1,8 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { checkKnownKeys } from "../outcome/known_keys.ts";
-import { factoryImplementation, type PlacedTool } from "../tool/tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { factoryImplementation } from "../tool/tool.ts";
 import type { Activation } from "./activation.ts";
 
 /** Options for one Tool call. */

@@ -1,5 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
-import { factoryImplementation, type PlacedTool } from "./tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { factoryImplementation } from "./tool.ts";
 
 /**
  * Checks a session's `tools` before anything is stored: an array of placed

@@ -1,9 +1,9 @@
-import type { HostCredentials } from "../host/token.ts";
+import type { HostCredentials } from "./host_token.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import type { Session } from "../session/session.ts";
 import type { AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
 
 /** Options for creating a session. */
 export interface CreateSessionOptions {

@@ -1,12 +1,12 @@
 import type { JournalRecord } from "../journal/records.ts";
-import type { AllowList } from "./allow_list.ts";
+import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment } from "./bindings.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import { brainEnv } from "./brain_env.ts";
-import type { EnvironmentSpec } from "./control.ts";
-import type { Environment } from "./environment.ts";
-import { httpEnv } from "./http_env.ts";
+import { brainEnv } from "../env/brain_env.ts";
+import type { EnvironmentSpec } from "../contract/control.ts";
+import type { Environment } from "../contract/placement.ts";
+import { httpEnv } from "../env/http_env.ts";
 
 /** An Environment from a Tool's spec. Only the listed fields are read: it never carries control or a setup script. */
 export function fromSpec(spec: EnvironmentSpec): Environment {

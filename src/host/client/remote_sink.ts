@@ -1,9 +1,9 @@
-import { normalizeModelRequest } from "../model/request.ts";
-import type { ModelRequest, ModelResult } from "../model/types.ts";
-import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
-import { Finished } from "../tool/context.ts";
-import type { CallSink, PublishedResult } from "../tool/invocation.ts";
+import { normalizeModelRequest } from "../../model/request.ts";
+import type { ModelRequest, ModelResult } from "../../model/types.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import type { JsonValue } from "../../outcome/json.ts";
+import { Finished } from "../../contract/context.ts";
+import type { CallSink, PublishedResult } from "../../contract/call.ts";
 import type { HostConnection } from "./connection.ts";
 
 /**

@@ -2,14 +2,20 @@ import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
-import type { Descriptor } from "../tool/implementation.ts";
+import type { Descriptor } from "../contract/grant.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
-import type { AllowList } from "./allow_list.ts";
+import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment } from "./bindings.ts";
-import { type EnvironmentControl, type EnvironmentInfo, type EnvironmentSpec, refusedControl } from "./control.ts";
+import {
+  type EnvironmentControl,
+  type EnvironmentInfo,
+  type EnvironmentSpec,
+  refusedControl,
+} from "../contract/control.ts";
 import { type CreatedEnvironment, fromSpec } from "./created_env.ts";
-import type { Environment, EnvironmentOperation } from "./environment.ts";
+import type { Environment } from "../contract/placement.ts";
+import type { EnvironmentOperation } from "../contract/grant.ts";
 
 /** Commits records in order with the rest of one Tool call's records; resolves once they are committed. */
 export type CallRecorder = (bodies: RecordBody[]) => Promise<JournalRecord[]>;

@@ -1,18 +1,6 @@
+import type { ModelAccess } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { CallSink } from "../tool/invocation.ts";
-
-/** Request header carrying the model execution service's URL to an HTTP Environment. */
-export const MODEL_URL_HEADER = "brain-model-url";
-/** Request header carrying the per-call bearer token for the model execution service. */
-export const MODEL_TOKEN_HEADER = "brain-model-token";
-
-/** Where one granted call reaches the model execution service, and the token that names it. */
-export interface ModelAccess {
-  /** POST a `ModelRequest` JSON body here. */
-  url: string;
-  /** Send it as `authorization: Bearer <token>`; it is valid only while the call is open. */
-  token: string;
-}
+import type { CallSink } from "../contract/call.ts";
 
 const status: Partial<Record<string, number>> = {
   unauthorized: 401,

@@ -1,10 +1,11 @@
 import { z } from "zod";
-import type { Component } from "../component/component.ts";
-import { brainEnv, type BrainEnvGrant } from "../env/brain_env.ts";
-import type { AdvertisedTool } from "../journal/records.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import { deepFreeze } from "../util/freeze.ts";
-import type { WireUpload } from "./protocol.ts";
+import type { Component } from "../../component/component.ts";
+import { brainEnv } from "../../env/brain_env.ts";
+import type { BrainEnvGrant } from "../../contract/grant.ts";
+import type { AdvertisedTool } from "../../journal/records.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
+import { deepFreeze } from "../../util/freeze.ts";
+import type { WireUpload } from "../protocol.ts";
 
 /**
  * Brain's placement of a Component a remote client uploaded: it runs in this

@@ -1,6 +1,6 @@
 import type { AdvertisedTool } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
 
 /** What reattachment compares: where a Tool runs and the schemas it advertised. */
 const COMPARED = ["implementation", "env", "inputSchema", "outputSchema"] as const;

@@ -1,22 +1,22 @@
-import type { AgentloopOptions } from "../agentloop/agentloop.ts";
-import type { AssistantMessage, SendOptions } from "../session/conversation.ts";
-import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../brain/backend.ts";
-import { checkPlacedTools } from "../tool/placed_tools.ts";
-import type { ReadOptions } from "../journal/journal.ts";
-import type { JournalRecord, SessionMeta } from "../journal/records.ts";
-import { Component } from "../component/component.ts";
-import { isBrainEnv } from "../env/brain_env.ts";
-import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
-import { Activation } from "../session/activation.ts";
-import type { CallEnd } from "../session/call_state.ts";
-import { type CallOptions, checkCallArguments, resolveTarget } from "../session/call_arguments.ts";
-import type { ToolCall } from "../session/session.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import { raceSignal } from "../util/signal.ts";
+import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
+import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
+import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
+import { checkPlacedTools } from "../../tool/placed_tools.ts";
+import type { ReadOptions } from "../../journal/journal.ts";
+import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
+import { Component } from "../../component/component.ts";
+import { isBrainEnv } from "../../env/brain_env.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import type { JsonValue } from "../../outcome/json.ts";
+import { Activation } from "../../session/activation.ts";
+import type { CallEnd } from "../../session/call_state.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import type { ToolCall } from "../../session/session.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
+import { raceSignal } from "../../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
-import type { WireUpload } from "./protocol.ts";
-import { contentHash } from "./uploaded_components.ts";
+import type { WireUpload } from "../protocol.ts";
+import { contentHash } from "../uploaded_components.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {

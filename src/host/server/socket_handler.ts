@@ -1,20 +1,20 @@
-import { checkOwner, type EmbeddedBackend } from "../brain/embedded.ts";
-import type { Journal } from "../journal/journal.ts";
-import type { AdvertisedTool, JournalRecord, SessionMeta } from "../journal/records.ts";
-import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
-import type { Outcome } from "../outcome/outcome.ts";
-import type { PublishedResult } from "../tool/invocation.ts";
-import type { CallEnd } from "../session/call_state.ts";
-import { Activation } from "../session/activation.ts";
-import type { Session, ToolCall } from "../session/session.ts";
-import type { AgentloopOptions } from "../agentloop/agentloop.ts";
-import type { ModelRequest } from "../model/types.ts";
-import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "./protocol.ts";
+import { checkOwner, type EmbeddedBackend } from "../../embedded/embedded.ts";
+import type { Journal } from "../../journal/journal.ts";
+import type { AdvertisedTool, JournalRecord, SessionMeta } from "../../journal/records.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import type { JsonValue } from "../../outcome/json.ts";
+import type { Outcome } from "../../outcome/outcome.ts";
+import type { PublishedResult } from "../../contract/call.ts";
+import type { CallEnd } from "../../session/call_state.ts";
+import { Activation } from "../../session/activation.ts";
+import type { Session, ToolCall } from "../../session/session.ts";
+import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
+import type { ModelRequest } from "../../model/types.ts";
+import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "../protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
-import { sameText } from "./token.ts";
+import { sameText } from "../../embedded/host_token.ts";
 
 /** Calls started through the server, by `session:call`, until they end. */
 export class OpenCalls {

@@ -1,12 +1,12 @@
-import type { Journal } from "../journal/journal.ts";
-import { BrainError } from "../outcome/errors.ts";
-import { fail } from "../outcome/outcome.ts";
-import type { Activation } from "../session/activation.ts";
-import type { Session } from "../session/session.ts";
-import type { CallSink, Invocation } from "../tool/invocation.ts";
-import type { ServerFrame } from "./protocol.ts";
-import { hashToken, sameText } from "./token.ts";
-import { UploadedComponents } from "./uploaded_components.ts";
+import type { Journal } from "../../journal/journal.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { fail } from "../../outcome/outcome.ts";
+import type { Activation } from "../../session/activation.ts";
+import type { Session } from "../../session/session.ts";
+import type { CallSink, Invocation } from "../../contract/call.ts";
+import type { ServerFrame } from "../protocol.ts";
+import { hashToken, sameText } from "../../embedded/host_token.ts";
+import { UploadedComponents } from "../uploaded_components.ts";
 
 /**
  * Brain's record of one registered host: its identity and token hash, its

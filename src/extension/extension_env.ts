@@ -1,11 +1,12 @@
-import { type Environment, environmentOptions } from "../env/environment.ts";
+import { environmentOptions } from "../env/host_env.ts";
+import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail, parseEnvelope } from "../outcome/outcome.ts";
-import type { Dispatch } from "../tool/implementation.ts";
-import type { CallSink, PublishedResult } from "../tool/invocation.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { lines } from "../util/lines.ts";
-import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./extension_protocol.ts";
+import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
 const DRAIN_MS = 1_000;

@@ -1,4 +1,4 @@
-import type { JournalRecord } from "../journal/records.ts";
+import type { JournalRecord } from "../../journal/records.ts";
 
 /**
  * A queue of one subscription's records. It skips records it has already

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type EnvironmentControl, refusedControl } from "../env/control.ts";
+import { type EnvironmentControl, refusedControl } from "../contract/control.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -7,10 +7,10 @@ import type { ModelRequest } from "../model/types.ts";
 import { fail } from "../outcome/outcome.ts";
 import { handled } from "../util/handled.ts";
 import { raceSignal } from "../util/signal.ts";
-import { Finished, type ResultOptions, type ToolContext } from "./context.ts";
-import type { CallSink, Invocation, PublishedResult } from "./invocation.ts";
+import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
+import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { normalizeOutput } from "./output.ts";
-import type { ToolDeclaration } from "./tool.ts";
+import type { ToolDeclaration } from "../contract/placement.ts";
 
 /**
  * The SDK side of one application Tool call: validates input with `parseAsync`,

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import type { AdvertisedTool } from "../journal/records.ts";
-import type { Implementation } from "../tool/implementation.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import { deepFreeze } from "../util/freeze.ts";
+import type { AdvertisedTool } from "../../journal/records.ts";
+import type { Implementation } from "../../contract/placement.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
+import { deepFreeze } from "../../util/freeze.ts";
 import type { RegisteredHost } from "./registry.ts";
 
 /**

@@ -1,9 +1,9 @@
 import { Hono } from "hono";
-import { type BrainOptions, EmbeddedBackend } from "../brain/embedded.ts";
-import type { Journal } from "../journal/journal.ts";
-import { OpenCalls, serveHostSocket } from "../host/host_link.ts";
-import { HOST_PATH } from "../host/protocol.ts";
-import { HostRegistry } from "../host/registry.ts";
+import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
+import type { Journal } from "../../journal/journal.ts";
+import { OpenCalls, serveHostSocket } from "./socket_handler.ts";
+import { HOST_PATH } from "../protocol.ts";
+import { HostRegistry } from "./registry.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {

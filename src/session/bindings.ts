@@ -1,7 +1,8 @@
 import { BrainError } from "../outcome/errors.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import { type AllowList, checkGrant } from "./allow_list.ts";
-import type { Environment } from "./environment.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { checkGrant } from "../env/grants.ts";
+import type { AllowList } from "../contract/grant.ts";
+import type { Environment } from "../contract/placement.ts";
 
 /**
  * Admits a session's Environment bindings: one binding per name, each grant

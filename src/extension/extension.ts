@@ -2,11 +2,11 @@ import type { ModelResult } from "../model/types.ts";
 import { Hono } from "hono";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import { Finished } from "../tool/context.ts";
-import type { CallSink, Invocation, PublishedResult } from "../tool/invocation.ts";
-import { runHostTool } from "../tool/runner.ts";
-import type { PlacedTool } from "../tool/tool.ts";
-import type { ExtensionAck, ExtensionReport } from "./extension_protocol.ts";
+import { Finished } from "../contract/context.ts";
+import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
+import { runHostTool } from "../run/host_tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {

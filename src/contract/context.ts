@@ -1,4 +1,4 @@
-import type { EnvironmentControl } from "../env/control.ts";
+import type { EnvironmentControl } from "./control.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";

@@ -1,8 +1,8 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail, ok } from "../outcome/outcome.ts";
-import type { Dispatch } from "../tool/implementation.ts";
-import { runHostTool } from "../tool/runner.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import { runHostTool } from "./host_tool.ts";
 
 const MAX_ERROR_BODY = 2_048;
 

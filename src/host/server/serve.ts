@@ -12,9 +12,9 @@
  * command lines are visible to other users.
  */
 import { parseArgs } from "node:util";
-import { openAICompatible } from "../model/openai.ts";
-import type { SessionModel } from "../model/types.ts";
-import { BrainError } from "../outcome/errors.ts";
+import { openAICompatible } from "../../model/openai.ts";
+import type { SessionModel } from "../../model/types.ts";
+import { BrainError } from "../../outcome/errors.ts";
 import { serveBrain } from "./server.ts";
 
 const { values } = parseArgs({

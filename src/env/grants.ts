@@ -1,20 +1,6 @@
+import type { AllowList } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { BrainEnvGrant } from "./brain_env.ts";
-
-/**
- * What a Brain may grant to its Environments. Anything not listed is denied, so
- * a Brain without an allow-list grants no filesystem, network or variables.
- */
-export interface AllowList {
-  /** Directory under which each session's workspaces are created; filesystem grants need it. */
-  workspaceRoot?: string;
-  /** Workspace modes that may be granted. */
-  filesystem?: ("read" | "write")[];
-  /** Hosts (or `host:port`) that may be granted; a bare host allows every port of it. */
-  net?: string[];
-  /** Environment variable names that may be granted. */
-  env?: string[];
-}
+import type { BrainEnvGrant } from "../contract/grant.ts";
 
 /** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
 export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> }, allow: AllowList = {}): void {

@@ -1,10 +1,10 @@
-import type { JournalRecord } from "../journal/records.ts";
-import type { CallEnd } from "../session/call_state.ts";
-import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
-import { fail } from "../outcome/outcome.ts";
-import { runHostTool } from "../tool/runner.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { JournalRecord } from "../../journal/records.ts";
+import type { CallEnd } from "../../session/call_state.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import type { JsonValue } from "../../outcome/json.ts";
+import { fail } from "../../outcome/outcome.ts";
+import { runHostTool } from "../../run/host_tool.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
 import {
   type ClientOp,
   decodeFrame,
@@ -14,7 +14,7 @@ import {
   type ServerFrame,
   serverFrame,
   type WireAgentloop,
-} from "./protocol.ts";
+} from "../protocol.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink } from "./remote_sink.ts";
 

@@ -1,8 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import type { Descriptor } from "../tool/implementation.ts";
-import type { BrainEnvGrant } from "./brain_env.ts";
-import type { EnvironmentOperation } from "./environment.ts";
+import type { BrainEnvGrant, Descriptor, EnvironmentOperation } from "./grant.ts";
 
 /** One Environment as `ctx.environments` reports it. */
 export interface EnvironmentInfo {
