@@ -19,7 +19,7 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
-import { checkUniqueTools } from "./unique_tools.ts";
+import { checkPlacedTools } from "../tool/placed_tools.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -99,7 +99,7 @@ export class EmbeddedBackend implements BrainBackend {
     this.#assertOpen();
     const model = this.#model(chosen);
     checkName("a session id", id);
-    checkUniqueTools(tools);
+    checkPlacedTools(tools);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
     const registered = host === undefined ? authenticated : await registerHost(host);
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
@@ -119,6 +119,7 @@ export class EmbeddedBackend implements BrainBackend {
   ): Promise<Session> {
     this.#assertOpen();
     checkName("a session id", id);
+    checkPlacedTools(tools);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
