@@ -75,7 +75,8 @@ export {
 } from "./src/tool/tool.ts";
 export { type Activation, BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
-export type { BrainSession, CallOptions, ToolCall } from "./src/session/handle.ts";
+export type { BrainSession, ToolCall } from "./src/session/handle.ts";
+export type { CallOptions } from "./src/session/call_arguments.ts";
 export type { AssistantMessage, SendOptions } from "./src/session/conversation.ts";
 export {
   Brain,

@@ -3,20 +3,9 @@ import type { JournalRecord } from "../journal/records.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { Activation } from "./activation.ts";
+import type { CallOptions } from "./call_arguments.ts";
 import type { CallEnd } from "./call_state.ts";
 import type { AssistantMessage, SendOptions } from "./conversation.ts";
-
-/** Options for one Tool call. */
-export interface CallOptions {
-  /** Absolute deadline in ms since the epoch; omitted means unlimited. */
-  deadline?: number;
-  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
-  signal?: AbortSignal;
-  /** The activation whose budget the call shares; a new one by default. */
-  activation?: Activation;
-  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
-  toolCallId?: string;
-}
 
 /** A started Tool call. */
 export interface ToolCall {

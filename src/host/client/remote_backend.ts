@@ -2,7 +2,7 @@ import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
 import type { BrainSession } from "../../session/handle.ts";
-import { checkUniqueTools } from "../../embedded/unique_tools.ts";
+import { checkPlacedTools } from "../../tool/placed_tools.ts";
 import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { Component } from "../../component/component.ts";
@@ -11,8 +11,8 @@ import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
-import { checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
-import type { CallOptions, ToolCall } from "../../session/handle.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
@@ -51,12 +51,13 @@ export class RemoteBackend implements BrainBackend {
     this.#assertOpen();
     refuseCredentials(host);
     const conversation = serverConversation(model, agentloop);
-    checkUniqueTools(tools);
+    checkPlacedTools(tools);
     return await this.#open(id, tools, conversation, "create");
   }
 
   async get(id: string, { tools = [], host, model, agentloop }: GetSessionOptions = {}): Promise<BrainSession> {
     this.#assertOpen();
+    checkPlacedTools(tools);
     refuseCredentials(host);
     return await this.#open(id, tools, serverConversation(model, agentloop), "get");
   }
@@ -220,14 +221,14 @@ class RemoteSession implements BrainSession {
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { deadline, signal } = options;
-    checkCallArguments(placed.tool.name, input, deadline);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
     const sequence = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
-      ...(options.activation ? { activation: options.activation.id } : {}),
+      ...(checked.activation ? { activation: checked.activation.id } : {}),
     }) as number;
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence);
