@@ -361,7 +361,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
       await using disposable = brain;
       await disposable.sessions.create();
     }
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
   });
 
   test("a closed Brain refuses new sessions", async (brain) => {
