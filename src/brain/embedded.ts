@@ -1,5 +1,6 @@
 import type { AllowList } from "../env/allow_list.ts";
-import { bindEnvironments } from "../env/bindings.ts";
+import { admitEnvironment, bindEnvironments } from "../env/bindings.ts";
+import type { Environment, EnvironmentTools } from "../env/environment.ts";
 import { type CreatedEnvironment, restoreCreated } from "../env/created_env.ts";
 import { type HostRegistration, registerHost, sameText, verifyHost } from "../host/token.ts";
 import type { Journal } from "../journal/journal.ts";
@@ -92,7 +93,14 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model: chosen, agentloop }: CreateSessionOptions = {},
+    {
+      tools: given = [],
+      environments = [],
+      id = crypto.randomUUID(),
+      host,
+      model: chosen,
+      agentloop,
+    }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
@@ -103,20 +111,28 @@ export class EmbeddedBackend implements BrainBackend {
         `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
       );
     }
-    checkUniqueTools(tools);
+    checkUniqueTools(given);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
-    const registered = host === undefined ? authenticated : await registerHost(host);
-    const workspaces = await this.#admit(id, tools);
-    const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
-    if (registered) meta.host = registered;
-    if (model) meta.model = modelNames(model);
-    await this.journal.createSession(meta);
-    return this.#open(meta, tools, workspaces, model, agentloop);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      checkUniqueTools(tools);
+      const registered = host === undefined ? authenticated : await registerHost(host);
+      const workspaces = await this.#admit(id, tools);
+      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
+      if (registered) meta.host = registered;
+      if (model) meta.model = modelNames(model);
+      await this.journal.createSession(meta);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop);
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
   }
 
   async get(
     id: string,
-    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools: given = [], environments = [], host, model: chosen, agentloop }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
@@ -124,14 +140,21 @@ export class EmbeddedBackend implements BrainBackend {
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (authenticated) checkOwner(id, meta.host, authenticated);
-    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
-    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
-    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-    const workspaces = await this.#admit(id, tools);
-    const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-    return this.#open(meta, tools, workspaces, model, agentloop, created);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+      // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+      if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+      const workspaces = await this.#admit(id, tools);
+      const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop, created);
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
   }
 
   async delete(id: string): Promise<void> {
@@ -151,6 +174,24 @@ export class EmbeddedBackend implements BrainBackend {
     await this.journal.close();
   }
 
+  /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
+  async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
+    const placed: EnvironmentTools[] = [];
+    try {
+      for (const env of environments) {
+        if (typeof env?.place !== "function") {
+          throw new BrainError("invalid_argument", `environment ${env?.name} places no Tools of its own`);
+        }
+        const workspace = await admitEnvironment(id, env, this.#allow);
+        placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
+      }
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
+    return placed;
+  }
+
   async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
@@ -163,6 +204,7 @@ export class EmbeddedBackend implements BrainBackend {
     meta: SessionMeta,
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
+    placed: EnvironmentTools[],
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
@@ -178,7 +220,10 @@ export class EmbeddedBackend implements BrainBackend {
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: (ended) => this.#live.delete(ended),
+      onEnd: async (ended) => {
+        this.#live.delete(ended);
+        await release(placed);
+      },
     });
     this.#live.add(session);
     return session;
@@ -200,6 +245,11 @@ export class EmbeddedBackend implements BrainBackend {
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
+}
+
+/** Closes what Environments opened for placed Tools; a failing close does not stop the others. */
+async function release(placed: readonly EnvironmentTools[]): Promise<void> {
+  await Promise.allSettled(placed.map((entry) => entry.close()));
 }
 
 /** Throws `unauthorized` unless the session is placed in exactly the authenticated host registration. */

@@ -14,6 +14,8 @@ export interface AllowList {
   net?: string[];
   /** Environment variable names that may be granted. */
   env?: string[];
+  /** Programs (as given to the Environment, such as an MCP server's command) that may be started. */
+  run?: string[];
 }
 
 /** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
@@ -28,6 +30,7 @@ export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> 
   if (mode && (!allow.workspaceRoot || !allow.filesystem?.includes(mode))) deny(`filesystem workspace "${mode}"`);
   for (const host of grant.net ?? []) if (!netAllowed(host, allow.net)) deny(`net "${host}"`);
   for (const name of grant.env ?? []) if (!allow.env?.includes(name)) deny(`env "${name}"`);
+  for (const program of grant.run ?? []) if (!allow.run?.includes(program)) deny(`run "${program}"`);
 }
 
 /** True when `host` (`name` or `name:port`) is in `allowed`, or its bare name is. */

@@ -11,6 +11,8 @@ export interface BrainEnvGrant {
   net?: string[];
   /** Environment variable names the Environment may read. */
   env?: string[];
+  /** Programs the Environment may start (an MCP server's command); a Brain-hosted Environment starts none. */
+  run?: string[];
 }
 
 /** An Environment that Brain runs itself (Components in isolated Workers) with exactly its grant. */
@@ -46,6 +48,9 @@ export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvi
     if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== "string" || !entry))) {
       throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
     }
+  }
+  if (grant.run !== undefined) {
+    throw new BrainError("invalid_argument", `environment ${name}: a Brain-hosted Environment starts no programs`);
   }
   const frozen = deepFreeze(structuredClone(grant));
   return Object.freeze({

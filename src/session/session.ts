@@ -55,7 +55,8 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
-  onEnd: (session: Session) => void;
+  /** Called once when the handle ends; the end waits for it. */
+  onEnd: (session: Session) => void | Promise<void>;
 }
 
 /**
@@ -76,7 +77,7 @@ export class Session {
   #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
-  #onEnd: (session: Session) => void;
+  #onEnd: (session: Session) => void | Promise<void>;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -213,7 +214,7 @@ export class Session {
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
-    this.#onEnd(this);
+    await this.#onEnd(this);
   }
 
   /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */
