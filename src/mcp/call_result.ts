@@ -2,7 +2,7 @@
 import type { CallToolResult, ContentBlock, Progress } from "@modelcontextprotocol/sdk/types.js";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail, ok } from "../outcome/outcome.ts";
-import type { PublishedResult } from "../tool/invocation.ts";
+import type { PublishedResult } from "../contract/call.ts";
 
 /**
  * An MCP tool result as a Brain result: `structuredContent` (or else the content

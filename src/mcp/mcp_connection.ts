@@ -6,7 +6,7 @@ import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
-import type { Dispatch } from "../tool/implementation.ts";
+import type { Dispatch } from "../contract/placement.ts";
 import { raceSignal } from "../util/signal.ts";
 import { progressData, publishedResult } from "./call_result.ts";
 import { type StdioCommand, StdioTransport } from "./stdio_transport.ts";

@@ -1,11 +1,7 @@
-import type { BrainEnvGrant } from "../env/brain_env.ts";
-import { grantPermissions } from "../env/allow_list.ts";
-import {
-  type Environment,
-  type EnvironmentAdmission,
-  environmentOptions,
-  type EnvironmentTools,
-} from "../env/environment.ts";
+import type { BrainEnvGrant } from "../contract/grant.ts";
+import type { Environment, EnvironmentAdmission, EnvironmentTools } from "../contract/placement.ts";
+import { grantPermissions } from "../env/grants.ts";
+import { environmentOptions } from "../env/host_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";

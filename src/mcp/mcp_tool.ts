@@ -1,12 +1,10 @@
 // @ts-types="@modelcontextprotocol/sdk/types"
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
-import type { Environment } from "../env/environment.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import type { Dispatch, Implementation } from "../tool/implementation.ts";
-import type { PlacedTool, ToolDeclaration } from "../tool/tool.ts";
+import type { Dispatch, Environment, Implementation, PlacedTool, ToolDeclaration } from "../contract/placement.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import type { McpConnection } from "./mcp_connection.ts";
 
