@@ -98,7 +98,9 @@ export function mcpEnv(options: McpEnvOptions): Environment {
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) invalid("timeoutMs must be a positive number");
   const isStdio = "command" in options;
   if (isStdio === "url" in options) invalid("give exactly one of command (stdio) or url (streamable HTTP)");
-  const server = isStdio ? stdioServer(options as McpStdioOptions, invalid) : httpServer(options as McpHttpOptions, invalid);
+  const server = isStdio
+    ? stdioServer(options as McpStdioOptions, invalid)
+    : httpServer(options as McpHttpOptions, invalid);
 
   const env: Environment = Object.freeze({
     name,
@@ -119,9 +121,13 @@ export function mcpEnv(options: McpEnvOptions): Environment {
         const byName = new Map(listed.map((tool) => [tool.name, tool]));
         const missing = (tools ?? []).filter((tool) => !byName.has(tool));
         if (missing.length > 0) {
-          throw new BrainError("invalid_tool", `environment ${name}: the MCP server has no tool ${missing.join(", ")}`, {
-            details: { missing, listed: [...byName.keys()] },
-          });
+          throw new BrainError(
+            "invalid_tool",
+            `environment ${name}: the MCP server has no tool ${missing.join(", ")}`,
+            {
+              details: { missing, listed: [...byName.keys()] },
+            },
+          );
         }
         const chosen = tools ? tools.map((tool) => byName.get(tool)!) : listed;
         return { tools: chosen.map((tool) => mcpTool(env, connection, tool, prefix)), close: () => connection.close() };
@@ -147,7 +153,9 @@ function stdioServer(options: McpStdioOptions, invalid: (why: string) => never):
   const variables = stringList(options.env ?? [], "env", invalid);
   const net = stringList(options.net ?? [], "net", invalid);
   const mode = options.filesystem?.workspace;
-  if (options.filesystem && mode !== "read" && mode !== "write") invalid(`filesystem.workspace must be "read" or "write"`);
+  if (options.filesystem && mode !== "read" && mode !== "write") {
+    invalid(`filesystem.workspace must be "read" or "write"`);
+  }
   const deno = command === Deno.execPath() && args[0] === "run";
   if (net.length > 0 && !deno) invalid("net can be granted only to a Deno server started with run");
   if (deno && args.some((arg) => DENO_PERMISSION_FLAG.test(arg))) {
