@@ -102,7 +102,7 @@ export type SetupScript = (context: SetupContext) => Promise<void> | void;
 
 /** Options every built-in Environment takes. */
 export interface EnvironmentOptions {
-  /** Binding name, unique among a session's Environments; `[A-Za-z0-9_.-]+`. */
+  /** Binding name, unique among a session's Environments: letters, digits, `-`, `_`, `.`, no leading dot, at most 128. */
   name: string;
   /**
    * The `ctx.environments` operations Tools placed in this binding may use.

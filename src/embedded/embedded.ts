@@ -1,7 +1,10 @@
 import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
-import { type HostRegistration, registerHost, sameText, verifyHost } from "./host_token.ts";
+import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
+import { sameText } from "../util/same_text.ts";
+import { checkName } from "../util/names.ts";
+import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
@@ -16,9 +19,7 @@ import type { Environment, EnvironmentTools, PlacedTool } from "../contract/plac
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
-import { checkUniqueTools } from "./unique_tools.ts";
-
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+import { checkPlacedTools } from "../tool/placed_tools.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -104,18 +105,15 @@ export class EmbeddedBackend implements BrainBackend {
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
-    if (typeof id !== "string" || !SESSION_ID.test(id)) {
-      throw new BrainError(
-        "invalid_argument",
-        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
-      );
-    }
-    checkUniqueTools(given);
+    checkName("a session id", id);
+    checkPlacedTools(given);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    // A new session starts with empty workspaces, whatever an earlier session of this id left.
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
     const placed = await this.#place(id, environments);
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
-      checkUniqueTools(tools);
+      checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
       const workspaces = await this.#admit(id, tools);
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
@@ -135,6 +133,8 @@ export class EmbeddedBackend implements BrainBackend {
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    checkName("a session id", id);
+    checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
@@ -158,8 +158,10 @@ export class EmbeddedBackend implements BrainBackend {
 
   async delete(id: string): Promise<void> {
     this.#assertOpen();
+    checkName("a session id", id);
     await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
     await this.journal.deleteSession(id);
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
   }
 
   list(): Promise<SessionMeta[]> {
@@ -175,6 +177,9 @@ export class EmbeddedBackend implements BrainBackend {
 
   /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
   async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
+    if (!Array.isArray(environments)) {
+      throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
+    }
     const placed: EnvironmentTools[] = [];
     try {
       for (const env of environments) {
@@ -251,15 +256,21 @@ async function release(placed: readonly EnvironmentTools[]): Promise<void> {
   await Promise.allSettled(placed.map((entry) => entry.close()));
 }
 
-/** Throws `unauthorized` unless the session is placed in exactly the authenticated host registration. */
+/**
+ * Throws `session_not_found`, exactly as for a session that does not exist, unless
+ * the session is placed in the authenticated host: another host's session ids stay hidden.
+ */
 export function checkOwner(
   sessionId: string,
   registered: HostRegistration | undefined,
   host: HostRegistration,
 ): void {
-  if (registered?.id !== host.id || !sameText(registered.tokenHash, host.tokenHash)) {
-    throw new BrainError("unauthorized", `session ${sessionId} is not placed in host ${host.id}`);
-  }
+  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+}
+
+/** True when a session's registration is exactly the authenticated host's. */
+export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
+  return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
 }
 
 function modelNames(model: SessionModel): { provider: string; model: string } {

@@ -1,7 +1,7 @@
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
-import { checkUniqueTools } from "../../embedded/unique_tools.ts";
+import { checkPlacedTools } from "../../tool/placed_tools.ts";
 import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { Component } from "../../component/component.ts";
@@ -10,8 +10,8 @@ import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
-import { checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
-import type { CallOptions, ToolCall } from "../../session/session.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import type { ToolCall } from "../../session/session.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
@@ -51,7 +51,7 @@ export class RemoteBackend implements BrainBackend {
     refuseCredentials(host);
     refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
-    checkUniqueTools(tools);
+    checkPlacedTools(tools);
     return await this.#open(id, tools, conversation, "create");
   }
 
@@ -60,6 +60,7 @@ export class RemoteBackend implements BrainBackend {
     { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
+    checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
     return await this.#open(id, tools, serverConversation(model, agentloop), "get");
@@ -233,14 +234,14 @@ class RemoteSession implements BrainSession {
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { deadline, signal } = options;
-    checkCallArguments(placed.tool.name, input, deadline);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
     const sequence = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
-      ...(options.activation ? { activation: options.activation.id } : {}),
+      ...(checked.activation ? { activation: checked.activation.id } : {}),
     }) as number;
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence);
