@@ -22,7 +22,7 @@ export interface McpEnvCommon {
 
 /** An MCP server Brain starts and talks to over stdin and stdout. */
 export interface McpStdioOptions extends McpEnvCommon {
-  /** The program, such as `Deno.execPath()`; it must be in the Brain's `allow.run`. */
+  /** The program, such as `Deno.execPath()` or `deno`; it must be in the Brain's `allow.run`. */
   command: string;
   /** Its arguments. */
   args?: readonly string[];
@@ -58,7 +58,7 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  * as an MCP cancellation; a connection lost after sending ends the call `unknown`
  * and nothing is sent again. A stdio server runs with a cleared environment
  * (only the granted variables), in the session workspace when one is granted,
- * and, when `command` is Deno's own `run`, with exactly the grant's permissions.
+ * and, when `command` is Deno (`Deno.execPath()` or `deno`) with `run`, with exactly the grant's permissions.
  * A server that cannot start fails session creation with `setup_failed`; when a
  * connection closes, the next call connects again and a failure ends that call
  * `setup_failed`. The session's end closes the connection (and the process).
@@ -70,13 +70,13 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  *
  * const everything = mcpEnv({
  *   name: "everything",
- *   command: Deno.execPath(),
+ *   command: "deno",
  *   args: ["run", "npm:@modelcontextprotocol/server-everything@2026.8.31", "stdio"],
  *   env: ["GZIP_MAX_FETCH_SIZE", "GZIP_MAX_FETCH_TIME_MILLIS", "GZIP_ALLOWED_DOMAINS"],
  *   tools: ["echo", "get-sum"],
  * });
  * const brain = new Brain({
- *   allow: { run: [Deno.execPath()], env: ["GZIP_MAX_FETCH_SIZE", "GZIP_MAX_FETCH_TIME_MILLIS", "GZIP_ALLOWED_DOMAINS"] },
+ *   allow: { run: ["deno"], env: ["GZIP_MAX_FETCH_SIZE", "GZIP_MAX_FETCH_TIME_MILLIS", "GZIP_ALLOWED_DOMAINS"] },
  * });
  * try {
  *   const session = await brain.sessions.create({ environments: [everything] });
@@ -156,7 +156,7 @@ function stdioServer(options: McpStdioOptions, invalid: (why: string) => never):
   if (options.filesystem && mode !== "read" && mode !== "write") {
     invalid(`filesystem.workspace must be "read" or "write"`);
   }
-  const deno = command === Deno.execPath() && args[0] === "run";
+  const deno = isDeno(command) && args[0] === "run";
   if (net.length > 0 && !deno) invalid("net can be granted only to a Deno server started with run");
   if (deno && args.some((arg) => DENO_PERMISSION_FLAG.test(arg))) {
     invalid("a Deno server's permissions come from its grant: remove permission flags from args");
@@ -200,6 +200,11 @@ function httpServer(options: McpHttpOptions, invalid: (why: string) => never): S
     description: { url: url.href, headers: Object.keys(headers).sort() },
     target: () => ({ kind: "http", url, headers }),
   };
+}
+
+/** True for Deno's own executable, or a command named `deno`. */
+function isDeno(command: string): boolean {
+  return command === Deno.execPath() || /(^|[\\/])deno(\.exe)?$/.test(command);
 }
 
 /** Deno's command-line flags for exactly `permissions` (lists or false). */

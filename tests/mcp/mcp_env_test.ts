@@ -5,7 +5,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Brain, BrainError, type JournalRecord, type Outcome, ScriptedProvider } from "../../mod.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";
-import { counting, countingAllow, EVERYTHING, everything, EVERYTHING_ALLOW, EVERYTHING_ENV } from "./helpers.ts";
+import { counting, countingAllow, DENO, EVERYTHING, everything, EVERYTHING_ALLOW, EVERYTHING_ENV } from "./helpers.ts";
 
 /** The body of each record (no session, sequence or time), for comparing whole records. */
 function bodies(records: JournalRecord[]) {
@@ -29,7 +29,7 @@ Deno.test("mcpEnv places server-everything's tools with the JSON Schemas the ser
   const bare = new Client({ name: "bare", version: "1" });
   await bare.connect(
     new StdioClientTransport({
-      command: Deno.execPath(),
+      command: DENO,
       args: ["run", "--no-prompt", `--allow-env=${EVERYTHING_ENV.join(",")}`, EVERYTHING, "stdio"],
       stderr: "ignore",
     }),
@@ -221,8 +221,8 @@ Deno.test("mcpEnv's grant is checked against the allow-list before anything star
 });
 
 Deno.test("a server that cannot start fails session creation with setup_failed and its stderr", async () => {
-  const broken = mcpEnv({ name: "broken", command: Deno.execPath(), args: ["run", EVERYTHING, "stdio"] });
-  const brain = new Brain({ allow: { run: [Deno.execPath()] } });
+  const broken = mcpEnv({ name: "broken", command: DENO, args: ["run", EVERYTHING, "stdio"] });
+  const brain = new Brain({ allow: { run: [DENO] } });
   try {
     await assert.rejects(
       brain.sessions.create({ environments: [broken] }),
