@@ -33,7 +33,9 @@ export { HTTP_JSON_METHODS, type HttpJsonDescriptor, type HttpJsonMethod } from 
 export { type FactoryImplementation, factoryImplementation } from "../tool/tool.ts";
 export type {
   Environment,
+  EnvironmentAdmission,
   EnvironmentOptions,
+  EnvironmentTools,
   PlacedTool,
   Schema,
   SetupContext,

@@ -33,7 +33,8 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
-  onEnd: (session: Session) => void;
+  /** Called once when the handle ends; the end waits for it. */
+  onEnd: (session: Session) => void | Promise<void>;
 }
 
 /**
@@ -54,7 +55,7 @@ export class Session implements BrainSession {
   #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
-  #onEnd: (session: Session) => void;
+  #onEnd: (session: Session) => void | Promise<void>;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -192,7 +193,7 @@ export class Session implements BrainSession {
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
-    this.#onEnd(this);
+    await this.#onEnd(this);
   }
 
   #dispatch(placed: PlacedTool, invocation: Invocation, state: CallState): void {

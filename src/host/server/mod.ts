@@ -6,15 +6,23 @@
  * ```ts
  * import { serveBrain } from "@aexhq/brain/server";
  *
- * const served = await serveBrain({ port: 0 });
+ * const served = await serveBrain({ port: 0, hostTokens: { app: "secret" } });
  * console.log(served.url.startsWith("http://127.0.0.1:")); // true
  * await served.shutdown();
  * ```
  *
  * @module
  */
-export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./server.ts";
-export { hashToken, type HostRegistration } from "../../embedded/host_token.ts";
+export {
+  type BrainServer,
+  type BrainServerOptions,
+  createBrainServer,
+  serveBrain,
+  type ServedBrain,
+} from "./server.ts";
+export { SERVER_LIMITS, type ServerLimits } from "./limits.ts";
+export type { HostAdmission } from "./registry.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "../../embedded/host_token.ts";
 export type { BrainOptions } from "../../embedded/embedded.ts";
 export type * from "../../journal/mod.ts";
 export type { AllowList } from "../../contract/grant.ts";
