@@ -109,6 +109,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,

@@ -35,6 +35,7 @@ export type BrainErrorCode =
   | "lifetime_exceeded"
   | "not_implemented"
   | "protocol_error"
+  | "connection_failed"
   | "connection_lost"
   | "model_error"
   | "model_unavailable"
