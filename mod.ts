@@ -56,7 +56,9 @@ export { formatRecord } from "./src/journal/format.ts";
 export { hostEnv } from "./src/env/host_env.ts";
 export {
   type Environment,
+  type EnvironmentAdmission,
   type EnvironmentOptions,
+  type EnvironmentTools,
   type SetupContext,
   type SetupScript,
 } from "./src/contract/placement.ts";

@@ -19,6 +19,7 @@ import { CommitNotifier } from "./notifier.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
+import { checkRecordBody } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -167,6 +168,7 @@ export class KvJournal implements Journal {
     const records: JournalRecord[] = [];
     let bytes = 0;
     for (const body of bodies) {
+      checkRecordBody(body);
       const encoded = encodeBody(body, at);
       records.push(deepFreeze(decodeRecord(encoded, sessionId, 0)));
       if (encoded.byteLength <= INLINE_MAX && bytes + encoded.byteLength <= ATOMIC_BYTES) {

@@ -45,19 +45,24 @@ export class RemoteBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+    { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
     refuseCredentials(host);
+    refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
     checkPlacedTools(tools);
     return await this.#open(id, tools, conversation, "create");
   }
 
-  async get(id: string, { tools = [], host, model, agentloop }: GetSessionOptions = {}): Promise<BrainSession> {
+  async get(
+    id: string,
+    { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
+  ): Promise<BrainSession> {
     this.#assertOpen();
     checkPlacedTools(tools);
     refuseCredentials(host);
+    refuseEnvironments(environments);
     return await this.#open(id, tools, serverConversation(model, agentloop), "get");
   }
 
@@ -173,6 +178,15 @@ function refuseCredentials(host: unknown): void {
     throw new BrainError(
       "invalid_argument",
       "a remote Brain's sessions belong to the host it connects as: give host and token to new Brain({ url, token, host })",
+    );
+  }
+}
+
+function refuseEnvironments(environments: readonly unknown[] | undefined): void {
+  if (environments?.length) {
+    throw new BrainError(
+      "unsupported_runtime",
+      "a remote Brain client places no Environment Tools: give environments to the Brain server's own sessions",
     );
   }
 }

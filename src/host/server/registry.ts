@@ -5,7 +5,8 @@ import type { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import type { CallSink, Invocation } from "../../contract/call.ts";
 import type { ServerFrame } from "../protocol.ts";
-import { hashToken, sameText } from "../../embedded/host_token.ts";
+import { hashToken } from "../../embedded/host_token.ts";
+import { sameText } from "../../util/same_text.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 
 /**

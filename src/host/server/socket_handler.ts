@@ -1,4 +1,4 @@
-import { checkOwner, type EmbeddedBackend } from "../../embedded/embedded.ts";
+import { checkOwner, type EmbeddedBackend, ownedBy } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import type { AdvertisedTool, JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -14,7 +14,7 @@ import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentl
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
-import { sameText } from "../../embedded/host_token.ts";
+import { checkName } from "../../util/names.ts";
 
 /** Calls started through the server, by `session:call`, until they end. */
 export class OpenCalls {
@@ -53,7 +53,7 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
 
   const registration = { id: host.id, tokenHash: host.tokenHash };
   const owned = async (session: string): Promise<SessionMeta> => {
-    const meta = await journal.getSession(session);
+    const meta = await journal.getSession(checkName("a session id", session));
     if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
     checkOwner(session, meta.host, registration);
     return meta;
@@ -152,18 +152,16 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         await open(frame.handle, frame.session, frame.tools, frame);
         return null;
       case "delete": {
-        const meta = await journal.getSession(frame.session);
-        if (!meta) return null;
-        await owned(frame.session);
+        // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
+        const meta = await journal.getSession(checkName("a session id", frame.session));
+        if (!meta || !ownedBy(meta.host, registration)) return null;
         const ids = [...host.handles].filter(([, session]) => session.id === frame.session).map(([id]) => id);
         await Promise.allSettled(ids.map(endHandle));
         await backend.delete(frame.session);
         return null;
       }
       case "list":
-        return (await backend.list()).filter((meta) =>
-          meta.host?.id === host.id && sameText(meta.host.tokenHash, host.tokenHash)
-        );
+        return (await backend.list()).filter((meta) => ownedBy(meta.host, registration));
       case "end":
         await endHandle(frame.handle);
         return null;
