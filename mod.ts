@@ -96,6 +96,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,

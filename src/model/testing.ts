@@ -21,7 +21,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { raceSignal } from "../util/signal.ts";
-import type { ModelProvider, ModelResult, ModelUsage, ProviderCall } from "./types.ts";
+import type { ModelProvider, ModelResult, ModelToolCallError, ModelUsage, ProviderCall } from "./types.ts";
 
 export type * from "./types.ts";
 export type { JsonValue } from "../outcome/json.ts";
@@ -31,7 +31,8 @@ export type ScriptedReply =
   | string
   | {
     content?: string;
-    toolCalls?: { name: string; input: JsonValue; id?: string }[];
+    toolCalls?: { name: string; input: JsonValue; id?: string; error?: ModelToolCallError }[];
+    refusal?: string;
     stopReason?: string;
     usage?: ModelUsage;
   }
@@ -81,13 +82,17 @@ export class ScriptedProvider implements ModelProvider {
     if (step === undefined) throw new BrainError("model_error", `the script has no step for call ${number}`);
     const reply = typeof step === "function" ? await raceSignal(Promise.resolve(step(call)), call.signal) : step;
     if (reply instanceof Error) throw reply;
-    const { content = "", toolCalls = [], stopReason, usage } = typeof reply === "string" ? { content: reply } : reply;
+    const { content = "", toolCalls = [], stopReason, usage, refusal } = typeof reply === "string"
+      ? { content: reply }
+      : reply;
     return {
+      ...(refusal === undefined ? {} : { refusal }),
       content,
       toolCalls: toolCalls.map((toolCall, index) => ({
         id: toolCall.id ?? `call_${number}_${index + 1}`,
         name: toolCall.name,
         input: toolCall.input,
+        ...(toolCall.error ? { error: toolCall.error } : {}),
       })),
       stopReason: stopReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       model: call.model,
