@@ -88,22 +88,7 @@ export {
   type RemoteBrainOptions,
   type Sessions,
 } from "./src/brain/brain.ts";
-export type {
-  ModelCallOrigin,
-  ModelCredentials,
-  ModelMessage,
-  ModelProvider,
-  ModelRequest,
-  ModelResult,
-  ModelToolCall,
-  ModelToolCallError,
-  ModelToolSpec,
-  ModelUsage,
-  NormalizedModelRequest,
-  ProviderCall,
-  ResponseFormat,
-  SessionModel,
-} from "./src/model/types.ts";
+export type * from "./src/model/types.ts";
 export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
 export { WAKE_BATCH_MS } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
