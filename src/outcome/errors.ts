@@ -36,6 +36,7 @@ export type BrainErrorCode =
   | "not_implemented"
   | "protocol_error"
   | "connection_lost"
+  | "host_in_use"
   | "model_error"
   | "model_unavailable"
   | "timeout"

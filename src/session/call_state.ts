@@ -4,7 +4,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
-import type { CallSink, PublishedResult } from "../contract/call.ts";
+import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
@@ -188,7 +188,7 @@ export class CallState implements CallSink {
   #claim(cause: TerminalCause): void {
     this.#claimed = cause;
     this.#disarm?.();
-    this.#controller.abort(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
+    this.#controller.abort(endedReason(cause));
   }
 
   #admit(bytes: number): BrainError | undefined {

@@ -1,9 +1,19 @@
 import { Hono } from "hono";
 import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
-import { OpenCalls, serveHostSocket } from "./socket_handler.ts";
-import { HOST_PATH } from "../protocol.ts";
+import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
+import { HOST_IN_USE, HOST_PATH } from "../protocol.ts";
 import { HostRegistry } from "./registry.ts";
+
+/** Options of a Brain server: an embedded Brain's, and how it watches its host links. */
+export interface BrainServerOptions extends BrainOptions {
+  /**
+   * How often (ms) the server pings a host it has not heard from; a host that
+   * stays silent for one more interval is disconnected and its open calls end
+   * `unknown`. 15 000 by default.
+   */
+  pingIntervalMs?: number;
+}
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -25,7 +35,9 @@ export interface BrainServer {
  * `options.models` are the models clients name (`sessions.create({ model: "default" })`): their
  * sessions' Agentloops and `ctx.model` calls run here, and providers and credentials stay here.
  */
-export async function createBrainServer(options: BrainOptions = {}): Promise<BrainServer> {
+export async function createBrainServer(
+  { pingIntervalMs = 15_000, ...options }: BrainServerOptions = {},
+): Promise<BrainServer> {
   const backend = await EmbeddedBackend.open(options);
   const hosts = new HostRegistry(backend.journal);
   const calls = new OpenCalls();
@@ -46,8 +58,14 @@ export async function createBrainServer(options: BrainOptions = {}): Promise<Bra
     }
     const { socket, response } = Deno.upgradeWebSocket(c.req.raw);
     connections++;
-    host.attach(socket);
-    serveHostSocket({ socket, host, backend, calls });
+    const instance = c.req.query("instance") ?? crypto.randomUUID();
+    if (!host.admits(instance, c.req.query("takeover") === "1")) {
+      // Another instance of this host is connected: refused, rather than evicting it.
+      socket.onopen = () => socket.close(HOST_IN_USE, `host ${id} is connected from another instance`);
+      return response;
+    }
+    host.attach(socket, instance);
+    new HostSocketHandler({ socket, host, backend, calls, pingIntervalMs });
     return response;
   });
 
@@ -96,7 +114,7 @@ export interface ServedBrain extends BrainServer {
  * ```
  */
 export async function serveBrain(
-  { hostname = "127.0.0.1", port = 0, ...options }: BrainOptions & { hostname?: string; port?: number } = {},
+  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number } = {},
 ): Promise<ServedBrain> {
   const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
