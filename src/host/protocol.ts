@@ -282,6 +282,26 @@ export function decodeServerFrame(data: unknown): ServerFrame | Malformed {
   return why === undefined ? frame as ServerFrame : malformed(frame, why);
 }
 
+/** The header a client presents the server's operator credential in, to register a new host id. */
+export const SERVER_TOKEN_HEADER = "brain-server-token";
+
+/**
+ * When text frame `data` is longer than `maxBytes` of UTF-8, the
+ * `payload_too_large` error for it and the request id its text starts with, if
+ * any, so the request can be answered without parsing the frame.
+ */
+export function oversizeFrame(data: unknown, maxBytes: number): { id?: number; error: BrainError } | undefined {
+  if (typeof data !== "string" || data.length * 3 <= maxBytes) return undefined;
+  // A UTF-8 text is never shorter in bytes than in UTF-16 code units.
+  const bytes = data.length > maxBytes ? data.length : new TextEncoder().encode(data).length;
+  if (bytes <= maxBytes) return undefined;
+  const id = /^\{"id":(\d{1,15}),/.exec(data.slice(0, 32))?.[1];
+  const error = new BrainError("payload_too_large", `a frame of ${bytes} bytes is over this server's ${maxBytes}`, {
+    details: { bytes, maxBytes },
+  });
+  return id === undefined ? { error } : { id: Number(id), error };
+}
+
 /** True when `decoded` is a frame that failed to parse. */
 export function isMalformed(decoded: object): decoded is Malformed {
   return "malformed" in decoded;

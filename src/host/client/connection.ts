@@ -17,6 +17,7 @@ import {
   type Replies,
   type RequestOf,
   type RequestOp,
+  SERVER_TOKEN_HEADER,
   type ServerFrame,
   type StartReply,
   type WireAgentloop,
@@ -47,6 +48,8 @@ export interface HostConnectionOptions {
   token: string;
   /** The registered host identity. */
   host: string;
+  /** The server's operator credential, to register a new host id. */
+  serverToken?: string;
   /** First reconnect delay in ms; doubled per failed attempt. */
   minDelay?: number;
   /** Longest reconnect delay in ms. */
@@ -113,7 +116,9 @@ type State = "connecting" | "attached" | "waiting" | "closed";
  * `onEvent` each time. Nothing that was dispatched is ever run again.
  */
 export class HostConnection {
-  #options: Required<Omit<HostConnectionOptions, "onEvent">> & Pick<HostConnectionOptions, "onEvent">;
+  #options:
+    & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken">>
+    & Pick<HostConnectionOptions, "onEvent" | "serverToken">;
   #instance = crypto.randomUUID();
   #socket: WebSocket | undefined;
   #state: State = "connecting";
@@ -289,7 +294,7 @@ export class HostConnection {
   }
 
   #connect(): void {
-    const { url, token, host, takeover } = this.#options;
+    const { url, token, host, takeover, serverToken } = this.#options;
     this.#state = "connecting";
     this.#refused = undefined;
     const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
@@ -298,8 +303,10 @@ export class HostConnection {
     if (takeover) endpoint.searchParams.set("takeover", "1");
     let socket: WebSocket;
     try {
-      // Deno's WebSocket takes headers; the token never appears in a URL.
-      socket = new WebSocket(endpoint, { headers: { authorization: `Bearer ${token}` } } as unknown as string[]);
+      // Deno's WebSocket takes headers; the tokens never appear in a URL.
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+      if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
+      socket = new WebSocket(endpoint, { headers } as unknown as string[]);
     } catch (error) {
       this.#failure = new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
       this.#retry("failed", this.#failure);
@@ -321,6 +328,7 @@ export class HostConnection {
     socket.onclose = (event) => {
       closed.resolve();
       if (event.code === HOST_IN_USE) this.#refused = new BrainError("host_in_use", event.reason);
+      if (event.code === UNAUTHORIZED) this.#refused = new BrainError("unauthorized", event.reason);
       this.#lost(socket);
     };
   }
@@ -556,6 +564,9 @@ export class HostConnection {
     this.#running.clear();
   }
 }
+
+/** Close code of a socket whose host's registration does not match (a concurrent registration won). */
+const UNAUTHORIZED = 4003;
 
 function lost(): BrainError {
   return new BrainError("connection_lost", "the connection to Brain was lost; the request may or may not have run");

@@ -1,4 +1,4 @@
-import { checkOwner, type EmbeddedBackend } from "../../embedded/embedded.ts";
+import { checkOwner, type EmbeddedBackend, ownedBy } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import type { AdvertisedTool, JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -14,6 +14,7 @@ import {
   errorFrame,
   isMalformed,
   type Malformed,
+  oversizeFrame,
   type Replies,
   type RequestOf,
   type RequestOp,
@@ -22,7 +23,7 @@ import {
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
-import { sameText } from "../../embedded/host_token.ts";
+import { checkName } from "../../util/names.ts";
 import { CallMap } from "../call_map.ts";
 
 /** Calls started through the server, by session and sequence, until they end. */
@@ -47,6 +48,8 @@ export interface LinkParts {
   host: RegisteredHost;
   backend: EmbeddedBackend;
   calls: OpenCalls;
+  /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
+  maxFrameBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
   pingIntervalMs: number;
 }
@@ -81,8 +84,10 @@ export class HostSocketHandler {
   #finishing = new CallMap<true>();
   #heard = true;
   #pinger: ReturnType<typeof setInterval>;
+  #maxFrameBytes: number;
 
-  constructor({ socket, host, backend, calls, pingIntervalMs }: LinkParts) {
+  constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
+    this.#maxFrameBytes = maxFrameBytes;
     this.#socket = socket;
     this.#host = host;
     this.#backend = backend;
@@ -136,6 +141,12 @@ export class HostSocketHandler {
 
   #receive(data: unknown): void {
     this.#heard = true;
+    const oversize = oversizeFrame(data, this.#maxFrameBytes);
+    if (oversize) {
+      if (oversize.id === undefined) this.#socket.close(1009, "frame too large");
+      else send(this.#socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
+      return;
+    }
     const frame = decodeClientFrame(data);
     if (isMalformed(frame)) return this.#malformed(frame);
     if (frame.op === "ping") return send(this.#socket, { t: "pong" });
@@ -211,7 +222,10 @@ export class HostSocketHandler {
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
       return uploadedTool(tool, upload, await this.#host.components.component(upload));
     }));
-    const session = await this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration);
+    const session = await this.#host.createSession(
+      this.#journal,
+      () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
+    );
     this.#host.handles.set(frame.handle, session);
     return null;
   }
@@ -233,8 +247,9 @@ export class HostSocketHandler {
   }
 
   async #delete(session: string): Promise<null> {
-    if (!await this.#journal.getSession(session)) return null;
-    await this.#owned(session);
+    // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
+    const meta = await this.#journal.getSession(checkName("a session id", session));
+    if (!meta || !ownedBy(meta.host, this.#registration)) return null;
     const ids = [...this.#host.handles].filter(([, open]) => open.id === session).map(([id]) => id);
     await Promise.allSettled(ids.map(this.#endHandle));
     await this.#backend.delete(session);
@@ -242,9 +257,7 @@ export class HostSocketHandler {
   }
 
   async #list(): Promise<SessionMeta[]> {
-    return (await this.#backend.list()).filter((meta) =>
-      meta.host?.id === this.#host.id && sameText(meta.host.tokenHash, this.#host.tokenHash)
-    );
+    return (await this.#backend.list()).filter((meta) => ownedBy(meta.host, this.#registration));
   }
 
   #endHandle = async (id: string): Promise<void> => {
@@ -255,7 +268,7 @@ export class HostSocketHandler {
   };
 
   async #owned(session: string): Promise<SessionMeta> {
-    const meta = await this.#journal.getSession(session);
+    const meta = await this.#journal.getSession(checkName("a session id", session));
     if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
     checkOwner(session, meta.host, this.#registration);
     return meta;
@@ -276,7 +289,9 @@ export class HostSocketHandler {
     this.#host.hold(frame.handle);
     let call: ToolCall;
     try {
-      call = await session.start(frame.tool, frame.input, { deadline: frame.deadline, activation });
+      call = await this.#host.startCall(() =>
+        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation })
+      );
     } catch (error) {
       this.#host.release(frame.handle, undefined, undefined);
       throw error;
