@@ -92,6 +92,20 @@ export type * from "./src/model/types.ts";
 export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
 export { WAKE_BATCH_MS } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
+<<<<<<< HEAD
 export type { HostCredentials } from "./src/embedded/host_token.ts";
+=======
+export {
+  type BrainServer,
+  type BrainServerOptions,
+  createBrainServer,
+  serveBrain,
+  type ServedBrain,
+} from "./src/host/server/server.ts";
+export type { HostConnectionEvent } from "./src/host/client/connection.ts";
+export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
+export type { HostAdmission } from "./src/host/server/registry.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
+>>>>>>> main
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/run_worker.ts";

@@ -18,14 +18,5 @@ export type { AdvertisedTool, JournalRecord, RecordBody, RecordKind, SessionMeta
 export { MemoryJournal } from "./memory.ts";
 export type { JsonValue } from "../outcome/json.ts";
 export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";
-export type {
-  ModelCallOrigin,
-  ModelMessage,
-  ModelRequest,
-  ModelToolCall,
-  ModelToolSpec,
-  ModelUsage,
-  NormalizedModelRequest,
-  ResponseFormat,
-} from "../model/types.ts";
+export type * from "../model/types.ts";
 export { KvJournal, MAX_RECORDS_PER_APPEND } from "./kv.ts";

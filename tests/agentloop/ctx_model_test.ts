@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, type BrainSession, type ModelResult, openAICompatible, tool } from "../../mod.ts";
+import { Brain, BrainError, type BrainSession, openAICompatible, tool } from "../../mod.ts";
+import { type ModelResult } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { gate, lookup, ofKind, until } from "./helpers.ts";
@@ -176,7 +177,7 @@ Deno.test("a Tool's completion stops its pending model request; the call ends un
     const end = await session.call("hasty", {});
     assert.equal(end.outcome.status, "ok");
     const error = await pending;
-    assert.ok(error instanceof BrainError && error.code === "cancelled");
+    assert.ok(error instanceof BrainError && error.code === "call_finished");
     const records = await until(
       session,
       (seen) => ofKind(seen, "model_call_finished").length === 1,

@@ -1,14 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import {
-  Brain,
-  BrainError,
-  type BrainOptions,
-  type JournalRecord,
-  openAICompatible,
-  type ProviderCall,
-  tool,
-} from "../../mod.ts";
+import { Brain, BrainError, type BrainOptions, type JournalRecord, openAICompatible, tool } from "../../mod.ts";
+import { type ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate, lookup, ofKind, until } from "../agentloop/helpers.ts";
@@ -288,7 +281,7 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   assert.equal((await session.call("waiter", {}, { deadline: Date.now() + 50 })).cause, "timeout");
   await settled.wait;
   const codes = await Promise.all([errors.hasty, errors.waiter]);
-  assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["cancelled", "timeout"]);
+  assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
   const records = await serverUntil(
     remote.server,
     session.id,
