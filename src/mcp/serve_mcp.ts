@@ -45,8 +45,19 @@ interface Connection {
  *   const mcp = serveMcp(session);
  *   const app = new Hono();
  *   app.all("/mcp", (c) => mcp.fetch(c.req.raw));
- *   // Deno.serve(app.fetch);
- *   console.log((await app.request("/mcp", { method: "GET" })).status); // 400: no MCP session yet
+ *   // Deno.serve(app.fetch); an MCP client's first request opens its MCP session:
+ *   const response = await app.request("/mcp", {
+ *     method: "POST",
+ *     headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+ *     body: JSON.stringify({
+ *       jsonrpc: "2.0",
+ *       id: 1,
+ *       method: "initialize",
+ *       params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "demo", version: "1" } },
+ *     }),
+ *   });
+ *   console.log(response.status, response.headers.has("mcp-session-id")); // 200 true
+ *   await response.body?.cancel();
  *   await mcp.close();
  * } finally {
  *   await brain.close();
