@@ -29,6 +29,11 @@ export interface RemoteBrainOptions {
    * registration of an id fixes its token; reattach with the same id and token.
    */
   host?: string;
+  /**
+   * The server's operator credential (its `serverToken`), needed only to register
+   * a host id the server does not know yet; sent in the `brain-server-token` header.
+   */
+  serverToken?: string;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -37,11 +42,14 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default" }: RemoteBrainOptions) {
+  constructor({ url, token, host = "default", serverToken }: RemoteBrainOptions) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
-    this.#connection = new HostConnection({ url, token, host });
+    if (serverToken !== undefined && typeof serverToken !== "string") {
+      throw new BrainError("invalid_argument", "serverToken must be a string");
+    }
+    this.#connection = new HostConnection({ url, token, host, serverToken });
   }
 
   async create(
