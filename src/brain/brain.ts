@@ -1,10 +1,10 @@
-import { RemoteBackend, type RemoteBrainOptions } from "../host/remote_brain.ts";
-import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
-import { type BrainOptions, EmbeddedBackend } from "./embedded.ts";
+import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
+import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 
-export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
-export type { BrainOptions } from "./embedded.ts";
-export type { RemoteBrainOptions } from "../host/remote_brain.ts";
+export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
+export type { BrainOptions } from "../embedded/embedded.ts";
+export type { RemoteBrainOptions } from "../host/client/remote_backend.ts";
 
 /**
  * A Brain: sessions, their journal and their Tool calls. `new Brain()` runs them

@@ -19,7 +19,7 @@ export function encodeFrame(message: unknown): Uint8Array {
 /** Reads frames from a byte stream, one at a time; undefined once the stream ends. */
 export class FrameReader {
   #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #buffer = new Uint8Array(0);
+  #buffer: Uint8Array = new Uint8Array(0);
 
   constructor(stream: ReadableStream<Uint8Array>) {
     this.#reader = stream.getReader();
@@ -47,7 +47,7 @@ export class FrameReader {
 
 /** Blocking frame I/O over this process's stdin and stdout, for the sandbox side. */
 export class SyncFrames {
-  #buffer = new Uint8Array(0);
+  #buffer: Uint8Array = new Uint8Array(0);
   #chunk = new Uint8Array(64 * 1024);
 
   /** Blocks until the next frame arrives; undefined when stdin closed. */

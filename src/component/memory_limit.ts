@@ -8,7 +8,7 @@ export const PAGE = 65_536;
  * the module unchanged when it defines no memory, and throws a RangeError
  * naming the need when a memory's initial size is already larger than the cap.
  */
-export function limitMemory(module: Uint8Array, maxBytes: number): Uint8Array {
+export function limitMemory(module: Uint8Array<ArrayBuffer>, maxBytes: number): Uint8Array<ArrayBuffer> {
   const cap = Math.floor(maxBytes / PAGE);
   let at = 8;
   while (at < module.byteLength) {

@@ -97,7 +97,7 @@ async function serve(): Promise<void> {
   try {
     fresh = await load(init);
   } catch (error) {
-    return report({ type: "failed", message: describe(error) });
+    return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
   }
   let made = await fresh();
   report({ type: "ready" });
@@ -107,7 +107,7 @@ async function serve(): Promise<void> {
     if (message.type !== "call") continue;
     memories = made.memories;
     if (!made.instance) {
-      report({ type: "done", error: made.error, exhausted: exhausted(init.memoryBytes) });
+      report({ type: "done", error: made.error, exhausted: exhausted(init.memoryBytes), trapped: true });
     } else {
       calling = true;
       try {
@@ -116,7 +116,12 @@ async function serve(): Promise<void> {
         report({ type: "done" });
       } catch (error) {
         calling = false;
-        report({ type: "done", error: describe(error), exhausted: exhausted(init.memoryBytes) });
+        report({
+          type: "done",
+          error: describe(error),
+          exhausted: exhausted(init.memoryBytes),
+          trapped: typeof (error as { payload?: unknown })?.payload !== "string",
+        });
       }
     }
     made = await fresh();

@@ -41,10 +41,10 @@ export interface HostCall {
 /** What a sandbox reports. */
 export type FromSandbox =
   | { type: "ready" }
-  | { type: "failed"; message: string }
+  | { type: "failed"; message: string; exhausted?: boolean }
   | HostCall
   | { type: "telemetry"; level: string; message: string }
-  | { type: "done"; error?: string; exhausted?: boolean };
+  | { type: "done"; error?: string; exhausted?: boolean; trapped?: boolean };
 
 /** A refusal reply with a stable code. */
 export function refusal(code: string, message: string): Reply {

@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import type { Descriptor } from "../tool/implementation.ts";
+import type { Descriptor } from "../contract/grant.ts";
 
 /** The HTTP methods an `http_json` descriptor may use; the last three send a JSON body. */
 export const HTTP_JSON_METHODS = ["GET", "DELETE", "POST", "PUT", "PATCH"] as const;

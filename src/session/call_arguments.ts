@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
 
 /**
  * The placed Tool a call names, by name or by the placement itself; throws

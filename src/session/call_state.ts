@@ -3,8 +3,8 @@ import type { JournalRecord, RecordBody, TerminalCause } from "../journal/record
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
-import { Finished } from "../tool/context.ts";
-import type { CallSink, PublishedResult } from "../tool/invocation.ts";
+import { Finished } from "../contract/context.ts";
+import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";

@@ -1,16 +1,16 @@
-import type { AllowList } from "../env/allow_list.ts";
-import { uniqueBindings } from "../env/bindings.ts";
-import type { CreatedEnvironment } from "../env/created_env.ts";
-import { ModelService } from "../env/model_service.ts";
-import { SessionEnvironments } from "../env/session_environments.ts";
+import type { AllowList } from "../contract/grant.ts";
+import { uniqueBindings } from "./bindings.ts";
+import type { CreatedEnvironment } from "./created_env.ts";
+import { ModelService } from "./model_service.ts";
+import { SessionEnvironments } from "./environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
-import type { Invocation } from "../tool/invocation.ts";
-import { runHostTool } from "../tool/runner.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { Invocation } from "../contract/call.ts";
+import { runHostTool } from "../run/host_tool.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
@@ -55,6 +55,8 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
+  /** What the Brain lends implementations; every dispatch carries it. */
+  resources?: BrainResources;
   onEnd: (session: Session) => void;
 }
 
@@ -77,6 +79,7 @@ export class Session {
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void;
+  #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -95,6 +98,7 @@ export class Session {
       parts.created,
     );
     this.#onEnd = parts.onEnd;
+    this.#resources = parts.resources;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
         session: this,
@@ -243,7 +247,16 @@ export class Session {
       const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
         const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
+        placed.implementation.execute({
+          invocation,
+          tool,
+          options,
+          env,
+          workspace,
+          sink: state,
+          modelAccess,
+          resources: this.#resources,
+        });
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {

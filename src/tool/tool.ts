@@ -1,17 +1,16 @@
+import type { PlacedTool, Schema, ToolDeclaration } from "../contract/placement.ts";
 import { z } from "zod";
-import type { ZodType } from "zod";
-import type { Environment } from "../env/environment.ts";
+import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import type { ToolContext } from "./context.ts";
+import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
-import type { Descriptor, Implementation } from "./implementation.ts";
+import type { Implementation } from "../contract/placement.ts";
+import type { Descriptor } from "../contract/grant.ts";
 import { exportSchema } from "./schema.ts";
 
-/** Any zod schema. */
-export type Schema = ZodType;
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
 /** What a Tool may publish as success: the output schema's input, or any JSON. */
@@ -45,38 +44,6 @@ export interface ToolSpec<
   run?: RunFunction<I, O, P>;
   /** A Component, or a function from parsed options to an Environment-interpreted descriptor. */
   implementation?: Implementation | ((options: ParsedOptions<P>) => Descriptor);
-}
-
-/** A declared Tool: its contract, with JSON Schemas exported at declaration. */
-export interface ToolDeclaration {
-  /** Tool name. */
-  readonly name: string;
-  /** Model-facing description. */
-  readonly description: string;
-  /** The zod input schema. */
-  readonly input: Schema;
-  /** The zod output schema, if any. */
-  readonly output: Schema | undefined;
-  /** JSON Schema of accepted input. */
-  readonly inputSchema: Record<string, JsonValue>;
-  /** JSON Schema of parsed output, if any. */
-  readonly outputSchema: Record<string, JsonValue> | undefined;
-  /** The application function, for host Tools. */
-  readonly run: ((input: unknown, ctx: ToolContext<never, never>) => unknown) | undefined;
-}
-
-/** A Tool placed with its options and Environment, ready to be given to a session. */
-export interface PlacedTool {
-  /** The declaration it places. */
-  readonly tool: ToolDeclaration;
-  /** Parsed, deeply frozen factory options. */
-  readonly options: Readonly<Record<string, unknown>>;
-  /** The Environment named at placement, if any. */
-  readonly env: Environment | undefined;
-  /** The non-host implementation, if any. */
-  readonly implementation: Implementation | undefined;
-  /** The contract a session advertises and reattachment compares. */
-  readonly advertised: AdvertisedTool;
 }
 
 /** The placement argument: an optional Environment plus the factory options. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, hashToken, KvJournal, tool } from "../../mod.ts";
-import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 
 const dir = scratchDir("persist_test");
