@@ -63,6 +63,7 @@ export class Sandbox {
   #stderr = "";
   #memoryMb: number;
   #dead = false;
+  #returning = false;
 
   /** Starts the process; await {@linkcode Sandbox.ready} before running a call. */
   constructor(spec: SandboxSpec) {
@@ -95,6 +96,11 @@ export class Sandbox {
     return this.#dead;
   }
 
+  /** True while the guest that finished its call has yet to return from `run`: the sandbox is free soon. */
+  get returning(): boolean {
+    return this.#returning && !this.#dead;
+  }
+
   /**
    * Runs one call whose input is already parsed. Resolves true when the sandbox
    * can take another call, false when it was killed (the call's deadline or
@@ -107,8 +113,10 @@ export class Sandbox {
     let endedOutside = false;
     let grace: ReturnType<typeof setTimeout> | undefined;
     const onAbort = () => {
-      if (answering === undefined) void this.kill();
-      if (!answering || !GUEST_ENDS.has(answering)) endedOutside = true;
+      // The guest ended its own call (finish) and may still return; any other end kills it now.
+      if (answering !== undefined && GUEST_ENDS.has(answering)) return void (this.#returning = true);
+      endedOutside = true;
+      void this.kill();
     };
     if (sink.signal.aborted) return true;
     sink.signal.addEventListener("abort", onAbort, { once: true });
@@ -157,6 +165,7 @@ export class Sandbox {
         }
       }
     } finally {
+      this.#returning = false;
       sink.signal.removeEventListener("abort", onAbort);
       clearTimeout(grace);
     }

@@ -85,9 +85,13 @@ async function load(init: SandboxInit) {
   };
 }
 
-/** True when a memory of the instance reached the cap: the failure is the cap's, not the guest's. */
+/**
+ * True when a memory of the instance is within an eighth of the cap: a guest
+ * whose growth was refused fails there, so the failure is the cap's.
+ */
 function exhausted(memoryBytes: number): boolean {
-  return memories.some((memory) => memory.buffer.byteLength + PAGE > memoryBytes);
+  const margin = Math.max(PAGE, memoryBytes / 8);
+  return memories.some((memory) => memory.buffer.byteLength + margin > memoryBytes);
 }
 
 async function serve(): Promise<void> {

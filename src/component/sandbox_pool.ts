@@ -88,6 +88,9 @@ export class SandboxPools implements AsyncDisposable {
     if (this.#closed) return Promise.reject(new BrainError("session_closed", "this Brain is closed"));
     const idle = this.#idle.findIndex((sandbox) => sandbox.key === spec.key);
     if (idle >= 0) return Promise.resolve(this.#idle.splice(idle, 1)[0]);
+    if (this.#soonFree(spec.key) > this.#waiting.filter((waiter) => waiter.spec.key === spec.key).length) {
+      return this.#wait(spec, signal);
+    }
     if (this.#live.size >= this.limits.maxSandboxes && this.#idle.length > 0) this.#retire(this.#idle[0]);
     if (this.#live.size < this.limits.maxSandboxes) return this.#start(spec);
     if (this.#waiting.length >= this.limits.maxQueuedCalls) {
@@ -99,6 +102,10 @@ export class SandboxPools implements AsyncDisposable {
         ),
       );
     }
+    return this.#wait(spec, signal);
+  }
+
+  #wait(spec: SandboxSpec, signal: AbortSignal): Promise<Sandbox> {
     return new Promise((resolve, reject) => {
       const waiter: Waiter = { spec, resolve, reject };
       this.#waiting.push(waiter);
@@ -130,6 +137,13 @@ export class SandboxPools implements AsyncDisposable {
     for (const waiter of this.#waiting.splice(0)) waiter.reject(new BrainError("session_closed", "this Brain closed"));
     this.#idle = [];
     await Promise.all([...this.#live].map((sandbox) => sandbox.kill()));
+  }
+
+  /** Sandboxes of `key` that are starting, or whose guest finished its call and is returning. */
+  #soonFree(key: string): number {
+    let count = this.#warming.get(key) ?? 0;
+    for (const sandbox of this.#live) if (sandbox.key === key && sandbox.returning) count++;
+    return count;
   }
 
   #start(spec: SandboxSpec): Promise<Sandbox> {
