@@ -75,7 +75,13 @@ export { extensionEnv, type ExtensionEnvOptions } from "./src/extension/extensio
 export type { ExtensionAck, ExtensionReport } from "./src/extension/protocol.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/contract/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
-export type { Admission, Dispatch, Implementation } from "./src/contract/placement.ts";
+export type {
+  Admission,
+  BrainResources,
+  ComponentSettings,
+  Dispatch,
+  Implementation,
+} from "./src/contract/placement.ts";
 export type { Descriptor } from "./src/contract/grant.ts";
 export {
   type FactoryImplementation,

@@ -149,7 +149,12 @@ export class Sandbox {
         } else if (message.type === "telemetry") {
           if (sink.signal.aborted) continue;
           try {
-            telemetry?.({ tool: invocation.tool, call: invocation.sequence, level: message.level, message: message.message });
+            telemetry?.({
+              tool: invocation.tool,
+              call: invocation.sequence,
+              level: message.level,
+              message: message.message,
+            });
           } catch {
             // Telemetry is best-effort: a failing listener never affects the call.
           }
@@ -194,7 +199,10 @@ export class Sandbox {
     }
     const outcome = await this.#exitOutcome();
     const error = outcome.status === "error" ? outcome.error : { code: "unsupported_runtime", message: "" };
-    throw new BrainError(error.code === "resource_exhausted" ? "resource_exhausted" : "unsupported_runtime", error.message);
+    throw new BrainError(
+      error.code === "resource_exhausted" ? "resource_exhausted" : "unsupported_runtime",
+      error.message,
+    );
   }
 
   /** How the process ending is reported: memory exhaustion, or the exit with the end of its stderr. */

@@ -73,11 +73,15 @@ async function load(init: SandboxInit) {
   return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
     const made: WebAssembly.Memory[] = [];
     try {
-      const instance = await instantiate((name) => modules[name], { ...wasi, "brain:tool/host": host }, (module, imports) =>
-        WebAssembly.instantiate(module, imports).then((core) => {
-          for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
-          return core;
-        }));
+      const instance = await instantiate(
+        (name) => modules[name],
+        { ...wasi, "brain:tool/host": host },
+        (module, imports) =>
+          WebAssembly.instantiate(module, imports).then((core) => {
+            for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
+            return core;
+          }),
+      );
       return { instance, memories: made };
     } catch (error) {
       return { error: `the Component failed to instantiate: ${describe(error)}`, memories: made };

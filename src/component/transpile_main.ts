@@ -14,6 +14,8 @@ import type { TranspiledMeta } from "./transpiled.ts";
 type Generated = { files: [string, Uint8Array][]; imports: string[]; exports: [string, string][] };
 
 async function transpile(bytes: Uint8Array): Promise<Generated> {
+  // This child runs with --no-config: only a full specifier resolves here.
+  // deno-lint-ignore no-import-prefix
   const bindgen = await import("npm:@bytecodealliance/jco-transpile@0.15.0/component");
   await bindgen.$init;
   return bindgen.generate(bytes, {

@@ -35,7 +35,7 @@ Deno.test("a sandbox process started with a read grant's flags reads its workspa
   });
 });
 
-Deno.test("grants become exactly their flags: write, net and env only when named", async () => {
+Deno.test("grants become exactly their flags: write, net and env only when named", () => {
   const all = brainEnv({ name: "all", filesystem: { workspace: "write" }, net: ["example.com:443"], env: ["A", "B"] });
   assert.deepEqual(permissionFlags(componentPermissions(all, "/w", "/code")), [
     "--allow-read=/code,/w",

@@ -10,10 +10,18 @@
  * model and `BRAIN_MODEL_KEY` (or `--model-key`) is its API key, which never
  * leaves this process and is never journaled. Prefer the variable for the key:
  * command lines are visible to other users.
+ *
+ * The allow-list for uploaded Components: `--workspaces DIR` holds session
+ * workspaces and permits `read` ones (`--filesystem read,write` permits writable
+ * ones too), `--net HOST,...` and `--env NAME,...` permit those grants. Component
+ * sandboxes are child Deno processes: the server needs `--allow-run` for Deno
+ * and write access to the workspaces folder; `--component-cache DIR` sets where
+ * transpiled Components are cached (`.brain/components` by default).
  */
 import { parseArgs } from "node:util";
 import { openAICompatible } from "../../model/openai.ts";
 import type { SessionModel } from "../../model/types.ts";
+import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { serveBrain } from "./server.ts";
 
@@ -25,6 +33,11 @@ const { values } = parseArgs({
     "model-url": { type: "string" },
     model: { type: "string" },
     "model-key": { type: "string" },
+    workspaces: { type: "string" },
+    filesystem: { type: "string" },
+    net: { type: "string" },
+    env: { type: "string" },
+    "component-cache": { type: "string" },
   },
 });
 try {
@@ -46,7 +59,13 @@ async function main(): Promise<void> {
   const path = values.path ?? Deno.env.get("BRAIN_PATH");
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
-  const server = await serveBrain({ port, path, models: configuredModels() });
+  const server = await serveBrain({
+    port,
+    path,
+    models: configuredModels(),
+    allow: allowList(),
+    components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
+  });
   console.log(`Brain listening on ${server.url}`);
   const stop = async () => {
     await server.shutdown();
@@ -65,5 +84,21 @@ function configuredModels(): Record<string, SessionModel> {
   const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
   return {
     default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
+  };
+}
+
+/** The allow-list the flags describe: nothing without them. */
+function allowList(): AllowList {
+  const list = (value: string | undefined) => value?.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const modes = list(values.filesystem) ?? ["read"];
+  for (const mode of modes) {
+    if (mode !== "read" && mode !== "write") {
+      throw new BrainError("invalid_argument", `--filesystem takes read and write, got ${mode}`);
+    }
+  }
+  return {
+    ...(values.workspaces ? { workspaceRoot: values.workspaces, filesystem: modes as ("read" | "write")[] } : {}),
+    net: list(values.net) ?? [],
+    env: list(values.env) ?? [],
   };
 }
