@@ -80,8 +80,28 @@ export class Brain {
     return new Brain();
   }
 
-  /** Ends every open session handle, then closes the journal or the host connection. */
+  /**
+   * Ends every open session handle, then closes the journal or the host
+   * connection. A remote Brain keeps its WebSocket open (the server may
+   * dispatch a Tool call to this process at any time, and Deno cannot unref a
+   * client WebSocket), so the process runs until this is called.
+   */
   close(): Promise<void> {
     return this.#backend.close();
+  }
+
+  /**
+   * Closes the Brain when an `await using` block ends.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * await using brain = new Brain();
+   * const session = await brain.sessions.create();
+   * console.log(session.id.length > 0); // true
+   * ```
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

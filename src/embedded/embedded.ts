@@ -1,7 +1,10 @@
 import type { AllowList } from "../contract/grant.ts";
-import { bindEnvironments } from "../session/bindings.ts";
+import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
-import { type HostRegistration, registerHost, sameText, verifyHost } from "./host_token.ts";
+import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
+import { sameText } from "../util/same_text.ts";
+import { checkName } from "../util/names.ts";
+import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
@@ -12,14 +15,12 @@ import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
-import type { ComponentSettings, PlacedTool } from "../contract/placement.ts";
+import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
 import { Resources } from "./resources.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
-import { checkUniqueTools } from "./unique_tools.ts";
-
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+import { checkPlacedTools } from "../tool/placed_tools.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -97,64 +98,79 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model: chosen, agentloop }: CreateSessionOptions = {},
+    {
+      tools: given = [],
+      environments = [],
+      id = crypto.randomUUID(),
+      host,
+      model: chosen,
+      agentloop,
+    }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
-    if (typeof id !== "string" || !SESSION_ID.test(id)) {
-      throw new BrainError(
-        "invalid_argument",
-        `a session id must match ${SESSION_ID.source}, got ${JSON.stringify(id)}`,
-      );
-    }
-    checkUniqueTools(tools);
+    checkName("a session id", id);
+    checkPlacedTools(given);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
-    const registered = host === undefined ? authenticated : await registerHost(host);
+    // A new session starts with empty workspaces, whatever an earlier session of this id left.
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+    const placed = await this.#place(id, environments);
     const ended = new AbortController();
     try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      checkPlacedTools(tools);
+      const registered = host === undefined ? authenticated : await registerHost(host);
       const workspaces = await this.#admit(id, tools, ended.signal);
-      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
+      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
-      return this.#open(meta, tools, workspaces, ended, model, agentloop);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop);
     } catch (error) {
       ended.abort();
+      await release(placed);
       throw error;
     }
   }
 
   async get(
     id: string,
-    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools: given = [], environments = [], host, model: chosen, agentloop }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
+    checkName("a session id", id);
+    checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (authenticated) checkOwner(id, meta.host, authenticated);
-    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
-    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
-    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+    const placed = await this.#place(id, environments);
     const ended = new AbortController();
     try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+      // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+      if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
       const workspaces = await this.#admit(id, tools, ended.signal);
       const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-      return this.#open(meta, tools, workspaces, ended, model, agentloop, created);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created);
     } catch (error) {
       ended.abort();
+      await release(placed);
       throw error;
     }
   }
 
   async delete(id: string): Promise<void> {
     this.#assertOpen();
+    checkName("a session id", id);
     await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
     await this.journal.deleteSession(id);
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
   }
 
   list(): Promise<SessionMeta[]> {
@@ -167,6 +183,27 @@ export class EmbeddedBackend implements BrainBackend {
     await Promise.allSettled([...this.#live].map((session) => session.end()));
     await this.#resources.close();
     await this.journal.close();
+  }
+
+  /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
+  async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
+    if (!Array.isArray(environments)) {
+      throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
+    }
+    const placed: EnvironmentTools[] = [];
+    try {
+      for (const env of environments) {
+        if (typeof env?.place !== "function") {
+          throw new BrainError("invalid_argument", `environment ${env?.name} places no Tools of its own`);
+        }
+        const workspace = await admitEnvironment(id, env, this.#allow);
+        placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
+      }
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
+    return placed;
   }
 
   async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
@@ -188,6 +225,7 @@ export class EmbeddedBackend implements BrainBackend {
     meta: SessionMeta,
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
+    placed: EnvironmentTools[],
     ended: AbortController,
     model?: SessionModel,
     agentloop?: AgentloopOptions,
@@ -205,9 +243,10 @@ export class EmbeddedBackend implements BrainBackend {
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
       resources: this.#resources,
-      onEnd: (session) => {
+      onEnd: async (session) => {
         this.#live.delete(session);
         ended.abort();
+        await release(placed);
       },
     });
     this.#live.add(session);
@@ -232,15 +271,26 @@ export class EmbeddedBackend implements BrainBackend {
   }
 }
 
-/** Throws `unauthorized` unless the session is placed in exactly the authenticated host registration. */
+/** Closes what Environments opened for placed Tools; a failing close does not stop the others. */
+async function release(placed: readonly EnvironmentTools[]): Promise<void> {
+  await Promise.allSettled(placed.map((entry) => entry.close()));
+}
+
+/**
+ * Throws `session_not_found`, exactly as for a session that does not exist, unless
+ * the session is placed in the authenticated host: another host's session ids stay hidden.
+ */
 export function checkOwner(
   sessionId: string,
   registered: HostRegistration | undefined,
   host: HostRegistration,
 ): void {
-  if (registered?.id !== host.id || !sameText(registered.tokenHash, host.tokenHash)) {
-    throw new BrainError("unauthorized", `session ${sessionId} is not placed in host ${host.id}`);
-  }
+  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+}
+
+/** True when a session's registration is exactly the authenticated host's. */
+export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
+  return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
 }
 
 function modelNames(model: SessionModel): { provider: string; model: string } {

@@ -1,4 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
+import { sameText } from "../util/same_text.ts";
+import { checkName } from "../util/names.ts";
 
 /** A registered host's identity and secret token, as an application supplies them. */
 export interface HostCredentials {
@@ -33,9 +35,7 @@ export async function hashToken(token: string): Promise<string> {
 
 /** Checks credentials' shape and turns them into the registration a journal stores. */
 export async function registerHost(host: HostCredentials): Promise<HostRegistration> {
-  if (typeof host?.id !== "string" || host.id.length === 0) {
-    throw new BrainError("invalid_argument", "a host needs a non-empty string id");
-  }
+  checkName("a host id", host?.id);
   if (typeof host.token !== "string" || host.token.length === 0) {
     throw new BrainError("invalid_argument", `host ${host.id} needs a non-empty string token`);
   }
@@ -62,13 +62,4 @@ export async function verifyHost(
   if (host.id !== registered.id || !sameText(tokenHash, registered.tokenHash)) {
     throw new BrainError("unauthorized", `session ${sessionId}: host ${host.id} or its token does not match`);
   }
-}
-
-/** Compares without stopping at the first difference, so timing does not reveal how much of a hash matched. */
-export function sameText(a: string, b: string): boolean {
-  let difference = a.length ^ b.length;
-  for (let index = 0; index < Math.min(a.length, b.length); index++) {
-    difference |= a.charCodeAt(index) ^ b.charCodeAt(index);
-  }
-  return difference === 0;
 }

@@ -1,17 +1,13 @@
 import type { Environment, EnvironmentOptions, SetupScript } from "../contract/placement.ts";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { checkName } from "../util/names.ts";
 
 /** Validates the options every Environment shares and returns them frozen. */
 export function environmentOptions(
   { name, control, setup }: EnvironmentOptions,
 ): { name: string; control: readonly EnvironmentOperation[]; setup: SetupScript | undefined } {
-  if (typeof name !== "string" || !/^[A-Za-z0-9_.-]+$/.test(name)) {
-    throw new BrainError(
-      "invalid_argument",
-      `an Environment name must match [A-Za-z0-9_.-]+, got ${JSON.stringify(name)}`,
-    );
-  }
+  checkName("an Environment name", name);
   if (
     control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))
   ) {

@@ -5,6 +5,7 @@ import { issuesJson } from "../outcome/issues.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { ModelRequest } from "../model/types.ts";
 import { fail } from "../outcome/outcome.ts";
+import { handled } from "../util/handled.ts";
 import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
@@ -97,27 +98,27 @@ class ReportQueue {
       signal: this.#sink.signal,
       environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
-        if (this.#finishing) return Promise.reject(this.#finished());
-        return this.#enqueue(() => this.#sink.emit(event, data));
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
+        return handled(this.#enqueue(() => this.#sink.emit(event, data)));
       },
       emitResult: (value: unknown, { content }: ResultOptions = {}) => {
-        if (this.#finishing) return Promise.reject(this.#finished());
-        return this.#enqueue(async () => {
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
+        return handled(this.#enqueue(async () => {
           const { outcome, invalid } = await this.#normalize(value);
           if (invalid) {
             const error = outcome.status === "error" ? outcome.error : undefined;
             throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
           }
           return this.#sink.emitResult(withContent({ outcome }, content));
-        });
+        }));
       },
       model: (request: ModelRequest) => {
-        if (this.#finishing) return Promise.reject(this.#finished());
-        return this.#sink.model(request);
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
+        return handled(this.#sink.model(request));
       },
       finish: (value?: unknown, { content }: ResultOptions = {}) => {
         this.#finishing = true;
-        return this.#enqueue(async () => {
+        return handled(this.#enqueue(async () => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
           let normalized;
           try {
@@ -131,7 +132,7 @@ class ReportQueue {
             withContent({ outcome }, invalid ? undefined : content),
             invalid ? "error" : "finish",
           );
-        });
+        }));
       },
     });
   }
@@ -159,8 +160,12 @@ class ReportQueue {
     return raceSignal(normalizeOutput(this.#declaration.output, value), this.#sink.signal);
   }
 
-  #finished(): BrainError {
-    return new BrainError("call_finished", "the Tool already finished; later emissions are rejected");
+  #finished(operation: string): BrainError {
+    return new BrainError(
+      "call_finished",
+      `${operation} after ctx.finish: the Tool already finished, so nothing more is committed; ` +
+        "await every ctx.emit and ctx.emitResult before finishing",
+    );
   }
 
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {

@@ -3,6 +3,8 @@ import type { PlacedTool } from "../contract/placement.ts";
 import { checkGrant } from "../env/grants.ts";
 import type { AllowList } from "../contract/grant.ts";
 import type { Environment } from "../contract/placement.ts";
+import { checkName } from "../util/names.ts";
+import { makeWorkspace } from "./workspaces.ts";
 
 /**
  * Admits a session's Environment bindings: one binding per name, each grant
@@ -27,6 +29,7 @@ export function uniqueBindings(tools: readonly PlacedTool[]): Map<string, Enviro
   const bindings = new Map<string, Environment>();
   for (const { env, tool } of tools) {
     if (!env) continue;
+    checkName(`tool ${tool.name}: an Environment name`, env.name);
     const bound = bindings.get(env.name);
     if (bound && bound !== env && JSON.stringify(bound.describe()) !== JSON.stringify(env.describe())) {
       throw new BrainError(
@@ -51,7 +54,5 @@ export async function admitEnvironment(
   if (!env.grant) return undefined;
   checkGrant(env, allow);
   if (!env.grant.filesystem) return undefined;
-  const path = `${allow!.workspaceRoot}/${sessionId}/${env.name}`;
-  await Deno.mkdir(path, { recursive: true });
-  return await Deno.realPath(path);
+  return await makeWorkspace(allow!.workspaceRoot!, sessionId, env.name);
 }

@@ -7,6 +7,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment } from "./bindings.ts";
+import { removeWorkspace } from "./workspaces.ts";
 import {
   type EnvironmentControl,
   type EnvironmentInfo,
@@ -178,7 +179,9 @@ export class SessionEnvironments {
     await record([{ kind: "environment_updated", call, environment: name, description: env.describe() }]);
     const updated: Entry = { env, workspace, created: true };
     this.#entries.set(name, updated);
-    if (entry.workspace && entry.workspace !== workspace) await Deno.remove(entry.workspace, { recursive: true });
+    if (entry.workspace && entry.workspace !== workspace) {
+      await removeWorkspace(this.#allow!.workspaceRoot!, entry.workspace);
+    }
     return info(updated);
   }
 
@@ -186,7 +189,7 @@ export class SessionEnvironments {
     const entry = this.#created(name, "delete");
     await record([{ kind: "environment_deleted", call, environment: name }]);
     this.#entries.delete(name);
-    if (entry.workspace) await Deno.remove(entry.workspace, { recursive: true });
+    if (entry.workspace) await removeWorkspace(this.#allow!.workspaceRoot!, entry.workspace);
   }
 
   /** Commits the setup's outcome once it settles, then settles as the setup did. */

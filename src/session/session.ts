@@ -12,22 +12,12 @@ import type { Invocation } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
-import { checkCallArguments, resolveTarget } from "./call_arguments.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { ModelCaller } from "./model_call.ts";
 
-/** Options for one Tool call. */
-export interface CallOptions {
-  /** Absolute deadline in ms since the epoch; omitted means unlimited. */
-  deadline?: number;
-  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
-  signal?: AbortSignal;
-  /** The activation whose budget the call shares; a new one by default. */
-  activation?: Activation;
-  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
-  toolCallId?: string;
-}
+export type { CallOptions };
 
 /** A started Tool call. */
 export interface ToolCall {
@@ -55,9 +45,10 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
+  /** Called once when the handle ends; the end waits for it. */
   /** What the Brain lends implementations; every dispatch carries it. */
   resources?: BrainResources;
-  onEnd: (session: Session) => void;
+  onEnd: (session: Session) => void | Promise<void>;
 }
 
 /**
@@ -78,7 +69,7 @@ export class Session {
   #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
-  #onEnd: (session: Session) => void;
+  #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
@@ -130,16 +121,16 @@ export class Session {
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { deadline, signal } = options;
-    checkCallArguments(placed.tool.name, input, deadline);
-    const activation = options.activation ?? this.activation();
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
+    const activation = checked.activation ?? this.activation();
     const [started] = await this.#journal.append(this.id, [{
       kind: "tool_call_started",
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
       activation: activation.id,
-      ...(options.toolCallId === undefined ? {} : { toolCallId: options.toolCallId }),
+      ...(checked.toolCallId === undefined ? {} : { toolCallId: checked.toolCallId }),
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
@@ -217,7 +208,7 @@ export class Session {
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
-    this.#onEnd(this);
+    await this.#onEnd(this);
   }
 
   /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */

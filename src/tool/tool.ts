@@ -9,7 +9,7 @@ import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
-import { exportSchema } from "./schema.ts";
+import { exportInputSchema, exportSchema } from "./schema.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
@@ -76,7 +76,12 @@ const factories = new WeakMap<object, FactoryImplementation>();
  * import { factoryImplementation, tool } from "@aexhq/brain";
  * import { z } from "zod";
  *
- * const echo = tool({ name: "echo", description: "Echo.", input: z.string(), run: (text, ctx) => ctx.finish(text) });
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echo.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish(text),
+ * });
  * console.log(factoryImplementation(echo)?.kind); // "host"
  * console.log(factoryImplementation({ ...echo })); // undefined
  * ```
@@ -87,7 +92,9 @@ export function factoryImplementation(value: unknown): FactoryImplementation | u
 
 /**
  * Declares a Tool. Schemas are exported to JSON Schema now, so an unrepresentable
- * schema fails here with `invalid_schema`. Call the returned factory to place it.
+ * schema, or an input schema that is not an object (models call Tools with named
+ * arguments), fails here with `invalid_schema`; an empty description fails with
+ * `invalid_tool`. Call the returned factory to place it: `tools: [echo()]`.
  *
  * @example
  * ```ts
@@ -121,12 +128,18 @@ export function tool<
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
   }
+  if (typeof description !== "string" || description.trim() === "") {
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${name}: give it a description, the text a model reads to decide when to call it`,
+    );
+  }
   const declaration: ToolDeclaration = {
     name,
     description,
     input: spec.input,
     output: spec.output,
-    inputSchema: exportSchema(name, "input", spec.input),
+    inputSchema: exportInputSchema(name, spec.input),
     outputSchema: spec.output ? exportSchema(name, "output", spec.output) : undefined,
     run: spec.run as ToolDeclaration["run"],
   };

@@ -1,7 +1,7 @@
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
-import { checkUniqueTools } from "../../embedded/unique_tools.ts";
+import { checkPlacedTools } from "../../tool/placed_tools.ts";
 import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { Component } from "../../component/component.ts";
@@ -10,8 +10,8 @@ import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
-import { checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
-import type { CallOptions, ToolCall } from "../../session/session.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import type { ToolCall } from "../../session/session.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { type HandleConversation, HostConnection } from "./connection.ts";
@@ -29,6 +29,11 @@ export interface RemoteBrainOptions {
    * registration of an id fixes its token; reattach with the same id and token.
    */
   host?: string;
+  /**
+   * The server's operator credential (its `serverToken`), needed only to register
+   * a host id the server does not know yet; sent in the `brain-server-token` header.
+   */
+  serverToken?: string;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -37,26 +42,35 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default" }: RemoteBrainOptions) {
+  constructor({ url, token, host = "default", serverToken }: RemoteBrainOptions) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
-    this.#connection = new HostConnection({ url, token, host });
+    if (serverToken !== undefined && typeof serverToken !== "string") {
+      throw new BrainError("invalid_argument", "serverToken must be a string");
+    }
+    this.#connection = new HostConnection({ url, token, host, serverToken });
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+    { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
     refuseCredentials(host);
+    refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
-    checkUniqueTools(tools);
+    checkPlacedTools(tools);
     return await this.#open(id, tools, conversation, "create");
   }
 
-  async get(id: string, { tools = [], host, model, agentloop }: GetSessionOptions = {}): Promise<BrainSession> {
+  async get(
+    id: string,
+    { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
+  ): Promise<BrainSession> {
     this.#assertOpen();
+    checkPlacedTools(tools);
     refuseCredentials(host);
+    refuseEnvironments(environments);
     return await this.#open(id, tools, serverConversation(model, agentloop), "get");
   }
 
@@ -176,6 +190,15 @@ function refuseCredentials(host: unknown): void {
   }
 }
 
+function refuseEnvironments(environments: readonly unknown[] | undefined): void {
+  if (environments?.length) {
+    throw new BrainError(
+      "unsupported_runtime",
+      "a remote Brain client places no Environment Tools: give environments to the Brain server's own sessions",
+    );
+  }
+}
+
 /** A session handle of a remote Brain: the same API as an embedded session's. */
 class RemoteSession implements BrainSession {
   readonly id: string;
@@ -219,14 +242,14 @@ class RemoteSession implements BrainSession {
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { deadline, signal } = options;
-    checkCallArguments(placed.tool.name, input, deadline);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
     const sequence = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
-      ...(options.activation ? { activation: options.activation.id } : {}),
+      ...(checked.activation ? { activation: checked.activation.id } : {}),
     }) as number;
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence);

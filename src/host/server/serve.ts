@@ -11,6 +11,13 @@
  * leaves this process and is never journaled. Prefer the variable for the key:
  * command lines are visible to other users.
  *
+ * The server admits only hosts it is told about: `BRAIN_SERVER_TOKEN` is the
+ * operator credential a client presents (`new Brain({ serverToken })`) to
+ * register a new host id, and `--host-tokens FILE` (or `BRAIN_HOST_TOKENS`), a
+ * JSON object of host ids to tokens or `sha-256:` token hashes, names hosts
+ * admitted without it (the task may read files under `.brain/`). Without either
+ * it exits 2.
+ *
  * The allow-list for uploaded Components: `--workspaces DIR` holds session
  * workspaces and permits `read` ones (`--filesystem read,write` permits writable
  * ones too), `--net HOST,...` and `--env NAME,...` permit those grants. Component
@@ -38,6 +45,7 @@ const { values } = parseArgs({
     net: { type: "string" },
     env: { type: "string" },
     "component-cache": { type: "string" },
+    "host-tokens": { type: "string" },
   },
 });
 try {
@@ -59,10 +67,14 @@ async function main(): Promise<void> {
   const path = values.path ?? Deno.env.get("BRAIN_PATH");
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
+  const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
+  const hostTokens = await readHostTokens(values["host-tokens"] ?? Deno.env.get("BRAIN_HOST_TOKENS"));
   const server = await serveBrain({
     port,
     path,
     models: configuredModels(),
+    serverToken,
+    hostTokens,
     allow: allowList(),
     components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
   });
@@ -101,4 +113,19 @@ function allowList(): AllowList {
     net: list(values.net) ?? [],
     env: list(values.env) ?? [],
   };
+}
+
+/** The host tokens file's JSON object, or none without a file. */
+async function readHostTokens(file: string | undefined): Promise<Record<string, string> | undefined> {
+  if (file === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await Deno.readTextFile(file));
+  } catch (error) {
+    throw new BrainError("invalid_argument", `cannot read the host tokens file ${file}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new BrainError("invalid_argument", `the host tokens file ${file} must hold a JSON object of id: token`);
+  }
+  return parsed as Record<string, string>;
 }

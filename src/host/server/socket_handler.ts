@@ -1,4 +1,4 @@
-import { checkOwner, type EmbeddedBackend } from "../../embedded/embedded.ts";
+import { checkOwner, type EmbeddedBackend, ownedBy } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import type { AdvertisedTool, JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -10,11 +10,18 @@ import { Activation } from "../../session/activation.ts";
 import type { Session, ToolCall } from "../../session/session.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { ModelRequest } from "../../model/types.ts";
-import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "../protocol.ts";
+import {
+  type ClientFrame,
+  clientFrame,
+  decodeFrame,
+  errorFrame,
+  oversizeFrame,
+  type WireAgentloop,
+} from "../protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
-import { sameText } from "../../embedded/host_token.ts";
+import { checkName } from "../../util/names.ts";
 
 /** Calls started through the server, by `session:call`, until they end. */
 export class OpenCalls {
@@ -39,6 +46,8 @@ export interface LinkParts {
   host: RegisteredHost;
   backend: EmbeddedBackend;
   calls: OpenCalls;
+  /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
+  maxFrameBytes: number;
 }
 
 /**
@@ -46,14 +55,14 @@ export interface LinkParts {
  * dispatched to the host. Reports are applied to their call in arrival order,
  * synchronously, so the journal sees them in the order the host made them.
  */
-export function serveHostSocket({ socket, host, backend, calls }: LinkParts): void {
+export function serveHostSocket({ socket, host, backend, calls, maxFrameBytes }: LinkParts): void {
   const journal = backend.journal;
   const streams = new Map<number, AbortController>();
   const closed = new AbortController();
 
   const registration = { id: host.id, tokenHash: host.tokenHash };
   const owned = async (session: string): Promise<SessionMeta> => {
-    const meta = await journal.getSession(session);
+    const meta = await journal.getSession(checkName("a session id", session));
     if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
     checkOwner(session, meta.host, registration);
     return meta;
@@ -142,7 +151,10 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
           }
           return uploadedTool(tool, upload, await host.components.component(upload));
         }));
-        const session = await backend.create({ id: frame.session, tools, ...served(frame) }, registration);
+        const session = await host.createSession(
+          journal,
+          () => backend.create({ id: frame.session, tools, ...served(frame) }, registration),
+        );
         host.handles.set(frame.handle, session);
         return null;
       }
@@ -152,18 +164,16 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         await open(frame.handle, frame.session, frame.tools, frame);
         return null;
       case "delete": {
-        const meta = await journal.getSession(frame.session);
-        if (!meta) return null;
-        await owned(frame.session);
+        // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
+        const meta = await journal.getSession(checkName("a session id", frame.session));
+        if (!meta || !ownedBy(meta.host, registration)) return null;
         const ids = [...host.handles].filter(([, session]) => session.id === frame.session).map(([id]) => id);
         await Promise.allSettled(ids.map(endHandle));
         await backend.delete(frame.session);
         return null;
       }
       case "list":
-        return (await backend.list()).filter((meta) =>
-          meta.host?.id === host.id && sameText(meta.host.tokenHash, host.tokenHash)
-        );
+        return (await backend.list()).filter((meta) => ownedBy(meta.host, registration));
       case "end":
         await endHandle(frame.handle);
         return null;
@@ -175,10 +185,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         return null;
       case "start": {
         const session = handle(frame.handle);
-        const call = await session.start(frame.tool, frame.input, {
-          deadline: frame.deadline,
-          activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
-        });
+        const call = await host.startCall(() =>
+          session.start(frame.tool, frame.input, {
+            deadline: frame.deadline,
+            activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
+          })
+        );
         calls.track(session.id, call);
         call.ended.then((end) => send(socket, { t: "ended", session: session.id, call: call.sequence, end }), () => {});
         return call.sequence;
@@ -215,6 +227,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
   };
 
   socket.onmessage = (event) => {
+    const oversize = oversizeFrame(event.data, maxFrameBytes);
+    if (oversize) {
+      if (oversize.id === undefined) socket.close(1009, "frame too large");
+      else send(socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
+      return;
+    }
     let frame: ClientFrame;
     try {
       frame = decodeFrame(clientFrame, event.data);
