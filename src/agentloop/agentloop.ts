@@ -21,9 +21,8 @@ export interface AgentloopOptions {
 /** Default deadline of a Tool call the Agentloop starts. */
 export const AGENTLOOP_TOOL_DEADLINE_MS = 300_000;
 
-/** Records that wake the loop: user messages and observations of Tool calls. */
-const wakingKinds = new Set<string>([
-  "user_message",
+/** Observations of Tool calls: they wake the loop after the batching window. A user message wakes it at once. */
+const observedKinds = new Set<string>([
   "tool_event",
   "tool_result",
   "tool_returned",
@@ -41,9 +40,10 @@ interface Waiter {
  * The loop of one session: model turn, then the Tool calls it asked for (placed
  * Tools are advertised with their input JSON Schema), then their results in the
  * journal, then the next turn, until the model answers without tool calls.
- * Background Tools keep running after that; their later committed observations
- * wake the loop (batched for {@linkcode WAKE_BATCH_MS}), and it calls the model
- * again only when there is something model-facing to present.
+ * A user message starts it at once. Background Tools keep running after that;
+ * their later committed observations wake the loop (batched for
+ * {@linkcode WAKE_BATCH_MS}), and it calls the model again only when there is
+ * something model-facing to present.
  */
 export class Agentloop implements Conversation {
   #session: Session;
@@ -86,6 +86,7 @@ export class Agentloop implements Conversation {
     const reply = new Promise<AssistantMessage>((resolve, reject) => {
       this.#waiters.push({ sequence: record.sequence, resolve, reject });
     });
+    this.#kick();
     return signal ? raceSignal(reply, signal) : reply;
   }
 
@@ -115,7 +116,8 @@ export class Agentloop implements Conversation {
   async #follow(from: number): Promise<void> {
     for await (const record of this.#session.records({ from, signal: this.#stop.signal })) {
       this.#view.add([record]);
-      if (wakingKinds.has(record.kind)) this.#batcher.notify();
+      if (record.kind === "user_message") this.#kick();
+      else if (observedKinds.has(record.kind)) this.#batcher.notify();
     }
   }
 
