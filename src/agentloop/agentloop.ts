@@ -181,15 +181,15 @@ export class Agentloop implements Conversation {
     }
     for (;;) {
       answered.through = Math.max(answered.through, this.#view.lastUserMessage);
-      const { call, result } = await this.#models.call({
-        system: this.#system,
-        messages: this.#view.messages(),
-        tools: this.#session.tools.map(({ advertised }) => ({
-          name: advertised.name,
-          description: advertised.description,
-          inputSchema: advertised.inputSchema,
-        })),
-      }, { origin: { kind: "agentloop" }, activation, signal });
+      const tools = this.#session.tools.map(({ advertised }) => ({
+        name: advertised.name,
+        description: advertised.description,
+        inputSchema: advertised.inputSchema,
+      }));
+      const { call, result } = await this.#models.callConversation(
+        this.#view.nextRequest(this.#system, tools),
+        { origin: { kind: "agentloop" }, activation, signal },
+      );
       const [reply] = await this.#commit([{
         kind: "assistant_message",
         modelCall: call,
