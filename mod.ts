@@ -56,7 +56,9 @@ export { formatRecord } from "./src/journal/format.ts";
 export { hostEnv } from "./src/env/host_env.ts";
 export {
   type Environment,
+  type EnvironmentAdmission,
   type EnvironmentOptions,
+  type EnvironmentTools,
   type SetupContext,
   type SetupScript,
 } from "./src/contract/placement.ts";
@@ -121,7 +123,15 @@ export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/open
 export type { AssistantMessage, SendOptions } from "./src/session/conversation.ts";
 export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
-export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/host/server/server.ts";
+export {
+  type BrainServer,
+  type BrainServerOptions,
+  createBrainServer,
+  serveBrain,
+  type ServedBrain,
+} from "./src/host/server/server.ts";
+export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
+export type { HostAdmission } from "./src/host/server/registry.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/run_worker.ts";
