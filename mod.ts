@@ -44,6 +44,7 @@ export {
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
 export type {
   AdvertisedTool,
+  ConversationRequest,
   JournalRecord,
   RecordBody,
   RecordKind,

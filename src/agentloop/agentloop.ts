@@ -21,7 +21,10 @@ export interface AgentloopOptions {
 /** Default deadline of a Tool call the Agentloop starts. */
 export const AGENTLOOP_TOOL_DEADLINE_MS = 300_000;
 
-/** Observations of Tool calls: they wake the loop after the batching window. A user message wakes it at once. */
+/**
+ * Observations of the Tool calls the loop started: they wake it after the
+ * batching window. A user message wakes it at once.
+ */
 const observedKinds = new Set<string>([
   "tool_event",
   "tool_result",
@@ -117,7 +120,9 @@ export class Agentloop implements Conversation {
     for await (const record of this.#session.records({ from, signal: this.#stop.signal })) {
       this.#view.add([record]);
       if (record.kind === "user_message") this.#kick();
-      else if (observedKinds.has(record.kind)) this.#batcher.notify();
+      else if (observedKinds.has(record.kind) && this.#view.started((record as { call: number }).call)) {
+        this.#batcher.notify();
+      }
     }
   }
 

@@ -62,6 +62,11 @@ export class LoopView {
     while (this.#ahead.delete(this.#contiguous + 1)) this.#contiguous++;
   }
 
+  /** True when the loop started Tool call `call` (its `tool_call_started` carries a tool call id). */
+  started(call: number): boolean {
+    return this.#calls.has(call);
+  }
+
   /** Resolves when the call's synchronous phase has ended: it returned or finished. */
   synchronous(call: number): Promise<void> {
     return this.#call(call).synchronous.promise;
