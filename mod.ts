@@ -33,18 +33,13 @@ export { BrainError, type BrainErrorCode } from "./src/outcome/errors.ts";
 export type { JsonValue } from "./src/outcome/json.ts";
 export { fail, isFailure, ok, type Outcome, type OutcomeError, type OutcomeStatus } from "./src/outcome/outcome.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
-export type {
-  AdvertisedTool,
-  JournalRecord,
-  RecordBody,
-  RecordKind,
-  SessionMeta,
-  TerminalCause,
-} from "./src/journal/records.ts";
+export type * from "./src/journal/records.ts";
 export { formatRecord } from "./src/journal/format.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
 export type {
   Admission,
+  BrainResources,
+  ComponentSettings,
   Dispatch,
   Environment,
   EnvironmentAdmission,
@@ -92,20 +87,7 @@ export type * from "./src/model/types.ts";
 export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
 export { WAKE_BATCH_MS } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
-<<<<<<< HEAD
 export type { HostCredentials } from "./src/embedded/host_token.ts";
-=======
-export {
-  type BrainServer,
-  type BrainServerOptions,
-  createBrainServer,
-  serveBrain,
-  type ServedBrain,
-} from "./src/host/server/server.ts";
 export type { HostConnectionEvent } from "./src/host/client/connection.ts";
-export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
-export type { HostAdmission } from "./src/host/server/registry.ts";
-export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
->>>>>>> main
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
-export type { TelemetryEntry } from "./src/component/run_worker.ts";
+export type { TelemetryEntry } from "./src/component/sandbox.ts";

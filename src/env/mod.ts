@@ -32,6 +32,8 @@ export { type BrainEnvironment, isBrainEnv } from "./brain_env.ts";
 export { HTTP_JSON_METHODS, type HttpJsonDescriptor, type HttpJsonMethod } from "./http_json.ts";
 export { type FactoryImplementation, factoryImplementation } from "../tool/tool.ts";
 export type {
+  BrainResources,
+  ComponentSettings,
   Environment,
   EnvironmentAdmission,
   EnvironmentOptions,
@@ -47,5 +49,5 @@ export type { EnvironmentControl, EnvironmentInfo, EnvironmentSpec } from "../co
 export type { Finished, ResultOptions, ToolContext } from "../contract/context.ts";
 export type { JsonValue } from "../outcome/json.ts";
 export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";
-export type { AdvertisedTool } from "../journal/records.ts";
+export type * from "../journal/records.ts";
 export type * from "../model/types.ts";

@@ -14,7 +14,7 @@
  * @module
  */
 export type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
-export type { AdvertisedTool, JournalRecord, RecordBody, RecordKind, SessionMeta, TerminalCause } from "./records.ts";
+export type * from "./records.ts";
 export { MemoryJournal } from "./memory.ts";
 export type { JsonValue } from "../outcome/json.ts";
 export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";

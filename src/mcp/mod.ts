@@ -13,4 +13,13 @@
  * @module
  */
 export { mcpEnv, type McpEnvCommon, type McpEnvOptions, type McpHttpOptions, type McpStdioOptions } from "./mcp_env.ts";
+export { type McpHandler, serveMcp } from "./serve_mcp.ts";
+export { type McpStdioServer, serveMcpStdio } from "./serve_mcp_stdio.ts";
+export type { ServeMcpOptions } from "./tool_server.ts";
 export type * from "../env/mod.ts";
+export type { BrainSession, ToolCall } from "../session/handle.ts";
+export type { Activation } from "../session/activation.ts";
+export type { CallOptions } from "../session/call_arguments.ts";
+export type { CallEnd } from "../session/call_state.ts";
+export type { AssistantMessage, SendOptions } from "../session/conversation.ts";
+export type { Journal, ReadOptions, SubscribeOptions } from "../journal/journal.ts";

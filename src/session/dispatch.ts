@@ -1,5 +1,5 @@
 import type { Invocation } from "../contract/call.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { fail } from "../outcome/outcome.ts";
 import { runHostTool } from "../run/host_tool.ts";
 import { toolError } from "../run/tool_error.ts";
@@ -17,6 +17,8 @@ export interface DispatchParts {
   workspace: string | undefined;
   /** The session's model execution service, started on first use. */
   modelService: () => ModelService;
+  /** What the Brain shares with the implementations it runs (sandbox pools, caps). */
+  resources: BrainResources | undefined;
 }
 
 /**
@@ -37,14 +39,14 @@ export function dispatchCall(parts: DispatchParts): void {
   );
 }
 
-function execute({ placed, invocation, state, environments, workspace, modelService }: DispatchParts): void {
+function execute({ placed, invocation, state, environments, workspace, modelService, resources }: DispatchParts): void {
   if (state.signal.aborted) return;
   const failed = (error: unknown) => state.finish(toolError(error), "error");
   try {
     const { env, options, tool, implementation } = placed;
     if (implementation) {
       const modelAccess = env?.model ? modelService().grant(state) : undefined;
-      implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
+      implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess, resources });
     } else if (env?.dispatch) {
       env.dispatch({ invocation, tool, options, env, workspace, sink: state });
     } else {

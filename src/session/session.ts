@@ -8,7 +8,7 @@ import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Invocation } from "../contract/call.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
@@ -34,6 +34,8 @@ export interface SessionParts {
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
   /** Called once when the handle ends; the end waits for it. */
+  /** What the Brain lends implementations; every dispatch carries it. */
+  resources?: BrainResources;
   onEnd: (session: Session) => void | Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export class Session implements BrainSession {
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
+  #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -74,6 +77,7 @@ export class Session implements BrainSession {
       parts.created,
     );
     this.#onEnd = parts.onEnd;
+    this.#resources = parts.resources;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
         session: this,
@@ -118,7 +122,8 @@ export class Session implements BrainSession {
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
-    state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
+    const closed = () => this.#open.delete(state.call);
+    state.ended.then(closed, closed);
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
@@ -204,6 +209,7 @@ export class Session implements BrainSession {
       environments: this.#environments,
       workspace: placed.env && this.#workspaces.get(placed.env.name),
       modelService: () => this.#modelService ??= new ModelService(),
+      resources: this.#resources,
     });
   }
 }

@@ -232,25 +232,13 @@ export class HostConnection {
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#timer);
-<<<<<<< HEAD
-    this.#abortRunning("the Brain client closed");
-    this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
-=======
     clearInterval(this.#pinger);
     this.#abortRunning();
-    this.#failAll(new BrainError("session_closed", "this Brain is closed"));
->>>>>>> main
+    this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
     this.#socket?.close(1000, "closed");
     await this.#socketClosed;
   }
 
-<<<<<<< HEAD
-  #enqueue(op: string, body: object, { retry = false, generation }: RequestOptions) {
-    const { promise, resolve, reject } = Promise.withResolvers<JsonValue>();
-    if (this.#state === "closed" || this.#state === "failed") {
-      reject(this.#failure ?? new BrainError("brain_closed", "this Brain is closed"));
-      return { id: 0, promise };
-=======
   #enqueue(
     frame: AnyRequest,
     { retry = false, generation }: RequestOptions,
@@ -258,9 +246,8 @@ export class HostConnection {
     reject: (error: unknown) => void,
   ): number {
     if (this.#state === "closed") {
-      reject(new BrainError("session_closed", "this Brain is closed"));
+      reject(new BrainError("brain_closed", "this Brain is closed"));
       return 0;
->>>>>>> main
     }
     if (generation !== undefined && (generation !== this.#generation || this.#state !== "attached")) {
       reject(lost());
@@ -475,16 +462,6 @@ export class HostConnection {
   #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
     const { session, call: sequence, tool, input, deadline } = call;
     const controller = new AbortController();
-<<<<<<< HEAD
-    this.#running.set(key, controller);
-    const generation = this.#generation;
-    const sink = new RemoteSink({
-      // deno-lint-ignore no-explicit-any
-      report: (op, body) => this.request(op, body as any, { generation }),
-      session: frame.session,
-      call: frame.call,
-      signal: controller.signal,
-=======
     this.#running.set(session, sequence, controller);
     const generation = this.#generation;
     const report: Report = (op, body) => this.request(op, body, { generation });
@@ -493,7 +470,6 @@ export class HostConnection {
       session,
       call: sequence,
       controller,
->>>>>>> main
       done: () => {
         if (this.#running.get(session, sequence) === controller) this.#running.delete(session, sequence);
       },

@@ -3,15 +3,6 @@ import type { ModelRequest, ModelResult } from "../../model/types.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
-<<<<<<< HEAD
-import type { CallSink, PublishedResult } from "../../contract/call.ts";
-
-/** Sends one report of a call to Brain and resolves with Brain's acknowledgement once it is committed. */
-export type SinkReport = (
-  op: "emit" | "result" | "returned" | "finish" | "model",
-  body: Record<string, unknown>,
-) => Promise<JsonValue>;
-=======
 import { type CallSink, endedReason, type PublishedResult } from "../../contract/call.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../../journal/records.ts";
 import type { Replies, RequestOf } from "../protocol.ts";
@@ -21,7 +12,6 @@ export type ReportOp = "emit" | "result" | "returned" | "finish" | "model" | "re
 
 /** Sends one report of this call to Brain and resolves with its acknowledgement. */
 export type Report = <O extends ReportOp>(op: O, body: Omit<RequestOf<O>, "op">) => Promise<Replies[O]>;
->>>>>>> main
 
 /**
  * The SDK's `CallSink` for a call Brain dispatched over the host connection:
@@ -31,22 +21,6 @@ export type Report = <O extends ReportOp>(op: O, body: Omit<RequestOf<O>, "op">)
  * an `abort` frame and aborts it with the same reason as an embedded call's.
  */
 export class RemoteSink implements CallSink {
-<<<<<<< HEAD
-  /** Aborted when Brain ends the call or the connection is lost. */
-  readonly signal: AbortSignal;
-  #report: SinkReport;
-  #call: { session: string; call: number };
-  #done: () => void;
-
-  constructor(parts: {
-    report: SinkReport;
-    session: string;
-    call: number;
-    signal: AbortSignal;
-    done: () => void;
-  }) {
-    this.signal = parts.signal;
-=======
   #controller: AbortController;
   #call: { session: string; call: number };
   #report: Report;
@@ -60,7 +34,6 @@ export class RemoteSink implements CallSink {
     done: () => void;
   }) {
     this.#controller = parts.controller;
->>>>>>> main
     this.#report = parts.report;
     this.#call = { session: parts.session, call: parts.call };
     this.#done = parts.done;
@@ -115,8 +88,6 @@ export class RemoteSink implements CallSink {
     // Checked here too, so a request that is not JSON fails this call instead of the connection.
     return this.#report("model", { ...this.#call, request: normalizeModelRequest(request) });
   }
-<<<<<<< HEAD
-=======
 
   /** Commits the Environment changes `ctx.environments` made, with the call's other reports. */
   async record(bodies: RecordBody[]): Promise<JournalRecord[]> {
@@ -131,7 +102,6 @@ export class RemoteSink implements CallSink {
   #ended(cause: TerminalCause): void {
     if (!this.#controller.signal.aborted) this.#controller.abort(endedReason(cause));
   }
->>>>>>> main
 }
 
 type EnvironmentChange = RequestOf<"record">["records"][number];

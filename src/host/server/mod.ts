@@ -26,4 +26,5 @@ export { hashToken, type HostCredentials, type HostRegistration } from "../../em
 export type { BrainOptions } from "../../embedded/embedded.ts";
 export type * from "../../journal/mod.ts";
 export type { AllowList } from "../../contract/grant.ts";
+export type { ComponentSettings } from "../../contract/placement.ts";
 export type { ModelCredentials, ModelProvider, ModelResult, ProviderCall, SessionModel } from "../../model/types.ts";
