@@ -121,7 +121,14 @@ export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/open
 export type { AssistantMessage, SendOptions } from "./src/session/conversation.ts";
 export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/session/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
-export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/http/server.ts";
+export {
+  type BrainServer,
+  type BrainServerOptions,
+  createBrainServer,
+  serveBrain,
+  type ServedBrain,
+} from "./src/http/server.ts";
+export type { Viewer, ViewerOptions } from "./src/viewer/viewer.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/run_worker.ts";

@@ -10,6 +10,9 @@
  * model and `BRAIN_MODEL_KEY` (or `--model-key`) is its API key, which never
  * leaves this process and is never journaled. Prefer the variable for the key:
  * command lines are visible to other users.
+ *
+ * `BRAIN_OPERATOR_TOKEN` is the operator's secret for the journal viewer at
+ * `/viewer/`, which then sees every session; without it each host sees its own.
  */
 import { parseArgs } from "node:util";
 import { openAICompatible } from "../model/openai.ts";
@@ -46,7 +49,8 @@ async function main(): Promise<void> {
   const path = values.path ?? Deno.env.get("BRAIN_PATH");
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
-  const server = await serveBrain({ port, path, models: configuredModels() });
+  const operatorToken = Deno.env.get("BRAIN_OPERATOR_TOKEN") || undefined;
+  const server = await serveBrain({ port, path, models: configuredModels(), operatorToken });
   console.log(`Brain listening on ${server.url}`);
   const stop = async () => {
     await server.shutdown();

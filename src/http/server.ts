@@ -4,6 +4,17 @@ import type { Journal } from "../journal/journal.ts";
 import { OpenCalls, serveHostSocket } from "../host/host_link.ts";
 import { HOST_PATH } from "../host/protocol.ts";
 import { HostRegistry } from "../host/registry.ts";
+import { viewerRoutes } from "../viewer/viewer.ts";
+
+/** Options for a Brain server: an embedded Brain's, and the operator's viewer credential. */
+export interface BrainServerOptions extends BrainOptions {
+  /**
+   * The operator's secret for the journal viewer at `/viewer/` and its read API
+   * (`Authorization: Bearer TOKEN` sees every session). Without it each host
+   * sees only its own sessions, with its id and token.
+   */
+  operatorToken?: string;
+}
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -24,8 +35,9 @@ export interface BrainServer {
  * upgrades to the host WebSocket; a missing or wrong token gets 401 before anything is dispatched.
  * `options.models` are the models clients name (`sessions.create({ model: "default" })`): their
  * sessions' Agentloops and `ctx.model` calls run here, and providers and credentials stay here.
+ * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`.
  */
-export async function createBrainServer(options: BrainOptions = {}): Promise<BrainServer> {
+export async function createBrainServer({ operatorToken, ...options }: BrainServerOptions = {}): Promise<BrainServer> {
   const backend = await EmbeddedBackend.open(options);
   const hosts = new HostRegistry(backend.journal);
   const calls = new OpenCalls();
@@ -50,6 +62,7 @@ export async function createBrainServer(options: BrainOptions = {}): Promise<Bra
     serveHostSocket({ socket, host, backend, calls });
     return response;
   });
+  app.route("/", viewerRoutes(backend.journal, { operatorToken }));
 
   return {
     fetch: app.fetch,
@@ -96,7 +109,7 @@ export interface ServedBrain extends BrainServer {
  * ```
  */
 export async function serveBrain(
-  { hostname = "127.0.0.1", port = 0, ...options }: BrainOptions & { hostname?: string; port?: number } = {},
+  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number } = {},
 ): Promise<ServedBrain> {
   const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
