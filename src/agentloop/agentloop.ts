@@ -5,7 +5,7 @@ import type { Activation } from "../session/activation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "../session/conversation.ts";
 import type { ModelCaller } from "../session/model_call.ts";
 import type { Session } from "../session/session.ts";
-import { WakeBatcher } from "../session/wake.ts";
+import { WakeBatcher } from "./wake.ts";
 import { raceSignal } from "../util/signal.ts";
 import { formatOutcome } from "./present.ts";
 import { LoopView } from "./view.ts";

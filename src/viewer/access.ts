@@ -1,4 +1,5 @@
-import { hashToken, sameText } from "../host/token.ts";
+import { hashToken } from "../embedded/host_token.ts";
+import { sameText } from "../util/same_text.ts";
 import type { SessionMeta } from "../journal/records.ts";
 
 /** Who a viewer request speaks for: the operator, who sees every session, or one registered host, which sees its own. */

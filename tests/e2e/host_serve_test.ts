@@ -11,7 +11,7 @@ const SERVE_PERMISSIONS = [
 ];
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS);
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS);
   try {
     const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
     assert.ok(url, "the server printed its URL");
@@ -54,7 +54,7 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
     { reply: completion({ content: "I said hello to Ada." }) },
   ]);
   const key = "serve-model-key";
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
     BRAIN_MODEL_URL: chat.baseUrl,
     BRAIN_MODEL: "served-model",
     BRAIN_MODEL_KEY: key,
@@ -91,7 +91,7 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
 });
 
 Deno.test("the serve entry point refuses a model URL without a model name", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
     ...SERVE_PERMISSIONS,
   ], { BRAIN_MODEL: "" });
   assert.equal(await server.line(), undefined, "it never listened");

@@ -54,8 +54,16 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
     const stored = JSON.stringify([meta, await server.journal.read(session.id)]);
     assert.ok(!stored.includes("hash-me-secret"));
     assert.deepEqual(await other.sessions.list(), []);
-    await assert.rejects(other.sessions.get(session.id), (error: BrainError) => error.code === "unauthorized");
-    await assert.rejects(other.sessions.delete(session.id), (error: BrainError) => error.code === "unauthorized");
+    const missing = await other.sessions.get("no-such-session").catch((error: BrainError) => error);
+    const foreign = await other.sessions.get(session.id).catch((error: BrainError) => error);
+    assert.equal(foreign instanceof Error && foreign.code, "session_not_found");
+    assert.equal(
+      (foreign as BrainError).message.replace(session.id, "ID"),
+      (missing as BrainError).message.replace("no-such-session", "ID"),
+      "another host's session answers exactly as a missing one",
+    );
+    await other.sessions.delete(session.id);
+    assert.equal((await owner.sessions.list()).length, 1, "another host's delete removed nothing");
   } finally {
     await other.close();
     await owner.close();

@@ -1,0 +1,248 @@
+import type { AllowList } from "../contract/grant.ts";
+import { bindEnvironments } from "../session/bindings.ts";
+import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
+import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
+import { sameText } from "../util/same_text.ts";
+import { checkName } from "../util/names.ts";
+import { removeSessionWorkspaces } from "../session/workspaces.ts";
+import type { Journal } from "../journal/journal.ts";
+import { KvJournal } from "../journal/kv.ts";
+import { MemoryJournal } from "../journal/memory.ts";
+import type { SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { SessionModel } from "../model/types.ts";
+import { ModelCaller } from "../session/model_call.ts";
+import { Session } from "../session/session.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
+import { checkReattachment } from "./reattach.ts";
+import { endOrphanedCalls } from "./recover.ts";
+import { checkPlacedTools } from "../tool/placed_tools.ts";
+
+/** Options for an embedded Brain. */
+export interface BrainOptions {
+  /** Where sessions and records live; an in-memory journal by default. */
+  journal?: Journal;
+  /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
+  path?: string;
+  /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
+  maxEmittedBytes?: number;
+  /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
+  maxModelCalls?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
+  /**
+   * Models sessions pick by name (`sessions.create({ model: "default" })`): a
+   * Brain server's clients name one, and its provider and credentials never
+   * leave the server.
+   */
+  models?: Readonly<Record<string, SessionModel>>;
+}
+
+/**
+ * Sessions, their journal and the execution of their calls, in this process.
+ * A Brain server passes `authenticated`: the registration of the connected host
+ * whose token it has already checked against the stored hash.
+ */
+export class EmbeddedBackend implements BrainBackend {
+  /** The journal every session of this backend lives in. */
+  readonly journal: Journal;
+  #maxEmittedBytes: number;
+  #maxModelCalls: number;
+  #allow: AllowList | undefined;
+  #models: Readonly<Record<string, SessionModel>>;
+  #live = new Set<Session>();
+  #closed = false;
+
+  constructor(options: BrainOptions = {}) {
+    if (options.path !== undefined) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+      );
+    }
+    this.journal = options.journal ?? new MemoryJournal();
+    this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
+    this.#allow = options.allow;
+    this.#models = { ...options.models };
+    for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
+  }
+
+  /**
+   * Opens a backend, over the Deno KV file at `path` when given. Every call its
+   * journal still has open was in flight in a Brain that stopped: each ends
+   * `unknown` before this resolves, and is never dispatched again.
+   */
+  static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
+    const { path, ...rest } = options;
+    if (path !== undefined && rest.journal) {
+      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    }
+    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    const backend = new EmbeddedBackend({ ...rest, journal });
+    try {
+      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+    } catch (error) {
+      await backend.close();
+      throw error;
+    }
+    return backend;
+  }
+
+  async create(
+    { tools = [], id = crypto.randomUUID(), host, model: chosen, agentloop }: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    const model = this.#model(chosen);
+    checkName("a session id", id);
+    checkPlacedTools(tools);
+    if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    const registered = host === undefined ? authenticated : await registerHost(host);
+    // A new session starts with empty workspaces, whatever an earlier session of this id left.
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+    const workspaces = await this.#admit(id, tools);
+    const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
+    if (registered) meta.host = registered;
+    if (model) meta.model = modelNames(model);
+    await this.journal.createSession(meta);
+    return this.#open(meta, tools, workspaces, model, agentloop);
+  }
+
+  async get(
+    id: string,
+    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    checkName("a session id", id);
+    checkPlacedTools(tools);
+    const model = this.#model(chosen);
+    const meta = await this.journal.getSession(id);
+    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (authenticated) checkOwner(id, meta.host, authenticated);
+    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
+    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    if (model) checkModel(meta, model);
+    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+    const workspaces = await this.#admit(id, tools);
+    const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+    return this.#open(meta, tools, workspaces, model, agentloop, created);
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    checkName("a session id", id);
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.journal.deleteSession(id);
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+  }
+
+  list(): Promise<SessionMeta[]> {
+    return this.journal.listSessions();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.journal.close();
+  }
+
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    }
+    return workspaces;
+  }
+
+  #open(
+    meta: SessionMeta,
+    tools: readonly PlacedTool[],
+    workspaces: Map<string, string>,
+    model?: SessionModel,
+    agentloop?: AgentloopOptions,
+    created?: CreatedEnvironment[],
+  ): Session {
+    const session = new Session({
+      journal: this.journal,
+      meta,
+      tools,
+      workspaces,
+      allow: this.#allow,
+      created,
+      maxEmittedBytes: this.#maxEmittedBytes,
+      maxModelCalls: this.#maxModelCalls,
+      models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
+      conversation: (parts) => new Agentloop(parts, agentloop),
+      onEnd: (ended) => this.#live.delete(ended),
+    });
+    this.#live.add(session);
+    return session;
+  }
+
+  /** The session model `chosen` names, or `chosen` itself; throws `model_unavailable` for a name not configured. */
+  #model(chosen: SessionModel | string | undefined): SessionModel | undefined {
+    if (typeof chosen !== "string") return chosen;
+    if (Object.hasOwn(this.#models, chosen)) return this.#models[chosen];
+    const names = Object.keys(this.#models);
+    throw new BrainError(
+      "model_unavailable",
+      `this Brain has no model named ${JSON.stringify(chosen)}; ${
+        names.length ? `it has ${names.map((name) => JSON.stringify(name)).join(", ")}` : "it has none"
+      }`,
+    );
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+/**
+ * Throws `session_not_found`, exactly as for a session that does not exist, unless
+ * the session is placed in the authenticated host: another host's session ids stay hidden.
+ */
+export function checkOwner(
+  sessionId: string,
+  registered: HostRegistration | undefined,
+  host: HostRegistration,
+): void {
+  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+}
+
+/** True when a session's registration is exactly the authenticated host's. */
+export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
+  return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
+}
+
+function modelNames(model: SessionModel): { provider: string; model: string } {
+  if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
+    throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
+  }
+  return { provider: model.provider.name, model: model.model };
+}
+
+function checkModelName(name: string, model: SessionModel): void {
+  if (name === "") throw new BrainError("invalid_argument", "a configured model needs a non-empty name");
+  modelNames(model);
+}
+
+/** Throws `reattach_mismatch` unless `model` names the session's saved provider and model. */
+function checkModel(meta: SessionMeta, model: SessionModel): void {
+  const given = modelNames(model);
+  if (meta.model?.provider !== given.provider || meta.model?.model !== given.model) {
+    throw new BrainError(
+      "reattach_mismatch",
+      `session ${meta.id} uses ${
+        meta.model ? `${meta.model.provider}/${meta.model.model}` : "no model"
+      }, not ${given.provider}/${given.model}`,
+      { details: { saved: meta.model ?? null, given } },
+    );
+  }
+}

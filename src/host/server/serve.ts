@@ -1,0 +1,73 @@
+/**
+ * `deno task serve`: a Brain server on 127.0.0.1. The port comes from `--port`,
+ * else `BRAIN_PORT`, else 8787; `--port 0` picks a free one. It prints
+ * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
+ * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory.
+ *
+ * With `--model-url` (or `BRAIN_MODEL_URL`), the base URL of an OpenAI-compatible
+ * API, the server has one model, `default`, that clients name with
+ * `sessions.create({ model: "default" })`: `--model` (or `BRAIN_MODEL`) names the
+ * model and `BRAIN_MODEL_KEY` (or `--model-key`) is its API key, which never
+ * leaves this process and is never journaled. Prefer the variable for the key:
+ * command lines are visible to other users.
+ *
+ * `BRAIN_OPERATOR_TOKEN` is the operator's secret for the journal viewer at
+ * `/viewer/`, which then sees every session; without it each host sees its own.
+ */
+import { parseArgs } from "node:util";
+import { openAICompatible } from "../../model/openai.ts";
+import type { SessionModel } from "../../model/types.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { serveBrain } from "./server.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    port: { type: "string" },
+    path: { type: "string" },
+    "model-url": { type: "string" },
+    model: { type: "string" },
+    "model-key": { type: "string" },
+  },
+});
+try {
+  await main();
+} catch (error) {
+  if (!(error instanceof BrainError)) throw error;
+  console.error(`brain serve: ${error.message}`);
+  Deno.exit(2);
+}
+
+/** Reads the configuration, starts the server and stops it on SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const raw = values.port ?? Deno.env.get("BRAIN_PORT") ?? "8787";
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
+  }
+
+  const path = values.path ?? Deno.env.get("BRAIN_PATH");
+  const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
+  if (folder) await Deno.mkdir(folder, { recursive: true });
+  const operatorToken = Deno.env.get("BRAIN_OPERATOR_TOKEN") || undefined;
+  const server = await serveBrain({ port, path, models: configuredModels(), operatorToken });
+  console.log(`Brain listening on ${server.url}`);
+  const stop = async () => {
+    await server.shutdown();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+}
+
+/** The `default` model the flags or environment describe, or none without a model URL. */
+function configuredModels(): Record<string, SessionModel> {
+  const baseUrl = values["model-url"] ?? Deno.env.get("BRAIN_MODEL_URL");
+  if (baseUrl === undefined) return {};
+  const model = values.model ?? Deno.env.get("BRAIN_MODEL");
+  if (!model) throw new BrainError("invalid_argument", "a model URL needs a model name: --model or BRAIN_MODEL");
+  const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
+  return {
+    default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
+  };
+}
