@@ -10,7 +10,7 @@ const dir = scratchDir("host_restart");
 function serve(path: string, port: string, env: Record<string, string> = {}) {
   return spawnDeno("src/host/server/serve.ts", ["--port", port, "--path", path], [
     "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_OPERATOR_TOKEN",
     "--allow-read=.tmp",
     "--allow-write=.tmp",
   ], env);

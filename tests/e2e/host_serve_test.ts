@@ -7,11 +7,13 @@ import { spawnDeno } from "./child.ts";
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
 const SERVE_PERMISSIONS = [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_OPERATOR_TOKEN",
 ];
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS);
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
+    BRAIN_OPERATOR_TOKEN: "operator-token",
+  });
   try {
     const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
     assert.ok(url, "the server printed its URL");
@@ -33,6 +35,12 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
         end.outcome,
         { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
         "it ran in this process",
+      );
+      const listed = await fetch(`${url}/v1/sessions`, { headers: { authorization: "Bearer operator-token" } });
+      assert.deepEqual(
+        (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
+        [session.id],
+        "BRAIN_OPERATOR_TOKEN lets the operator's viewer see the session",
       );
     } finally {
       await brain.close();
