@@ -56,7 +56,9 @@ export { formatRecord } from "./src/journal/format.ts";
 export { hostEnv } from "./src/env/host_env.ts";
 export {
   type Environment,
+  type EnvironmentAdmission,
   type EnvironmentOptions,
+  type EnvironmentTools,
   type SetupContext,
   type SetupScript,
 } from "./src/contract/placement.ts";
@@ -129,6 +131,8 @@ export {
   type ServedBrain,
 } from "./src/host/server/server.ts";
 export type { Viewer, ViewerOptions } from "./src/viewer/viewer.ts";
+export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
+export type { HostAdmission } from "./src/host/server/registry.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/run_worker.ts";

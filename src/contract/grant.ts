@@ -11,6 +11,8 @@ export interface BrainEnvGrant {
   net?: string[];
   /** Environment variable names the Environment may read. */
   env?: string[];
+  /** Programs the Environment may start (an MCP server's command); a Brain-hosted Environment starts none. */
+  run?: string[];
 }
 
 /**
@@ -26,6 +28,8 @@ export interface AllowList {
   net?: string[];
   /** Environment variable names that may be granted. */
   env?: string[];
+  /** Programs (as given to the Environment, such as an MCP server's command) that may be started. */
+  run?: string[];
 }
 
 /** One operation of `ctx.environments`; a binding's `control` lists the ones its Tools may use. */

@@ -145,6 +145,30 @@ export interface Environment {
   invoke?(descriptor: Descriptor, input: JsonValue, signal: AbortSignal): Promise<JsonValue>;
   /** Runs a host Tool placed in this binding somewhere else (an Application tool extension). */
   dispatch?(dispatch: Dispatch): void;
+  /**
+   * Places Tools of its own in one session (an MCP server's tools). Brain calls it
+   * after checking the grant, when a session given this Environment is created or
+   * reopened, and calls the returned `close` when that session handle ends.
+   */
+  place?(admission: EnvironmentAdmission): Promise<EnvironmentTools>;
+}
+
+/** What an Environment that places its own Tools is given for one session. */
+export interface EnvironmentAdmission {
+  /** The session being created or reopened. */
+  sessionId: string;
+  /** Real path of the binding's session workspace, when its grant has one. */
+  workspace: string | undefined;
+  /** What the Brain may grant. */
+  allow: AllowList | undefined;
+}
+
+/** The Tools an Environment placed in one session, and how to release what it opened for them. */
+export interface EnvironmentTools {
+  /** The placed Tools, each naming this Environment. */
+  tools: readonly PlacedTool[];
+  /** Releases the session's resources (connections, processes); Brain awaits it when the session handle ends. */
+  close(): Promise<void>;
 }
 
 /** Request header carrying the model execution service's URL to an HTTP Environment. */

@@ -3,12 +3,17 @@ import type { SessionMeta } from "../journal/records.ts";
 import type { Session } from "../session/session.ts";
 import type { AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { Environment, PlacedTool } from "../contract/placement.ts";
 
 /** Options for creating a session. */
 export interface CreateSessionOptions {
   /** Placed Tools; names must be unique. */
   tools?: readonly PlacedTool[];
+  /**
+   * Environments that place Tools of their own (such as `mcpEnv`): each is
+   * admitted under its grant and its Tools join `tools`. Embedded Brains only.
+   */
+  environments?: readonly Environment[];
   /** The session id; a random UUID by default. */
   id?: string;
   /**
@@ -31,6 +36,8 @@ export interface CreateSessionOptions {
 export interface GetSessionOptions {
   /** Exactly the Tools the session was created with, to restore their handlers. */
   tools?: readonly PlacedTool[];
+  /** The Environments the session was created with, placing their Tools again. */
+  environments?: readonly Environment[];
   /**
    * The session's registered host credentials; required with `tools` when the
    * session has a host. A remote Brain uses its own connection's host.

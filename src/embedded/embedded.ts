@@ -1,5 +1,5 @@
 import type { AllowList } from "../contract/grant.ts";
-import { bindEnvironments } from "../session/bindings.ts";
+import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
 import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
 import { sameText } from "../util/same_text.ts";
@@ -15,7 +15,7 @@ import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
@@ -93,45 +93,67 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model: chosen, agentloop }: CreateSessionOptions = {},
+    {
+      tools: given = [],
+      environments = [],
+      id = crypto.randomUUID(),
+      host,
+      model: chosen,
+      agentloop,
+    }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
     checkName("a session id", id);
-    checkPlacedTools(tools);
+    checkPlacedTools(given);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
-    const registered = host === undefined ? authenticated : await registerHost(host);
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
-    const workspaces = await this.#admit(id, tools);
-    const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((placed) => placed.advertised) };
-    if (registered) meta.host = registered;
-    if (model) meta.model = modelNames(model);
-    await this.journal.createSession(meta);
-    return this.#open(meta, tools, workspaces, model, agentloop);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      checkPlacedTools(tools);
+      const registered = host === undefined ? authenticated : await registerHost(host);
+      const workspaces = await this.#admit(id, tools);
+      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
+      if (registered) meta.host = registered;
+      if (model) meta.model = modelNames(model);
+      await this.journal.createSession(meta);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop);
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
   }
 
   async get(
     id: string,
-    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools: given = [], environments = [], host, model: chosen, agentloop }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
     checkName("a session id", id);
-    checkPlacedTools(tools);
+    checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
     if (authenticated) checkOwner(id, meta.host, authenticated);
-    else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
-    if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+    else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
-    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-    const workspaces = await this.#admit(id, tools);
-    const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-    return this.#open(meta, tools, workspaces, model, agentloop, created);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+      // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
+      if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+      const workspaces = await this.#admit(id, tools);
+      const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop, created);
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
   }
 
   async delete(id: string): Promise<void> {
@@ -153,6 +175,27 @@ export class EmbeddedBackend implements BrainBackend {
     await this.journal.close();
   }
 
+  /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
+  async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
+    if (!Array.isArray(environments)) {
+      throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
+    }
+    const placed: EnvironmentTools[] = [];
+    try {
+      for (const env of environments) {
+        if (typeof env?.place !== "function") {
+          throw new BrainError("invalid_argument", `environment ${env?.name} places no Tools of its own`);
+        }
+        const workspace = await admitEnvironment(id, env, this.#allow);
+        placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
+      }
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
+    return placed;
+  }
+
   async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
@@ -165,6 +208,7 @@ export class EmbeddedBackend implements BrainBackend {
     meta: SessionMeta,
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
+    placed: EnvironmentTools[],
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
@@ -180,7 +224,10 @@ export class EmbeddedBackend implements BrainBackend {
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: (ended) => this.#live.delete(ended),
+      onEnd: async (ended) => {
+        this.#live.delete(ended);
+        await release(placed);
+      },
     });
     this.#live.add(session);
     return session;
@@ -202,6 +249,11 @@ export class EmbeddedBackend implements BrainBackend {
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
   }
+}
+
+/** Closes what Environments opened for placed Tools; a failing close does not stop the others. */
+async function release(placed: readonly EnvironmentTools[]): Promise<void> {
+  await Promise.allSettled(placed.map((entry) => entry.close()));
 }
 
 /**

@@ -39,6 +39,9 @@ export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvi
       throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
     }
   }
+  if (grant.run !== undefined) {
+    throw new BrainError("invalid_argument", `environment ${name}: a Brain-hosted Environment starts no programs`);
+  }
   const frozen = deepFreeze(structuredClone(grant));
   return Object.freeze({
     name,

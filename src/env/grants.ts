@@ -14,6 +14,7 @@ export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> 
   if (mode && (!allow.workspaceRoot || !allow.filesystem?.includes(mode))) deny(`filesystem workspace "${mode}"`);
   for (const host of grant.net ?? []) if (!netAllowed(host, allow.net)) deny(`net "${host}"`);
   for (const name of grant.env ?? []) if (!allow.env?.includes(name)) deny(`env "${name}"`);
+  for (const program of grant.run ?? []) if (!allow.run?.includes(program)) deny(`run "${program}"`);
 }
 
 /** True when `host` (`name` or `name:port`) is in `allowed`, or its bare name is. */

@@ -45,7 +45,8 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
-  onEnd: (session: Session) => void;
+  /** Called once when the handle ends; the end waits for it. */
+  onEnd: (session: Session) => void | Promise<void>;
 }
 
 /**
@@ -66,7 +67,7 @@ export class Session {
   #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
-  #onEnd: (session: Session) => void;
+  #onEnd: (session: Session) => void | Promise<void>;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -203,7 +204,7 @@ export class Session {
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
-    this.#onEnd(this);
+    await this.#onEnd(this);
   }
 
   /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */

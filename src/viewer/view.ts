@@ -4,7 +4,7 @@
  * reads: it never owns, recovers or changes a session, so it may run beside
  * the Brain that writes the file and follows its commits live.
  *
- * The operator token is `--token`, else `BRAIN_OPERATOR_TOKEN`, else a random
+ * The operator token is `--token`, else `BRAIN_SERVER_TOKEN`, else a random
  * one; it prints `Brain viewer on URL`, a link whose fragment (never sent to a
  * server) signs the browser in, and stops on SIGINT or SIGTERM.
  */
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const found = await Deno.stat(path).then((info) => info.isFile, () => false);
   if (!found) throw new BrainError("invalid_argument", `no journal file at ${path}`);
   const journal = await KvJournal.open(path);
-  const operatorToken = values.token ?? (Deno.env.get("BRAIN_OPERATOR_TOKEN") || crypto.randomUUID());
+  const operatorToken = values.token ?? (Deno.env.get("BRAIN_SERVER_TOKEN") || crypto.randomUUID());
   const viewer = createViewer(journal, { operatorToken });
   const server = Deno.serve({ hostname: "127.0.0.1", port, onListen: () => {} }, viewer.fetch);
   console.log(

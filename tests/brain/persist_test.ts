@@ -70,7 +70,7 @@ Deno.test("the KV file holds the host's token hash and never the token", async (
   const raw = new TextDecoder("latin1").decode(
     new Uint8Array(
       (await Promise.all(
-        [...Deno.readDirSync(dir)].filter((entry) => entry.name.startsWith(path.split("/").at(-1)!))
+        [...Deno.readDirSync(dir)].filter((entry) => entry.isFile && entry.name.startsWith(path.split("/").at(-1)!))
           .map((entry) => Deno.readFile(`${dir}/${entry.name}`)),
       )).flatMap((bytes) => [...bytes]),
     ),

@@ -158,8 +158,8 @@ Deno.test("deleting a session removes its workspace; a new session of the same i
 });
 
 Deno.test("over the wire, a session id that could be a path is invalid_argument, not a lookup", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "wire-secret", host: "wire" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "wire-secret", host: "wire" });
   try {
     for (const id of ["..", ".", "a/b"]) {
       await assert.rejects(brain.sessions.create({ id }), hasCode("invalid_argument"), id);

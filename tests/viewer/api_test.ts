@@ -215,8 +215,8 @@ Deno.test("the stream sends each record as it commits, and resumes after Last-Ev
 });
 
 Deno.test("a server's open streams end when it shuts down, so shutdown never waits on a browser", async () => {
-  const server = await serveBrain({ port: 0, operatorToken: OPERATOR });
-  const brain = new Brain({ url: server.url, token: "t", host: "h" });
+  const server = await serveBrain({ port: 0, serverToken: OPERATOR });
+  const brain = new Brain({ url: server.url, token: "t", host: "h", serverToken: OPERATOR });
   try {
     const session = await brain.sessions.create({ tools: [note()] });
     await session.call("note", { text: "x" });
@@ -267,7 +267,7 @@ Deno.test("brain.viewer() is an embedded Brain's; a remote Brain's viewer is its
 /** The permissions of `deno task view`, with reads and writes narrowed to the test's directory. */
 const viewPermissions = (dir: string) => [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_OPERATOR_TOKEN",
+  "--allow-env=BRAIN_SERVER_TOKEN",
   `--allow-read=${dir}`,
   `--allow-write=${dir}`,
 ];

@@ -9,7 +9,7 @@ import { browserTest, hasChromium, launchChromium } from "./browser.ts";
 declare const getComputedStyle: (element: unknown) => { backgroundColor: string; color: string };
 
 const OPERATOR = "operator-secret";
-const HOST = { url: "", token: "host-token", host: "app" };
+const HOST = { url: "", token: "host-token", host: "app", serverToken: OPERATOR };
 const REPORT = "r".repeat(5000);
 
 /** The Tools of the conversation: one finishing with events and a large result, one failing, two in the background, one waiting for its end. */
@@ -55,7 +55,7 @@ function serve(path: string, port: number, steps: ConstructorParameters<typeof S
   return serveBrain({
     port,
     path,
-    operatorToken: OPERATOR,
+    serverToken: OPERATOR,
     models: { default: { provider: new ScriptedProvider(steps), model: "demo" } },
   });
 }

@@ -11,6 +11,7 @@ import {
   errorFromFrame,
   HOST_PATH,
   type RequestOf,
+  SERVER_TOKEN_HEADER,
   type ServerFrame,
   serverFrame,
   type WireAgentloop,
@@ -26,6 +27,8 @@ export interface HostConnectionOptions {
   token: string;
   /** The registered host identity. */
   host: string;
+  /** The server's operator credential, to register a new host id. */
+  serverToken?: string;
   /** First reconnect delay in ms; doubled per failed attempt. */
   minDelay?: number;
   /** Longest reconnect delay in ms. */
@@ -73,7 +76,7 @@ type State = "connecting" | "attached" | "closed" | "failed";
  * host with exponential backoff. Nothing that was dispatched is ever run again.
  */
 export class HostConnection {
-  #options: Required<HostConnectionOptions>;
+  #options: Required<Omit<HostConnectionOptions, "serverToken">> & Pick<HostConnectionOptions, "serverToken">;
   #socket: WebSocket | undefined;
   #state: State = "connecting";
   #failure: BrainError | undefined;
@@ -196,11 +199,13 @@ export class HostConnection {
   }
 
   #connect(): void {
-    const { url, token, host } = this.#options;
+    const { url, token, host, serverToken } = this.#options;
     const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
     endpoint.searchParams.set("host", host);
-    // Deno's WebSocket takes headers; the token never appears in a URL.
-    const socket = new WebSocket(endpoint, { headers: { authorization: `Bearer ${token}` } } as unknown as string[]);
+    // Deno's WebSocket takes headers; the tokens never appear in a URL.
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
+    const socket = new WebSocket(endpoint, { headers } as unknown as string[]);
     this.#socket = socket;
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;

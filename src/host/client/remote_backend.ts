@@ -29,6 +29,11 @@ export interface RemoteBrainOptions {
    * registration of an id fixes its token; reattach with the same id and token.
    */
   host?: string;
+  /**
+   * The server's operator credential (its `serverToken`), needed only to register
+   * a host id the server does not know yet; sent in the `brain-server-token` header.
+   */
+  serverToken?: string;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -37,27 +42,35 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default" }: RemoteBrainOptions) {
+  constructor({ url, token, host = "default", serverToken }: RemoteBrainOptions) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
-    this.#connection = new HostConnection({ url, token, host });
+    if (serverToken !== undefined && typeof serverToken !== "string") {
+      throw new BrainError("invalid_argument", "serverToken must be a string");
+    }
+    this.#connection = new HostConnection({ url, token, host, serverToken });
   }
 
   async create(
-    { tools = [], id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+    { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
     refuseCredentials(host);
+    refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
     checkPlacedTools(tools);
     return await this.#open(id, tools, conversation, "create");
   }
 
-  async get(id: string, { tools = [], host, model, agentloop }: GetSessionOptions = {}): Promise<BrainSession> {
+  async get(
+    id: string,
+    { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
+  ): Promise<BrainSession> {
     this.#assertOpen();
     checkPlacedTools(tools);
     refuseCredentials(host);
+    refuseEnvironments(environments);
     return await this.#open(id, tools, serverConversation(model, agentloop), "get");
   }
 
@@ -173,6 +186,15 @@ function refuseCredentials(host: unknown): void {
     throw new BrainError(
       "invalid_argument",
       "a remote Brain's sessions belong to the host it connects as: give host and token to new Brain({ url, token, host })",
+    );
+  }
+}
+
+function refuseEnvironments(environments: readonly unknown[] | undefined): void {
+  if (environments?.length) {
+    throw new BrainError(
+      "unsupported_runtime",
+      "a remote Brain client places no Environment Tools: give environments to the Brain server's own sessions",
     );
   }
 }

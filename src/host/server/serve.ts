@@ -11,8 +11,12 @@
  * leaves this process and is never journaled. Prefer the variable for the key:
  * command lines are visible to other users.
  *
- * `BRAIN_OPERATOR_TOKEN` is the operator's secret for the journal viewer at
- * `/viewer/`, which then sees every session; without it each host sees its own.
+ * The server admits only hosts it is told about: `BRAIN_SERVER_TOKEN` is the
+ * operator credential a client presents (`new Brain({ serverToken })`) to
+ * register a new host id, and `--host-tokens FILE` (or `BRAIN_HOST_TOKENS`), a
+ * JSON object of host ids to tokens or `sha-256:` token hashes, names hosts
+ * admitted without it (the task may read files under `.brain/`). Without either
+ * it exits 2.
  */
 import { parseArgs } from "node:util";
 import { openAICompatible } from "../../model/openai.ts";
@@ -28,6 +32,7 @@ const { values } = parseArgs({
     "model-url": { type: "string" },
     model: { type: "string" },
     "model-key": { type: "string" },
+    "host-tokens": { type: "string" },
   },
 });
 try {
@@ -49,8 +54,9 @@ async function main(): Promise<void> {
   const path = values.path ?? Deno.env.get("BRAIN_PATH");
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
-  const operatorToken = Deno.env.get("BRAIN_OPERATOR_TOKEN") || undefined;
-  const server = await serveBrain({ port, path, models: configuredModels(), operatorToken });
+  const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
+  const hostTokens = await readHostTokens(values["host-tokens"] ?? Deno.env.get("BRAIN_HOST_TOKENS"));
+  const server = await serveBrain({ port, path, models: configuredModels(), serverToken, hostTokens });
   console.log(`Brain listening on ${server.url}`);
   const stop = async () => {
     await server.shutdown();
@@ -70,4 +76,19 @@ function configuredModels(): Record<string, SessionModel> {
   return {
     default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
   };
+}
+
+/** The host tokens file's JSON object, or none without a file. */
+async function readHostTokens(file: string | undefined): Promise<Record<string, string> | undefined> {
+  if (file === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await Deno.readTextFile(file));
+  } catch (error) {
+    throw new BrainError("invalid_argument", `cannot read the host tokens file ${file}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new BrainError("invalid_argument", `the host tokens file ${file} must hold a JSON object of id: token`);
+  }
+  return parsed as Record<string, string>;
 }

@@ -2,19 +2,12 @@ import { Hono } from "hono";
 import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import { OpenCalls, serveHostSocket } from "./socket_handler.ts";
-import { HOST_PATH } from "../protocol.ts";
-import { HostRegistry } from "./registry.ts";
+import { errorFrame, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
+import { type HostAdmission, HostRegistry } from "./registry.ts";
+import { type ServerLimits, serverLimits } from "./limits.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
-
-/** Options for a Brain server: an embedded Brain's, and the operator's viewer credential. */
-export interface BrainServerOptions extends BrainOptions {
-  /**
-   * The operator's secret for the journal viewer at `/viewer/` and its read API
-   * (`Authorization: Bearer TOKEN` sees every session). Without it each host
-   * sees only its own sessions, with its id and token.
-   */
-  operatorToken?: string;
-}
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -30,39 +23,73 @@ export interface BrainServer {
   close(): Promise<void>;
 }
 
+/** Options for a Brain server: an embedded Brain's, who it admits, and its limits. */
+export interface BrainServerOptions extends BrainOptions, HostAdmission {
+  /** Per-host limits over {@linkcode SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
+}
+
 /**
- * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with `Authorization: Bearer TOKEN`
- * upgrades to the host WebSocket; a missing or wrong token gets 401 before anything is dispatched.
- * `options.models` are the models clients name (`sessions.create({ model: "default" })`): their
- * sessions' Agentloops and `ctx.model` calls run here, and providers and credentials stay here.
- * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`.
+ * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with
+ * `Authorization: Bearer TOKEN` upgrades to the host WebSocket. A host id the server knows (from `hostTokens`,
+ * an earlier registration, or its sessions) needs its token; a new id also needs the operator credential
+ * `serverToken` in the `brain-server-token` header. Anything else gets 401 before anything is registered,
+ * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
+ * is refused with `invalid_argument`. `options.models` are the models clients name
+ * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`: `serverToken` sees every
+ * session there, and a host's id and token see the sessions placed in it.
  */
-export async function createBrainServer({ operatorToken, ...options }: BrainServerOptions = {}): Promise<BrainServer> {
-  const backend = await EmbeddedBackend.open(options);
-  const hosts = new HostRegistry(backend.journal);
+export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
+  const { serverToken, hostTokens, limits: given, ...brainOptions } = options ?? {};
+  const limits = serverLimits(given);
+  const backend = await EmbeddedBackend.open(brainOptions);
+  let hosts: HostRegistry;
+  try {
+    hosts = new HostRegistry(backend.journal, { serverToken, hostTokens }, limits);
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
   const calls = new OpenCalls();
   const app = new Hono();
   let connections = 0;
+  const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
+    Response.json({ error: errorFrame(error) }, { status });
 
   app.get("/v1/health", (c) => c.json({ ok: true }));
   app.get(HOST_PATH, async (c) => {
     const id = c.req.query("host");
-    if (!id) return c.json({ error: { code: "invalid_argument", message: "name the host: ?host=ID" } }, 400);
-    const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1];
-    const host = await hosts.register(id, token);
-    if (!host) {
-      return c.json({ error: { code: "unauthorized", message: `wrong or missing token for host ${id}` } }, 401);
+    if (!isName(id)) {
+      return refuse(400, new BrainError("invalid_argument", "name the host: ?host=ID, ID letters, digits, -, _, ."));
     }
     if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
-      return c.json({ error: { code: "protocol_error", message: "expected a WebSocket upgrade" } }, 426);
+      return refuse(426, new BrainError("protocol_error", "expected a WebSocket upgrade"));
     }
-    const { socket, response } = Deno.upgradeWebSocket(c.req.raw);
+    const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+    let registration: { id: string; tokenHash: string };
+    try {
+      registration = await hosts.authenticate(id, token, c.req.header(SERVER_TOKEN_HEADER));
+    } catch (error) {
+      return refuse((error as BrainError).code === "limit_exceeded" ? 429 : 401, error as BrainError);
+    }
+    let upgraded: { socket: WebSocket; response: Response };
+    try {
+      upgraded = Deno.upgradeWebSocket(c.req.raw);
+    } catch {
+      return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
+    }
+    const host = hosts.admit(registration);
+    if (!host) {
+      upgraded.socket.onopen = () => upgraded.socket.close(4003, "unauthorized");
+      return upgraded.response;
+    }
     connections++;
-    host.attach(socket);
-    serveHostSocket({ socket, host, backend, calls });
-    return response;
+    host.attach(upgraded.socket);
+    serveHostSocket({ socket: upgraded.socket, host, backend, calls, maxFrameBytes: limits.maxFrameBytes });
+    return upgraded.response;
   });
-  app.route("/", viewerRoutes(backend.journal, { operatorToken }));
+  app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
   return {
     fetch: app.fetch,
@@ -98,8 +125,8 @@ export interface ServedBrain extends BrainServer {
  * @example
  * ```ts ignore
  * import { Brain, serveBrain } from "@aexhq/brain";
- * const server = await serveBrain({ port: 0 });
- * const brain = new Brain({ url: server.url, token: "secret" });
+ * const server = await serveBrain({ port: 0, hostTokens: { app: "secret" } });
+ * const brain = new Brain({ url: server.url, token: "secret", host: "app" });
  * try {
  *   console.log((await brain.sessions.list()).length); // 0
  * } finally {
@@ -109,7 +136,7 @@ export interface ServedBrain extends BrainServer {
  * ```
  */
 export async function serveBrain(
-  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number } = {},
+  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
   const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);

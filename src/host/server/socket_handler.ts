@@ -10,7 +10,14 @@ import { Activation } from "../../session/activation.ts";
 import type { Session, ToolCall } from "../../session/session.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { ModelRequest } from "../../model/types.ts";
-import { type ClientFrame, clientFrame, decodeFrame, errorFrame, type WireAgentloop } from "../protocol.ts";
+import {
+  type ClientFrame,
+  clientFrame,
+  decodeFrame,
+  errorFrame,
+  oversizeFrame,
+  type WireAgentloop,
+} from "../protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
@@ -39,6 +46,8 @@ export interface LinkParts {
   host: RegisteredHost;
   backend: EmbeddedBackend;
   calls: OpenCalls;
+  /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
+  maxFrameBytes: number;
 }
 
 /**
@@ -46,7 +55,7 @@ export interface LinkParts {
  * dispatched to the host. Reports are applied to their call in arrival order,
  * synchronously, so the journal sees them in the order the host made them.
  */
-export function serveHostSocket({ socket, host, backend, calls }: LinkParts): void {
+export function serveHostSocket({ socket, host, backend, calls, maxFrameBytes }: LinkParts): void {
   const journal = backend.journal;
   const streams = new Map<number, AbortController>();
   const closed = new AbortController();
@@ -142,7 +151,10 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
           }
           return uploadedTool(tool, upload, await host.components.component(upload));
         }));
-        const session = await backend.create({ id: frame.session, tools, ...served(frame) }, registration);
+        const session = await host.createSession(
+          journal,
+          () => backend.create({ id: frame.session, tools, ...served(frame) }, registration),
+        );
         host.handles.set(frame.handle, session);
         return null;
       }
@@ -173,10 +185,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         return null;
       case "start": {
         const session = handle(frame.handle);
-        const call = await session.start(frame.tool, frame.input, {
-          deadline: frame.deadline,
-          activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
-        });
+        const call = await host.startCall(() =>
+          session.start(frame.tool, frame.input, {
+            deadline: frame.deadline,
+            activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
+          })
+        );
         calls.track(session.id, call);
         call.ended.then((end) => send(socket, { t: "ended", session: session.id, call: call.sequence, end }), () => {});
         return call.sequence;
@@ -213,6 +227,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
   };
 
   socket.onmessage = (event) => {
+    const oversize = oversizeFrame(event.data, maxFrameBytes);
+    if (oversize) {
+      if (oversize.id === undefined) socket.close(1009, "frame too large");
+      else send(socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
+      return;
+    }
     let frame: ClientFrame;
     try {
       frame = decodeFrame(clientFrame, event.data);
