@@ -111,6 +111,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,
