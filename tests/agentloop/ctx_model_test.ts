@@ -183,7 +183,7 @@ Deno.test("a Tool's completion stops its pending model request; the call ends un
     const end = await session.call("hasty", {});
     assert.equal(end.outcome.status, "ok");
     const error = await pending;
-    assert.ok(error instanceof BrainError && error.code === "cancelled");
+    assert.ok(error instanceof BrainError && error.code === "call_finished");
     const records = await until(
       session,
       (seen) => ofKind(seen, "model_call_finished").length === 1,
