@@ -4,17 +4,33 @@
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
+  const racers = racersOf(signal);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener("abort", onAbort, { once: true });
+    racers.add(reject);
     promise.then((value) => {
-      signal.removeEventListener("abort", onAbort);
+      racers.delete(reject);
       resolve(value);
     }, (error) => {
-      signal.removeEventListener("abort", onAbort);
+      racers.delete(reject);
       reject(error);
     });
   });
+}
+
+const RACERS = Symbol("raceSignal racers");
+
+/** The rejections waiting on `signal`, behind one abort listener per signal however many races it joins. */
+function racersOf(signal: AbortSignal & { [RACERS]?: Set<(reason: unknown) => void> }) {
+  let racers = signal[RACERS];
+  if (!racers) {
+    const waiting = racers = new Set();
+    signal[RACERS] = waiting;
+    signal.addEventListener("abort", () => {
+      for (const reject of waiting) reject(signal.reason);
+      waiting.clear();
+    }, { once: true });
+  }
+  return racers;
 }
 
 /** Resolves true when `promise` settles, false when `signal` aborts first. */
