@@ -112,6 +112,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,

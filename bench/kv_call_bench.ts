@@ -4,7 +4,6 @@
  * `kv.set`s (the baseline), and inserted into SQLite through `node:sqlite` in
  * WAL mode, each in its own transaction. Run with `deno task bench`.
  */
-import { DatabaseSync } from "node:sqlite";
 import { z } from "zod";
 import { Brain, type RecordBody, tool } from "../mod.ts";
 
@@ -31,6 +30,13 @@ const encoder = new TextEncoder();
 const bare = await Deno.openKv(`${dir}/bare.kv`);
 let key = 0;
 
+// The @types/node the lock resolves predates node:sqlite, so the two calls used here are typed by hand.
+interface Sqlite {
+  exec(sql: string): void;
+  prepare(sql: string): { run(...values: unknown[]): unknown };
+}
+const sqliteModule = "node:sqlite";
+const { DatabaseSync } = await import(sqliteModule) as { DatabaseSync: new (path: string) => Sqlite };
 const sqlite = new DatabaseSync(`${dir}/bare.sqlite`);
 sqlite.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
 sqlite.exec("CREATE TABLE record (session TEXT, sequence INTEGER, body BLOB, PRIMARY KEY (session, sequence))");
