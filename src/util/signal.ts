@@ -4,33 +4,18 @@
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
-  const racers = racersOf(signal);
+  // The listener goes as soon as the promise settles: a signal that aborts with no listener dispatches no event.
   return new Promise<T>((resolve, reject) => {
-    racers.add(reject);
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
     promise.then((value) => {
-      racers.delete(reject);
+      signal.removeEventListener("abort", onAbort);
       resolve(value);
     }, (error) => {
-      racers.delete(reject);
+      signal.removeEventListener("abort", onAbort);
       reject(error);
     });
   });
-}
-
-const RACERS = Symbol("raceSignal racers");
-
-/** The rejections waiting on `signal`, behind one abort listener per signal however many races it joins. */
-function racersOf(signal: AbortSignal & { [RACERS]?: Set<(reason: unknown) => void> }) {
-  let racers = signal[RACERS];
-  if (!racers) {
-    const waiting = racers = new Set();
-    signal[RACERS] = waiting;
-    signal.addEventListener("abort", () => {
-      for (const reject of waiting) reject(signal.reason);
-      waiting.clear();
-    }, { once: true });
-  }
-  return racers;
 }
 
 /** Resolves true when `promise` settles, false when `signal` aborts first. */
