@@ -88,6 +88,7 @@ export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/open
 export { WAKE_BATCH_MS } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
 export type { HostCredentials } from "./src/embedded/host_token.ts";
+export type { Viewer, ViewerOptions } from "./src/viewer/viewer.ts";
 export type { HostConnectionEvent } from "./src/host/client/connection.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/sandbox.ts";

@@ -6,7 +6,8 @@
  * one on a conversation of more than 100 turns. Run with `deno task bench`.
  */
 import { z } from "zod";
-import { Brain, type BrainSession, type JournalRecord, tool } from "../mod.ts";
+import { Brain, type BrainSession, tool } from "../mod.ts";
+import { type JournalRecord } from "../src/journal/records.ts";
 import { type ModelProvider } from "../src/model/types.ts";
 import { utf8Length } from "../src/util/utf8.ts";
 

@@ -4,7 +4,7 @@
  * reach a subscriber on a second journal of the file, against one on the
  * same journal. Run with `deno task bench`.
  */
-import type { RecordBody } from "../mod.ts";
+import type { RecordBody } from "../src/journal/records.ts";
 import { KvJournal } from "../src/journal/kv.ts";
 import { MemoryJournal } from "../src/journal/memory.ts";
 

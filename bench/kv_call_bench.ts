@@ -5,7 +5,8 @@
  * WAL mode, each in its own transaction. Run with `deno task bench`.
  */
 import { z } from "zod";
-import { Brain, type RecordBody, tool } from "../mod.ts";
+import { Brain, tool } from "../mod.ts";
+import { type RecordBody } from "../src/journal/records.ts";
 
 const dir = `.tmp/kv_call_bench-${crypto.randomUUID()}`;
 await Deno.mkdir(dir, { recursive: true });

@@ -3,7 +3,8 @@
  * puts its result in the conversation, and the model answers. Prints a
  * readable transcript. Run it with `deno run examples/conversation.ts`.
  */
-import { Brain, type JournalRecord } from "../mod.ts";
+import { Brain } from "../mod.ts";
+import { type JournalRecord } from "../src/journal/records.ts";
 import { type ModelProvider } from "../src/model/types.ts";
 import { ScriptedProvider } from "../src/model/testing.ts";
 import { lookup } from "./lookup.ts";

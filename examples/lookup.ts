@@ -2,7 +2,8 @@
  * The spec's first example: an application function Tool that reads the app's
  * own in-memory database. Run it with `deno run examples/lookup.ts`.
  */
-import { Brain, formatRecord, type JournalRecord, tool } from "../mod.ts";
+import { Brain, formatRecord, tool } from "../mod.ts";
+import { type JournalRecord } from "../src/journal/records.ts";
 import { z } from "zod";
 
 /** The application's state: `get(key)` returns `{ value }` or null. */

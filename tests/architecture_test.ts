@@ -12,9 +12,10 @@ const LAYERS: readonly (readonly string[])[] = [
   ["component", "http", "extension", "session"],
   ["agentloop"],
   ["embedded"],
+  ["viewer"],
   ["host"],
   ["brain"],
-  ["manifest", "viewer", "mcp", "telemetry"],
+  ["manifest", "mcp", "telemetry"],
 ];
 const SRC = new URL("../src/", import.meta.url);
 

@@ -1,4 +1,5 @@
-import { Brain, type BrainOptions, type BrainSession, type JournalRecord, type PlacedTool } from "../mod.ts";
+import { Brain, type BrainOptions, type BrainSession, type PlacedTool } from "../mod.ts";
+import { type JournalRecord } from "../src/journal/records.ts";
 
 /** Runs `fn` with a session of `tools` on a fresh embedded Brain, closing the Brain afterwards. */
 export async function withSession(

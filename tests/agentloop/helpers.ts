@@ -1,4 +1,5 @@
-import type { BrainSession, JournalRecord } from "../../mod.ts";
+import type { BrainSession } from "../../mod.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 
 /** Records of one kind. */
 export type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { Brain, type JournalRecord } from "../../mod.ts";
+import { Brain } from "../../mod.ts";
+import { type JournalRecord } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { type ModelMessage, type ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import type { JournalRecord } from "../../mod.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { spawnDeno, waitFor } from "./child.ts";
 

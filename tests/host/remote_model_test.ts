@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, type BrainOptions, type JournalRecord, openAICompatible, tool } from "../../mod.ts";
+import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
+import { type JournalRecord } from "../../src/journal/records.ts";
 import { type ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { formatRecord, type JournalRecord } from "../../mod.ts";
+import { formatRecord } from "../../mod.ts";
+import { type JournalRecord } from "../../src/journal/records.ts";
 
 Deno.test("formatRecord prints sequence, kind and the essentials of each record", () => {
   const base = { sessionId: "s", at: 0 };

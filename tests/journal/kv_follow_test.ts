@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { KvJournal } from "../../src/journal/kv.ts";
-import type { JournalRecord } from "../../mod.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { scratchDir } from "../scratch.ts";
 
 const dir = scratchDir("kv_follow_test");
