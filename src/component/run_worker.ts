@@ -1,4 +1,6 @@
 import { findNonJson } from "../outcome/json.ts";
+import type { BrainErrorCode } from "../outcome/errors.ts";
+import { BRAIN_TELEMETRY_LIMITS, TelemetryBudget } from "../contract/budgets.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { parseInput } from "../run/host_tool.ts";
@@ -17,6 +19,12 @@ export interface TelemetryEntry {
   level: string;
   /** The guest's message. */
   message: string;
+  /**
+   * Set only on Brain's own notice that this call's entries are being dropped
+   * from here on: `payload_too_large` for an oversize entry, `budget_exceeded`
+   * past the rate or the per-call total ({@linkcode BRAIN_TELEMETRY_LIMITS}).
+   */
+  code?: BrainErrorCode;
 }
 
 const WORKER = new URL("./worker.ts", import.meta.url);
@@ -77,6 +85,8 @@ export async function runInWorker(
   };
   sink.signal.addEventListener("abort", stop, { once: true });
   const channel = createChannel();
+  const budget = new TelemetryBudget();
+  const noticed = new Set<string>();
   // Host calls are answered one at a time: the guest is blocked until each reply.
   let replies: Promise<unknown> = Promise.resolve();
   const end = (error: string | undefined, code = "tool_error") => {
@@ -94,13 +104,24 @@ export async function runInWorker(
         replies = replies.then(async () => sendReply(channel, await answerHostCall(data, sink, tool.output)))
           .catch((error) => end(`the host call ${data.op} failed: ${(error as Error).message}`, "protocol_error"));
         break;
-      case "telemetry":
+      case "telemetry": {
+        const refused = budget.admit(data.level, data.message);
+        if (refused && noticed.has(refused.code)) break;
+        refused?.code && noticed.add(refused.code);
+        const { level, message } = refused ? { level: "error", message: refused.message } : data;
         try {
-          telemetry?.({ tool: invocation.tool, call: invocation.sequence, level: data.level, message: data.message });
+          telemetry?.({
+            tool: invocation.tool,
+            call: invocation.sequence,
+            level,
+            message,
+            ...refused && { code: refused.code },
+          });
         } catch {
           // Telemetry is best-effort: a failing listener never affects the call.
         }
         break;
+      }
       case "unsupported":
         end(data.message, "unsupported_runtime");
         break;

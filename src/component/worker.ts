@@ -9,6 +9,7 @@ import { permissionMismatch } from "./permissions.ts";
 import { blockingCall } from "./sync_channel.ts";
 import { workspaceFilesystem } from "./wasi_filesystem.ts";
 import type { FromWorker, ToWorker } from "./messages.ts";
+import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
 type Call = Extract<FromWorker, { type: "call" }>;
 
@@ -35,7 +36,9 @@ self.onmessage = async ({ data }: MessageEvent<ToWorker>) => {
         returned: (outcome?: string, content?: string) => call("returned", [outcome, content]),
         finish: (outcome?: string, content?: string) => call("finish", [outcome, content]),
         model: (request: string) => call("model", [request]),
-        telemetry: (level: string, message: string) => report({ type: "telemetry", level, message }),
+        // Cut just past the limit: Brain refuses the entry without the whole text crossing threads.
+        telemetry: (level: string, message: string) =>
+          report({ type: "telemetry", level: cut(level), message: cut(message) }),
       },
       "wasi:filesystem/types": filesystem.types,
       "wasi:filesystem/preopens": filesystem.preopens,
@@ -57,4 +60,9 @@ function describe(error: unknown): string {
   const payload = (error as { payload?: unknown })?.payload;
   if (typeof payload === "string") return payload;
   return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+function cut(text: string): string {
+  const limit = BRAIN_TELEMETRY_LIMITS.maxMessageBytes + 1;
+  return typeof text === "string" && text.length > limit ? text.slice(0, limit) : String(text);
 }
