@@ -118,6 +118,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,

@@ -193,6 +193,7 @@ export class Agentloop implements Conversation {
         modelCall: call,
         content: result.content,
         toolCalls: result.toolCalls,
+        ...(result.refusal === undefined ? {} : { refusal: result.refusal }),
       }]);
       if (result.toolCalls.length === 0) return reply as AssistantMessage;
       await this.#runTools(result.toolCalls, activation, signal);
@@ -220,6 +221,7 @@ export class Agentloop implements Conversation {
   }
 
   async #start(toolCall: ModelToolCall, activation: Activation): Promise<{ call?: number; refused?: string }> {
+    if (toolCall.error) return { refused: formatOutcome({ status: "error", error: toolCall.error }) };
     const placed = this.#session.tools.find((candidate) => candidate.tool.name === toolCall.name);
     if (!placed) return { refused: formatOutcome(unknownTool(toolCall.name)) };
     const deadline = Number.isFinite(this.#toolDeadlineMs) ? Date.now() + this.#toolDeadlineMs : undefined;

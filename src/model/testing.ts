@@ -1,14 +1,15 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { raceSignal } from "../util/signal.ts";
-import type { ModelProvider, ModelResult, ModelUsage, ProviderCall } from "./types.ts";
+import type { ModelProvider, ModelResult, ModelToolCallError, ModelUsage, ProviderCall } from "./types.ts";
 
 /** A scripted reply: text, tool calls (ids default to `call_<n>`), or an error to throw. */
 export type ScriptedReply =
   | string
   | {
     content?: string;
-    toolCalls?: { name: string; input: JsonValue; id?: string }[];
+    toolCalls?: { name: string; input: JsonValue; id?: string; error?: ModelToolCallError }[];
+    refusal?: string;
     stopReason?: string;
     usage?: ModelUsage;
   }
@@ -58,13 +59,17 @@ export class ScriptedProvider implements ModelProvider {
     if (step === undefined) throw new BrainError("model_error", `the script has no step for call ${number}`);
     const reply = typeof step === "function" ? await raceSignal(Promise.resolve(step(call)), call.signal) : step;
     if (reply instanceof Error) throw reply;
-    const { content = "", toolCalls = [], stopReason, usage } = typeof reply === "string" ? { content: reply } : reply;
+    const { content = "", toolCalls = [], stopReason, usage, refusal } = typeof reply === "string"
+      ? { content: reply }
+      : reply;
     return {
+      ...(refusal === undefined ? {} : { refusal }),
       content,
       toolCalls: toolCalls.map((toolCall, index) => ({
         id: toolCall.id ?? `call_${number}_${index + 1}`,
         name: toolCall.name,
         input: toolCall.input,
+        ...(toolCall.error ? { error: toolCall.error } : {}),
       })),
       stopReason: stopReason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
       model: call.model,

@@ -36,6 +36,7 @@ export type BrainErrorCode =
   | "lifetime_exceeded"
   | "not_implemented"
   | "protocol_error"
+  | "connection_failed"
   | "connection_lost"
   | "model_error"
   | "model_unavailable"
