@@ -128,6 +128,10 @@ export class EmbeddedBackend implements BrainBackend {
       return this.#open(meta, tools, workspaces, placed, model, agentloop);
     } catch (error) {
       await release(placed);
+      // A refused creation leaves no folder; a concurrent creation of the same id keeps its own.
+      if (!(error instanceof BrainError && error.code === "session_exists")) {
+        await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+      }
       throw error;
     }
   }
