@@ -11,7 +11,7 @@ import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../con
 import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
@@ -49,6 +49,8 @@ export interface SessionParts {
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
   /** Called once when the handle ends; the end waits for it. */
+  /** What the Brain lends implementations; every dispatch carries it. */
+  resources?: BrainResources;
   onEnd: (session: Session) => void | Promise<void>;
 }
 
@@ -72,6 +74,7 @@ export class Session {
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
+  #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -91,6 +94,7 @@ export class Session {
       parts.created,
     );
     this.#onEnd = parts.onEnd;
+    this.#resources = parts.resources;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
         session: this,
@@ -136,7 +140,8 @@ export class Session {
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
-    state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
+    const closed = () => this.#open.delete(state.call);
+    state.ended.then(closed, closed);
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
@@ -246,7 +251,16 @@ export class Session {
       const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
         const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
+        placed.implementation.execute({
+          invocation,
+          tool,
+          options,
+          env,
+          workspace,
+          sink: state,
+          modelAccess,
+          resources: this.#resources,
+        });
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {
