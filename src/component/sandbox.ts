@@ -1,6 +1,6 @@
 import type { Dispatch } from "../contract/placement.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
-import { BRAIN_TELEMETRY_LIMITS, TelemetryBudget } from "../contract/budgets.ts";
+import { TelemetryBudget } from "../contract/budgets.ts";
 import { fail, type Outcome } from "../outcome/outcome.ts";
 import { CHILD_RUN_FLAGS, denoExecutable } from "./deno_child.ts";
 import { encodeFrame, FrameReader } from "./frames.ts";
@@ -21,7 +21,7 @@ export interface TelemetryEntry {
   /**
    * Set only on Brain's own notice that this call's entries are being dropped
    * from here on: `payload_too_large` for an oversize entry, `budget_exceeded`
-   * past the rate or the per-call total ({@linkcode BRAIN_TELEMETRY_LIMITS}).
+   * past the rate or the per-call total (`BRAIN_TELEMETRY_LIMITS`).
    */
   code?: BrainErrorCode;
 }
