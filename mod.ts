@@ -145,6 +145,7 @@ export {
   serveBrain,
   type ServedBrain,
 } from "./src/host/server/server.ts";
+export type { Viewer, ViewerOptions } from "./src/viewer/viewer.ts";
 export type { HostConnectionEvent } from "./src/host/client/connection.ts";
 export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
 export type { HostAdmission } from "./src/host/server/registry.ts";
