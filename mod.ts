@@ -32,6 +32,14 @@
 export { BrainError, type BrainErrorCode } from "./src/outcome/errors.ts";
 export type { JsonValue } from "./src/outcome/json.ts";
 export { fail, isFailure, ok, type Outcome, type OutcomeError, type OutcomeStatus } from "./src/outcome/outcome.ts";
+export { MAX_JSON_DEPTH } from "./src/outcome/json.ts";
+export { MAX_NAME_LENGTH } from "./src/util/names.ts";
+export {
+  BRAIN_MAX_CANCEL_REASON,
+  BRAIN_MAX_INPUT_BYTES,
+  BRAIN_MAX_LATE_RECORDS,
+  BRAIN_TELEMETRY_LIMITS,
+} from "./src/contract/budgets.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
 export type * from "./src/journal/records.ts";
 export { formatRecord } from "./src/journal/format.ts";

@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { Brain, type BrainSession, tool } from "../mod.ts";
-import { type JournalRecord } from "../src/journal/records.ts";
-import { type ModelProvider } from "../src/model/types.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
+import type { ModelProvider } from "../src/model/types.ts";
 import { utf8Length } from "../src/util/utf8.ts";
 
 const lookup = tool({

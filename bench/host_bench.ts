@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Brain, tool } from "../mod.ts";
-import { type ModelProvider } from "../src/model/types.ts";
+import type { ModelProvider } from "../src/model/types.ts";
 import { serveBrain } from "../src/host/server/server.ts";
 
 const noop = tool({

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { Brain, tool } from "../mod.ts";
-import { type RecordBody } from "../src/journal/records.ts";
+import type { RecordBody } from "../src/journal/records.ts";
 
 const dir = `.tmp/kv_call_bench-${crypto.randomUUID()}`;
 await Deno.mkdir(dir, { recursive: true });

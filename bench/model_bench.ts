@@ -8,7 +8,7 @@
 import { z } from "zod";
 import { Hono } from "hono";
 import { Brain, type BrainSession, httpEnv, openAICompatible, tool } from "../mod.ts";
-import { type ModelProvider } from "../src/model/types.ts";
+import type { ModelProvider } from "../src/model/types.ts";
 import { normalizeModelRequest } from "../src/model/request.ts";
 import { chatServer, completion } from "../tests/model/chat_server.ts";
 

@@ -4,8 +4,8 @@
  * readable transcript. Run it with `deno run examples/conversation.ts`.
  */
 import { Brain } from "../mod.ts";
-import { type JournalRecord } from "../src/journal/records.ts";
-import { type ModelProvider } from "../src/model/types.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
+import type { ModelProvider } from "../src/model/types.ts";
 import { ScriptedProvider } from "../src/model/testing.ts";
 import { lookup } from "./lookup.ts";
 

@@ -3,7 +3,7 @@
  * own in-memory database. Run it with `deno run examples/lookup.ts`.
  */
 import { Brain, formatRecord, tool } from "../mod.ts";
-import { type JournalRecord } from "../src/journal/records.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
 import { z } from "zod";
 
 /** The application's state: `get(key)` returns `{ value }` or null. */

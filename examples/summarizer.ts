@@ -5,8 +5,8 @@
  * keeps the structured output. Run it with `deno run examples/summarizer.ts`.
  */
 import { Brain, formatRecord, tool } from "../mod.ts";
-import { type JournalRecord } from "../src/journal/records.ts";
-import { type ModelProvider } from "../src/model/types.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
+import type { ModelProvider } from "../src/model/types.ts";
 import { ScriptedProvider } from "../src/model/testing.ts";
 import { z } from "zod";
 

@@ -1,5 +1,5 @@
 import { Brain, type BrainOptions, type BrainSession, type PlacedTool } from "../mod.ts";
-import { type JournalRecord } from "../src/journal/records.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
 
 /** Runs `fn` with a session of `tools` on a fresh embedded Brain, closing the Brain afterwards. */
 export async function withSession(

@@ -21,6 +21,6 @@
  * @module
  */
 export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./extension.ts";
-export { extensionEnv, type ExtensionEnvOptions } from "./extension_env.ts";
+export { EXTENSION_MAX_REPORT_BYTES, extensionEnv, type ExtensionEnvOptions } from "./extension_env.ts";
 export type { ExtensionAck, ExtensionReport } from "./protocol.ts";
 export type * from "../env/mod.ts";

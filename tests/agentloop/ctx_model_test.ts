@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainSession, openAICompatible, tool } from "../../mod.ts";
-import { type ModelResult } from "../../src/model/types.ts";
+import type { ModelResult } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { gate, lookup, ofKind, until } from "./helpers.ts";

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { Brain } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
-import { type ModelMessage, type ProviderCall } from "../../src/model/types.ts";
+import type { ModelMessage, ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { rebuildModelRequest } from "../../src/agentloop/rebuild_request.ts";
 import { conversationMessages, isConversationRecord, NO_RESULT } from "../../src/agentloop/messages.ts";

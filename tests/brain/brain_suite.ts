@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type Brain, BrainError, fail, type JsonValue, tool } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 
 /** A Brain to test and how to dispose of what it needs. */
 export interface OpenedBrain {

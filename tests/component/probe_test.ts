@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { component, hostEnv, tool } from "../../mod.ts";
-import { type SessionModel } from "../../src/model/types.ts";
+import type { SessionModel } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { PROBE, probeTool, reader, readerBrain, soon, telemetrySink } from "./helpers.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { Brain } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { tick } from "./fixtures/ticks.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, BrainError, type EnvironmentControl, hostEnv, type JsonValue, tool } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { scratchDir } from "../scratch.ts";
 import { serve } from "../support/serve.ts";
 

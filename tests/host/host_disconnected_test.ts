@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { tool } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { ofKind } from "../agentloop/helpers.ts";

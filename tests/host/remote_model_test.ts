@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
-import { type ProviderCall } from "../../src/model/types.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
+import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate, lookup, ofKind, until } from "../agentloop/helpers.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, BrainError, type BrainSession, fail, type Finished, tool } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
 import { serve } from "../support/serve.ts";

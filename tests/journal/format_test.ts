@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { formatRecord } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 
 Deno.test("formatRecord prints sequence, kind and the essentials of each record", () => {
   const base = { sessionId: "s", at: 0 };

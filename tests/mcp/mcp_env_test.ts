@@ -3,7 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Brain, BrainError, type Outcome } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";

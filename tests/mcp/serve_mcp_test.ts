@@ -6,7 +6,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Hono } from "hono";
 import { Brain, type BrainSession } from "../../mod.ts";
-import { type JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { serveMcp } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";
 import { hang, refuse, stepper } from "./fixtures/brain_tools.ts";

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, openAICompatible, tool } from "../../mod.ts";
-import { type ModelRequest, type ProviderCall } from "../../src/model/types.ts";
+import type { ModelRequest, ProviderCall } from "../../src/model/types.ts";
 import { normalizeModelRequest } from "../../src/model/request.ts";
 import { lookup, ofKind, until } from "../agentloop/helpers.ts";
 import { chatServer, chunk, usageChunk } from "./chat_server.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BrainError, openAICompatible } from "../../mod.ts";
-import { type ProviderCall } from "../../src/model/types.ts";
+import type { ProviderCall } from "../../src/model/types.ts";
 import { normalizeModelRequest } from "../../src/model/request.ts";
 import { chatServer, completion } from "./chat_server.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { BrainError } from "../../mod.ts";
-import { type ProviderCall } from "../../src/model/types.ts";
+import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { checkModelResult, normalizeModelRequest } from "../../src/model/request.ts";
 
