@@ -44,6 +44,7 @@ export {
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
 export type {
   AdvertisedTool,
+  ConversationRequest,
   JournalRecord,
   RecordBody,
   RecordKind,
@@ -131,6 +132,7 @@ export {
   serveBrain,
   type ServedBrain,
 } from "./src/host/server/server.ts";
+export type { HostConnectionEvent } from "./src/host/client/connection.ts";
 export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
 export type { HostAdmission } from "./src/host/server/registry.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";

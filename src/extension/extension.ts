@@ -1,4 +1,5 @@
 import type { ModelResult } from "../model/types.ts";
+import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
@@ -139,6 +140,12 @@ class RequestCall implements CallSink {
   model(): Promise<ModelResult> {
     return Promise.reject(
       new BrainError("permission_denied", "the Application tool extension grants no model calls (ctx.model)"),
+    );
+  }
+
+  record(): Promise<JournalRecord[]> {
+    return Promise.reject(
+      new BrainError("permission_denied", "the Application tool extension grants no Environment control"),
     );
   }
 

@@ -38,6 +38,7 @@ export type BrainErrorCode =
   | "protocol_error"
   | "connection_failed"
   | "connection_lost"
+  | "host_in_use"
   | "model_error"
   | "model_unavailable"
   | "timeout"

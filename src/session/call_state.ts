@@ -4,7 +4,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
-import type { CallSink, PublishedResult } from "../contract/call.ts";
+import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
 import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
@@ -187,7 +187,7 @@ export class CallState implements CallSink {
   #claim(cause: TerminalCause): void {
     this.#claimed = cause;
     this.#disarm?.();
-    this.#controller.abort(endReasons[cause]);
+    this.#controller.abort(endedReason(cause));
   }
 
   #admit(bytes: number): BrainError | undefined {
@@ -222,19 +222,6 @@ export class CallState implements CallSink {
     this.#tail = committed.catch(() => {});
     return committed;
   }
-}
-
-/** The abort reason of a call's signal per terminal cause, built once: most calls end by a plain finish. */
-const endReasons: Readonly<Record<TerminalCause, BrainError>> = Object.freeze({
-  finish: endReason("finish"),
-  error: endReason("error"),
-  timeout: endReason("timeout"),
-  cancelled: endReason("cancelled"),
-  unknown: endReason("unknown"),
-});
-
-function endReason(cause: TerminalCause): BrainError {
-  return Object.freeze(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
 }
 
 const defaultMessage = {

@@ -130,7 +130,8 @@ export class Session {
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
-    state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
+    const closed = () => this.#open.delete(state.call);
+    state.ended.then(closed, closed);
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
