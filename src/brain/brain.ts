@@ -135,7 +135,16 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   allow: true,
   models: true,
 });
-const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({ url: true, token: true, host: true, serverToken: true });
+const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
+  url: true,
+  token: true,
+  host: true,
+  serverToken: true,
+  takeover: true,
+  pingIntervalMs: true,
+  deadlineGraceMs: true,
+  onConnection: true,
+});
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
 function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
