@@ -78,7 +78,13 @@ export { extensionEnv, type ExtensionEnvOptions } from "./src/extension/extensio
 export type { ExtensionAck, ExtensionReport } from "./src/extension/protocol.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/contract/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
-export type { Admission, Dispatch, Implementation } from "./src/contract/placement.ts";
+export type {
+  Admission,
+  BrainResources,
+  ComponentSettings,
+  Dispatch,
+  Implementation,
+} from "./src/contract/placement.ts";
 export type { Descriptor } from "./src/contract/grant.ts";
 export {
   type FactoryImplementation,
@@ -137,4 +143,4 @@ export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
 export type { HostAdmission } from "./src/host/server/registry.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
-export type { TelemetryEntry } from "./src/component/run_worker.ts";
+export type { TelemetryEntry } from "./src/component/sandbox.ts";

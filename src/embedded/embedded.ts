@@ -15,7 +15,8 @@ import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
-import type { Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import { Resources } from "./resources.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
@@ -39,6 +40,8 @@ export interface BrainOptions {
    * leave the server.
    */
   models?: Readonly<Record<string, SessionModel>>;
+  /** Limits and the cache folder of the child processes that run Components. */
+  components?: ComponentSettings;
 }
 
 /**
@@ -54,6 +57,7 @@ export class EmbeddedBackend implements BrainBackend {
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
+  #resources: Resources;
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
@@ -68,6 +72,7 @@ export class EmbeddedBackend implements BrainBackend {
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
+    this.#resources = new Resources(options.components);
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
@@ -111,17 +116,19 @@ export class EmbeddedBackend implements BrainBackend {
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
-      const workspaces = await this.#admit(id, tools);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop);
     } catch (error) {
+      ended.abort();
       await release(placed);
       throw error;
     }
@@ -142,15 +149,17 @@ export class EmbeddedBackend implements BrainBackend {
     else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       if (tools.length > 0) checkReattachment(id, meta.tools, tools);
       // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
       if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-      const workspaces = await this.#admit(id, tools);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop, created);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created);
     } catch (error) {
+      ended.abort();
       await release(placed);
       throw error;
     }
@@ -172,6 +181,7 @@ export class EmbeddedBackend implements BrainBackend {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.#resources.close();
     await this.journal.close();
   }
 
@@ -196,10 +206,17 @@ export class EmbeddedBackend implements BrainBackend {
     return placed;
   }
 
-  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+  async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+      await implementation?.admit({
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+        resources: this.#resources,
+        ended,
+      });
     }
     return workspaces;
   }
@@ -209,6 +226,7 @@ export class EmbeddedBackend implements BrainBackend {
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
     placed: EnvironmentTools[],
+    ended: AbortController,
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
@@ -224,8 +242,10 @@ export class EmbeddedBackend implements BrainBackend {
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: async (ended) => {
-        this.#live.delete(ended);
+      resources: this.#resources,
+      onEnd: async (session) => {
+        this.#live.delete(session);
+        ended.abort();
         await release(placed);
       },
     });

@@ -32,6 +32,7 @@ export type BrainErrorCode =
   | "setup_failed"
   | "http_error"
   | "payload_too_large"
+  | "resource_exhausted"
   | "limit_exceeded"
   | "lifetime_exceeded"
   | "not_implemented"

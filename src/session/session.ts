@@ -10,7 +10,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
@@ -46,6 +46,8 @@ export interface SessionParts {
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
   /** Called once when the handle ends; the end waits for it. */
+  /** What the Brain lends implementations; every dispatch carries it. */
+  resources?: BrainResources;
   onEnd: (session: Session) => void | Promise<void>;
 }
 
@@ -68,6 +70,7 @@ export class Session {
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
+  #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -86,6 +89,7 @@ export class Session {
       parts.created,
     );
     this.#onEnd = parts.onEnd;
+    this.#resources = parts.resources;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
         session: this,
@@ -235,7 +239,16 @@ export class Session {
       const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
         const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
+        placed.implementation.execute({
+          invocation,
+          tool,
+          options,
+          env,
+          workspace,
+          sink: state,
+          modelAccess,
+          resources: this.#resources,
+        });
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {
