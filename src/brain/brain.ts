@@ -134,6 +134,7 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   maxModelCalls: true,
   allow: true,
   models: true,
+  components: true,
 });
 const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   url: true,
