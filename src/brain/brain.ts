@@ -1,6 +1,8 @@
 import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
 import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
 import { promised } from "../util/promised.ts";
 
@@ -87,6 +89,34 @@ export class Brain {
   }
 
   /**
+   * The journal viewer of this embedded Brain: a web page at `/viewer/` and its
+   * read API, as one `fetch` handler. It only reads the journal, live; it ends
+   * its streams when the Brain closes. A remote Brain's viewer is its server's.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * const brain = new Brain();
+   * try {
+   *   const viewer = brain.viewer({ operatorToken: "secret" });
+   *   const response = await viewer.fetch(
+   *     new Request("http://localhost/v1/sessions", { headers: { authorization: "Bearer secret" } }),
+   *   );
+   *   console.log(await response.json()); // { sessions: [] }
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  viewer(options: ViewerOptions = {}): Viewer {
+    const backend = this.#backend;
+    if (!(backend instanceof EmbeddedBackend)) {
+      throw new BrainError("not_implemented", "a remote Brain's journal viewer is its server's, at /viewer/");
+    }
+    return createViewer(backend.journal, options);
+  }
+
+  /**
    * Ends every open session handle, then closes the journal or the host
    * connection. A remote Brain keeps its WebSocket open (the server may
    * dispatch a Tool call to this process at any time, and Deno cannot unref a
@@ -131,6 +161,7 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   journal: true,
   path: true,
   maxEmittedBytes: true,
+  maxInputBytes: true,
   maxModelCalls: true,
   allow: true,
   models: true,
