@@ -59,7 +59,7 @@ export class McpConnection {
     }
     let link: Link;
     try {
-      link = await raceSignal(this.#linked(), sink.signal);
+      link = this.#open() ?? await raceSignal(this.#linked(), sink.signal);
     } catch (error) {
       if (sink.signal.aborted) return;
       await sink.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error");
@@ -106,10 +106,16 @@ export class McpConnection {
     await link?.then((open) => open.client.close(), () => {});
   }
 
+  /** The open connection, if there is one. */
+  #open(): Link | undefined {
+    return this.#closed || this.#current?.transport.closed ? undefined : this.#current;
+  }
+
   #linked(): Promise<Link> {
     if (this.#closed) return Promise.reject(new BrainError("session_closed", "the MCP connection is closed"));
     if (this.#current?.transport.closed) this.#link = this.#current = undefined;
-    const link = this.#link ??= this.#connect();
+    if (this.#link) return this.#link;
+    const link = this.#link = this.#connect();
     link.then((open) => this.#current = open, () => {
       if (this.#link === link) this.#link = undefined;
     });
