@@ -13,6 +13,7 @@ import { permissionMismatch } from "./permissions.ts";
 import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
 import { GuestExit } from "./wasi/cli.ts";
 import { wasiImports } from "./wasi/imports.ts";
+import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
 const EXPORT = "brain:tool/tool@0.2.0";
 type Instance = Record<string, { run(invocation: unknown): void }>;
@@ -60,7 +61,7 @@ async function load(init: SandboxInit) {
     finish: (outcome?: string, content?: string) => hostCall("finish", [outcome, content]),
     model: (request: string) => hostCall("model", [request]),
     telemetry: (level: string, message: string) => {
-      if (calling) report({ type: "telemetry", level, message });
+      if (calling) report({ type: "telemetry", level: cut(level), message: cut(message) });
     },
   };
   const wasi = wasiImports({
@@ -68,7 +69,7 @@ async function load(init: SandboxInit) {
     write: init.write,
     env: init.env,
     output: (stream, text) => {
-      if (calling) report({ type: "telemetry", level: stream, message: text });
+      if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
     },
   });
   return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
@@ -147,3 +148,9 @@ async function serve(): Promise<void> {
 }
 
 if (import.meta.main) await serve();
+
+/** Cuts just past the telemetry limit: Brain refuses the entry without the whole text crossing the pipe. */
+function cut(text: string): string {
+  const limit = BRAIN_TELEMETRY_LIMITS.maxMessageBytes + 1;
+  return typeof text === "string" && text.length > limit ? text.slice(0, limit) : String(text);
+}
