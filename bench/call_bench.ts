@@ -49,3 +49,23 @@ Deno.bench("journaled call on an embedded Brain (memory journal)", { group: "too
 Deno.bench("journaled call with three awaited emits", { group: "tool call" }, async () => {
   await eventful.call("emitting", { a: 1, b: 2 });
 });
+
+// Scaling: a call costs the same whatever the session's journal length and however many sessions are open.
+const short = await brain.sessions.create({ tools: [add()] });
+const long = await brain.sessions.create({ tools: [add()] });
+for (let index = 0; index < 10_000; index++) await long.call("add", { a: 1, b: 2 });
+const crowded = new Brain();
+const among = await crowded.sessions.create({ tools: [add()] });
+for (let index = 0; index < 1_000; index++) await crowded.sessions.create({ tools: [add()] });
+
+Deno.bench("call on a session with a short journal", { group: "call scaling", baseline: true }, async () => {
+  await short.call("add", { a: 1, b: 2 });
+});
+
+Deno.bench("call on a session 10,000 calls longer", { group: "call scaling" }, async () => {
+  await long.call("add", { a: 1, b: 2 });
+});
+
+Deno.bench("call on a Brain with 1,000 other open sessions", { group: "call scaling" }, async () => {
+  await among.call("add", { a: 1, b: 2 });
+});

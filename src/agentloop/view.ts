@@ -55,7 +55,8 @@ export class LoopView {
   add(records: Iterable<JournalRecord>): void {
     for (const record of records) {
       if (record.sequence <= this.#contiguous || this.#ahead.has(record.sequence)) continue;
-      this.#ahead.add(record.sequence);
+      if (record.sequence === this.#contiguous + 1) this.#contiguous++;
+      else this.#ahead.add(record.sequence);
       if (isConversationRecord(record)) this.#addConversation(record);
       this.#index(record);
     }

@@ -1,5 +1,6 @@
 import type { Dispatch } from "../contract/placement.ts";
-import { BrainError } from "../outcome/errors.ts";
+import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import { TelemetryBudget } from "../contract/budgets.ts";
 import { fail, type Outcome } from "../outcome/outcome.ts";
 import { CHILD_RUN_FLAGS, denoExecutable } from "./deno_child.ts";
 import { encodeFrame, FrameReader } from "./frames.ts";
@@ -17,6 +18,12 @@ export interface TelemetryEntry {
   level: string;
   /** The guest's message. */
   message: string;
+  /**
+   * Set only on Brain's own notice that this call's entries are being dropped
+   * from here on: `payload_too_large` for an oversize entry, `budget_exceeded`
+   * past the rate or the per-call total (`BRAIN_TELEMETRY_LIMITS`).
+   */
+  code?: BrainErrorCode;
 }
 
 /** Everything a sandbox process is started with. */
@@ -109,6 +116,8 @@ export class Sandbox {
    */
   async run(dispatch: Dispatch, input: unknown, telemetry?: (entry: TelemetryEntry) => void): Promise<boolean> {
     const { sink, invocation, tool } = dispatch;
+    const budget = new TelemetryBudget();
+    const noticed = new Set<BrainErrorCode>();
     let answering: string | undefined;
     let endedOutside = false;
     let grace: ReturnType<typeof setTimeout> | undefined;
@@ -148,12 +157,16 @@ export class Sandbox {
           if (sink.signal.aborted) grace ??= setTimeout(() => void this.kill(), GRACE_MS);
         } else if (message.type === "telemetry") {
           if (sink.signal.aborted) continue;
+          const refused = budget.admit(message.level, message.message);
+          if (refused && noticed.has(refused.code)) continue;
+          if (refused) noticed.add(refused.code);
           try {
             telemetry?.({
               tool: invocation.tool,
               call: invocation.sequence,
-              level: message.level,
-              message: message.message,
+              ...(refused
+                ? { level: "error", message: refused.message, code: refused.code }
+                : { level: message.level, message: message.message }),
             });
           } catch {
             // Telemetry is best-effort: a failing listener never affects the call.

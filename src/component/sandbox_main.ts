@@ -10,8 +10,10 @@
 import { SyncFrames } from "./frames.ts";
 import { limitMemory, PAGE } from "./memory_limit.ts";
 import { permissionMismatch } from "./permissions.ts";
-import type { FromSandbox, HostCall, Reply, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import { GuestExit } from "./wasi/cli.ts";
 import { wasiImports } from "./wasi/imports.ts";
+import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
 const EXPORT = "brain:tool/tool@0.2.0";
 type Instance = Record<string, { run(invocation: unknown): void }>;
@@ -59,7 +61,7 @@ async function load(init: SandboxInit) {
     finish: (outcome?: string, content?: string) => hostCall("finish", [outcome, content]),
     model: (request: string) => hostCall("model", [request]),
     telemetry: (level: string, message: string) => {
-      if (calling) report({ type: "telemetry", level, message });
+      if (calling) report({ type: "telemetry", level: cut(level), message: cut(message) });
     },
   };
   const wasi = wasiImports({
@@ -67,7 +69,7 @@ async function load(init: SandboxInit) {
     write: init.write,
     env: init.env,
     output: (stream, text) => {
-      if (calling) report({ type: "telemetry", level: stream, message: text });
+      if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
     },
   });
   return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
@@ -98,6 +100,25 @@ function exhausted(memoryBytes: number): boolean {
   return memories.some((memory) => memory.buffer.byteLength + margin > memoryBytes);
 }
 
+/** Runs one call on a fresh instance and says how it ended. */
+function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: number): FromSandbox {
+  calling = true;
+  try {
+    instance[EXPORT].run({ ...invocation, deadlineAtMs: BigInt(invocation.deadlineAtMs) });
+    return { type: "done" };
+  } catch (error) {
+    if (error instanceof GuestExit && error.ok) return { type: "done" };
+    return {
+      type: "done",
+      error: describe(error),
+      exhausted: exhausted(memoryBytes),
+      trapped: typeof (error as { payload?: unknown })?.payload !== "string" && !(error instanceof GuestExit),
+    };
+  } finally {
+    calling = false;
+  }
+}
+
 async function serve(): Promise<void> {
   const init = frames.read() as SandboxInit | undefined;
   if (init?.type !== "init") return;
@@ -114,26 +135,22 @@ async function serve(): Promise<void> {
     if (message === undefined) return;
     if (message.type !== "call") continue;
     memories = made.memories;
-    if (!made.instance) {
-      report({ type: "done", error: made.error, exhausted: exhausted(init.memoryBytes), trapped: true });
-    } else {
-      calling = true;
-      try {
-        made.instance[EXPORT].run({ ...message.invocation, deadlineAtMs: BigInt(message.invocation.deadlineAtMs) });
-        calling = false;
-        report({ type: "done" });
-      } catch (error) {
-        calling = false;
-        report({
-          type: "done",
-          error: describe(error),
-          exhausted: exhausted(init.memoryBytes),
-          trapped: typeof (error as { payload?: unknown })?.payload !== "string",
-        });
-      }
-    }
+    report(
+      made.instance ? run(made.instance, message, init.memoryBytes) : {
+        type: "done",
+        error: made.error,
+        exhausted: exhausted(init.memoryBytes),
+        trapped: true,
+      },
+    );
     made = await fresh();
   }
 }
 
 if (import.meta.main) await serve();
+
+/** Cuts just past the telemetry limit: Brain refuses the entry without the whole text crossing the pipe. */
+function cut(text: string): string {
+  const limit = BRAIN_TELEMETRY_LIMITS.maxMessageBytes + 1;
+  return typeof text === "string" && text.length > limit ? text.slice(0, limit) : String(text);
+}

@@ -11,6 +11,7 @@ import { MemoryJournal } from "../journal/memory.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { BRAIN_MAX_INPUT_BYTES } from "../contract/budgets.ts";
 import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
@@ -30,6 +31,8 @@ export interface BrainOptions {
   path?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** Bytes of one Tool call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default (over it: `payload_too_large`). */
+  maxInputBytes?: number;
   /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
   maxModelCalls?: number;
   /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
@@ -53,6 +56,7 @@ export class EmbeddedBackend implements BrainBackend {
   /** The journal every session of this backend lives in. */
   readonly journal: Journal;
   #maxEmittedBytes: number;
+  #maxInputBytes: number;
   #maxModelCalls: number;
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
@@ -69,6 +73,7 @@ export class EmbeddedBackend implements BrainBackend {
     }
     this.journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
@@ -130,6 +135,10 @@ export class EmbeddedBackend implements BrainBackend {
     } catch (error) {
       ended.abort();
       await release(placed);
+      // A refused creation leaves no folder; a concurrent creation of the same id keeps its own.
+      if (!(error instanceof BrainError && error.code === "session_exists")) {
+        await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+      }
       throw error;
     }
   }
@@ -239,6 +248,7 @@ export class EmbeddedBackend implements BrainBackend {
       allow: this.#allow,
       created,
       maxEmittedBytes: this.#maxEmittedBytes,
+      maxInputBytes: this.#maxInputBytes,
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
@@ -291,6 +301,13 @@ export function checkOwner(
 /** True when a session's registration is exactly the authenticated host's. */
 export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
   return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
+}
+
+function positiveLimit(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
 }
 
 function modelNames(model: SessionModel): { provider: string; model: string } {

@@ -6,6 +6,7 @@ import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { Finished } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
+import { sameText } from "../util/same_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
 
@@ -73,7 +74,7 @@ export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensi
   const app = new Hono();
 
   app.use("*", async (c, next) => {
-    if (token !== undefined && c.req.header("authorization") !== `Bearer ${token}`) {
+    if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
       return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
     }
     await next();

@@ -6,6 +6,7 @@ import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
+import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
@@ -45,6 +46,7 @@ export class CallState implements CallSink {
   #disarm: (() => void) | undefined;
   #models: ModelCaller | undefined;
   #tool: string;
+  #lates = 0;
 
   /** Brain creates one per committed `tool_call_started` record; `models` is the session's model, if it has one. */
   constructor(
@@ -213,7 +215,16 @@ export class CallState implements CallSink {
     return this.ended;
   }
 
+  /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
   #late(cause: string): Promise<void> {
+    if (this.#lates >= BRAIN_MAX_LATE_RECORDS) {
+      return Promise.reject(
+        new BrainError("budget_exceeded", `call ${this.call} already has ${BRAIN_MAX_LATE_RECORDS} late reports`, {
+          details: { call: this.call, maxLateRecords: BRAIN_MAX_LATE_RECORDS },
+        }),
+      );
+    }
+    this.#lates++;
     return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(() => {}, () => {});
   }
 

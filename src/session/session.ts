@@ -6,7 +6,8 @@ import { SessionEnvironments } from "./environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
@@ -39,6 +40,8 @@ export interface SessionParts {
   /** The Tool-created Environments the session's journal keeps, admitted again. */
   created?: readonly CreatedEnvironment[];
   maxEmittedBytes: number;
+  /** Bytes of one call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default. */
+  maxInputBytes?: number;
   /** Model calls one activation may make. */
   maxModelCalls?: number;
   /** The session's model calls, when it has a model. */
@@ -61,6 +64,7 @@ export class Session {
   #journal: Journal;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
+  #maxInputBytes: number;
   #maxModelCalls: number | undefined;
   #models: ModelCaller | undefined;
   #conversation: Conversation | undefined;
@@ -78,6 +82,7 @@ export class Session {
     this.#journal = parts.journal;
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
+    this.#maxInputBytes = parts.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES;
     this.#maxModelCalls = parts.maxModelCalls;
     this.#models = parts.models;
     this.#workspaces = parts.workspaces;
@@ -122,6 +127,7 @@ export class Session {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
+    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
     const { deadline, signal } = checked;
     const activation = checked.activation ?? this.activation();
     const [started] = await this.#journal.append(this.id, [{
@@ -149,7 +155,13 @@ export class Session {
     return Object.freeze({
       sequence: state.call,
       ended: state.ended,
-      cancel: (message?: string) => state.stop("cancelled", message),
+      cancel: (message?: string) => {
+        try {
+          return state.stop("cancelled", checkCancelReason(message));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
     });
   }
 

@@ -4,6 +4,7 @@
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
+  // The listener goes as soon as the promise settles: a signal that aborts with no listener dispatches no event.
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
@@ -15,22 +16,4 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
       reject(error);
     });
   });
-}
-
-/** Resolves true when `promise` settles, false when `signal` aborts first. */
-export async function settledBeforeAbort(
-  promise: Promise<unknown>,
-  signal: AbortSignal | undefined,
-): Promise<boolean> {
-  if (!signal) {
-    await promise;
-    return true;
-  }
-  try {
-    await raceSignal(promise, signal);
-    return true;
-  } catch (error) {
-    if (signal.aborted && error === signal.reason) return false;
-    throw error;
-  }
 }

@@ -70,6 +70,14 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
         { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
         "it ran in this process",
       );
+      const listed = await fetch(`${url}/v1/sessions`, {
+        headers: { authorization: `Bearer ${OPERATOR.BRAIN_SERVER_TOKEN}` },
+      });
+      assert.deepEqual(
+        (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
+        [session.id],
+        "the operator credential sees the session in the viewer's API",
+      );
     } finally {
       await brain.close();
     }

@@ -7,6 +7,7 @@ import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { isName } from "../../util/names.ts";
+import { viewerRoutes } from "../../viewer/viewer.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -42,6 +43,8 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
  * is refused with `invalid_argument`. `options.models` are the models clients name
  * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`: `serverToken` sees every
+ * session there, and a host's id and token see the sessions placed in it.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
   const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = options ?? {};
@@ -109,6 +112,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     });
     return upgraded.response;
   });
+  app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
   return {
     fetch: app.fetch,
