@@ -10,7 +10,9 @@
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { Brain, formatRecord, type JournalRecord, ScriptedProvider } from "../mod.ts";
+import { Brain, formatRecord } from "../mod.ts";
+import type { JournalRecord } from "../src/journal/records.ts";
+import { ScriptedProvider } from "../src/model/testing.ts";
 import { mcpEnv, serveMcp } from "../src/mcp/mod.ts";
 
 /** Variables server-everything reads when it starts; its process gets exactly these. */

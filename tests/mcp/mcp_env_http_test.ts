@@ -4,7 +4,8 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 // @ts-types="@modelcontextprotocol/sdk/server/webStandardStreamableHttp"
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import { z } from "zod";
-import { Brain, type JournalRecord } from "../../mod.ts";
+import { Brain } from "../../mod.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
 import { ofKind } from "../agentloop/helpers.ts";
 
