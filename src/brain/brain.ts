@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
@@ -47,12 +48,14 @@ export class Brain {
    * {@linkcode Brain.open} for a `path`), or a client of the server at `options.url`.
    */
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
+    checkObject("Brain options", options);
     const backend = this.#backend = Brain.#opened ??
       ("url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
-      create: (create: CreateSessionOptions = {}) => backend.create(create),
-      get: (id: string, get: GetSessionOptions = {}) => backend.get(id, get),
+      create: async (create: CreateSessionOptions = {}) => await backend.create(checkObject("session options", create)),
+      get: async (id: string, get: GetSessionOptions = {}) =>
+        await backend.get(id, checkObject("session options", get)),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
@@ -77,6 +80,7 @@ export class Brain {
    * ```
    */
   static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
+    checkObject("Brain options", options);
     if ("url" in options) return new Brain(options);
     Brain.#opened = await EmbeddedBackend.open(options);
     return new Brain();
