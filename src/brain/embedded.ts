@@ -5,6 +5,7 @@ import { type HostRegistration, registerHost, sameText, verifyHost } from "../ho
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
+import { Ownership } from "../journal/ownership.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
@@ -38,7 +39,16 @@ export interface BrainOptions {
    * leave the server.
    */
   models?: Readonly<Record<string, SessionModel>>;
+  /**
+   * How long this Brain's hold on a session it writes to lasts without renewal
+   * (it renews every third of it): after its process dies, another Brain over
+   * the same journal takes the session over once this passed. 10 s by default.
+   */
+  leaseMs?: number;
 }
+
+/** The default {@linkcode BrainOptions.leaseMs}. */
+export const DEFAULT_LEASE_MS = 10_000;
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -53,6 +63,11 @@ export class EmbeddedBackend implements BrainBackend {
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
+  /** The sessions this Brain owns, while it has a writing handle of them. */
+  #owned = new Map<string, Promise<Ownership>>();
+  /** This Brain's owner id in session leases. */
+  #node = crypto.randomUUID();
+  #leaseMs: number;
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
@@ -67,13 +82,17 @@ export class EmbeddedBackend implements BrainBackend {
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
+      throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
+    }
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
   /**
-   * Opens a backend, over the Deno KV file at `path` when given. Every call its
-   * journal still has open was in flight in a Brain that stopped: each ends
-   * `unknown` before this resolves, and is never dispatched again.
+   * Opens a backend, over the Deno KV file at `path` when given. Opening owns
+   * nothing: other Brains over the same journal keep their sessions until this
+   * one opens a session to write to it.
    */
   static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
     const { path, ...rest } = options;
@@ -81,14 +100,17 @@ export class EmbeddedBackend implements BrainBackend {
       throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
     }
     const journal = path === undefined ? rest.journal : await KvJournal.open(path);
-    const backend = new EmbeddedBackend({ ...rest, journal });
     try {
-      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+      return new EmbeddedBackend({ ...rest, journal });
     } catch (error) {
-      await backend.close();
+      await journal?.close();
       throw error;
     }
-    return backend;
+  }
+
+  /** How long this Brain's session leases last without renewal. */
+  get leaseMs(): number {
+    return this.#leaseMs;
   }
 
   async create(
@@ -111,12 +133,13 @@ export class EmbeddedBackend implements BrainBackend {
     if (registered) meta.host = registered;
     if (model) meta.model = modelNames(model);
     await this.journal.createSession(meta);
-    return this.#open(meta, tools, workspaces, model, agentloop);
+    const ownership = await this.#own(id, 0);
+    return this.#open(meta, tools, workspaces, model, agentloop, undefined, ownership);
   }
 
   async get(
     id: string,
-    { tools = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
@@ -127,11 +150,74 @@ export class EmbeddedBackend implements BrainBackend {
     else if (tools.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (tools.length > 0) checkReattachment(id, meta.tools, tools);
     if (model) checkModel(meta, model);
-    // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-    if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-    const workspaces = await this.#admit(id, tools);
-    const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-    return this.#open(meta, tools, workspaces, model, agentloop, created);
+    const writes = tools.length > 0 || model !== undefined;
+    const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
+    try {
+      const workspaces = await this.#admit(id, tools);
+      const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+      return this.#open(meta, tools, workspaces, model, agentloop, created, ownership);
+    } catch (error) {
+      await this.#releaseIfIdle(id);
+      throw error;
+    }
+  }
+
+  /**
+   * This Brain's ownership of a session, taken now if it holds none: calls the
+   * session still has open then belong to an owner that stopped or lost it, and
+   * end `unknown`. Fails `session_owned` while another Brain holds it (after
+   * waiting up to `waitMs`).
+   */
+  #own(id: string, waitMs: number): Promise<Ownership> {
+    let owned = this.#owned.get(id);
+    if (!owned) {
+      owned = (async () => {
+        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        ownership.lost.addEventListener("abort", () => this.#lose(id, ownership), { once: true });
+        try {
+          await endOrphanedCalls(ownership.journal, id);
+        } catch (error) {
+          await ownership.release();
+          throw error;
+        }
+        return ownership;
+      })();
+      this.#owned.set(id, owned);
+      owned.catch(() => this.#owned.get(id) === owned && this.#owned.delete(id));
+    }
+    return owned;
+  }
+
+  /**
+   * For a reading handle: ends the calls of an owner that stopped, if no live
+   * Brain owns the session (after waiting up to `waitMs` for its lease to end).
+   */
+  async #sweepIfUnowned(id: string, waitMs: number): Promise<Ownership | undefined> {
+    if (this.#owned.has(id)) return await this.#owned.get(id);
+    try {
+      await this.#own(id, waitMs);
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "session_owned") return undefined;
+      throw error;
+    }
+    await this.#releaseIfIdle(id);
+    return undefined;
+  }
+
+  /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
+  #lose(id: string, ownership: Ownership): void {
+    this.#owned.delete(id);
+    for (const session of this.#live) {
+      if (session.id === id && session.ownership === ownership) void session.end();
+    }
+  }
+
+  /** Gives a session's lease up once no handle of this Brain writes to it. */
+  async #releaseIfIdle(id: string): Promise<void> {
+    const owned = this.#owned.get(id);
+    if (!owned || [...this.#live].some((session) => session.id === id && session.ownership)) return;
+    this.#owned.delete(id);
+    await (await owned.catch(() => undefined))?.release();
   }
 
   async delete(id: string): Promise<void> {
@@ -148,6 +234,8 @@ export class EmbeddedBackend implements BrainBackend {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    this.#owned.clear();
     await this.journal.close();
   }
 
@@ -166,9 +254,12 @@ export class EmbeddedBackend implements BrainBackend {
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
+    ownership?: Ownership,
   ): Session {
+    const journal = ownership?.journal ?? this.journal;
     const session = new Session({
-      journal: this.journal,
+      journal,
+      ownership,
       meta,
       tools,
       workspaces,
@@ -176,9 +267,12 @@ export class EmbeddedBackend implements BrainBackend {
       created,
       maxEmittedBytes: this.#maxEmittedBytes,
       maxModelCalls: this.#maxModelCalls,
-      models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
+      models: model && new ModelCaller({ journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: (ended) => this.#live.delete(ended),
+      onEnd: (ended) => {
+        this.#live.delete(ended);
+        void this.#releaseIfIdle(ended.id);
+      },
     });
     this.#live.add(session);
     return session;

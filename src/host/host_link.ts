@@ -41,6 +41,9 @@ export interface LinkParts {
   calls: OpenCalls;
 }
 
+/** How long past a lease a reattaching host waits for the Brain that held it. */
+const LEASE_GRACE_MS = 1_000;
+
 /**
  * Serves one host socket: session API requests, and the reports of calls
  * dispatched to the host. Reports are applied to their call in arrival order,
@@ -78,7 +81,12 @@ export function serveHostSocket({ socket, host, backend, calls }: LinkParts): vo
         );
       }
       const placed = (tools ?? []).map((tool) => remoteTool(host, id, tool));
-      host.handles.set(id, await backend.get(session, { tools: placed, ...served(conversation) }, registration));
+      // A restarted server waits out the lease of the process it replaces.
+      const waitMs = backend.leaseMs + LEASE_GRACE_MS;
+      host.handles.set(
+        id,
+        await backend.get(session, { tools: placed, ...served(conversation), waitMs }, registration),
+      );
     }
     return meta;
   };

@@ -7,7 +7,7 @@ import { spawnDeno } from "./child.ts";
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
 const SERVE_PERMISSIONS = [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_LEASE_MS",
 ];
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
