@@ -63,6 +63,8 @@ export class EmbeddedBackend implements BrainBackend {
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
+  /** The ownership each writing handle writes under; reading handles have none. */
+  #writers = new WeakMap<Session, Ownership>();
   /** The sessions this Brain owns, while it has a writing handle of them. */
   #owned = new Map<string, Promise<Ownership>>();
   /** This Brain's owner id in session leases. */
@@ -208,14 +210,14 @@ export class EmbeddedBackend implements BrainBackend {
   #lose(id: string, ownership: Ownership): void {
     this.#owned.delete(id);
     for (const session of this.#live) {
-      if (session.id === id && session.ownership === ownership) void session.end();
+      if (this.#writers.get(session) === ownership) void session.end();
     }
   }
 
   /** Gives a session's lease up once no handle of this Brain writes to it. */
   async #releaseIfIdle(id: string): Promise<void> {
     const owned = this.#owned.get(id);
-    if (!owned || [...this.#live].some((session) => session.id === id && session.ownership)) return;
+    if (!owned || [...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
     this.#owned.delete(id);
     await (await owned.catch(() => undefined))?.release();
   }
@@ -259,7 +261,6 @@ export class EmbeddedBackend implements BrainBackend {
     const journal = ownership?.journal ?? this.journal;
     const session = new Session({
       journal,
-      ownership,
       meta,
       tools,
       workspaces,
@@ -275,6 +276,7 @@ export class EmbeddedBackend implements BrainBackend {
       },
     });
     this.#live.add(session);
+    if (ownership) this.#writers.set(session, ownership);
     return session;
   }
 

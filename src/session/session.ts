@@ -4,7 +4,6 @@ import type { CreatedEnvironment } from "../env/created_env.ts";
 import { ModelService } from "../env/model_service.ts";
 import { SessionEnvironments } from "../env/session_environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
-import type { Ownership } from "../journal/ownership.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -42,10 +41,7 @@ export interface ToolCall {
 
 /** What a Brain gives each session it opens. */
 export interface SessionParts {
-  /** The journal the session writes to: fenced by `ownership` when the handle writes. */
   journal: Journal;
-  /** The Brain's ownership of the session; a handle for reading has none. */
-  ownership?: Ownership;
   meta: SessionMeta;
   tools: readonly PlacedTool[];
   workspaces: Map<string, string>;
@@ -69,8 +65,6 @@ export interface SessionParts {
 export class Session {
   /** Session id. */
   readonly id: string;
-  /** The Brain's ownership this handle writes under; undefined for a handle that only reads. */
-  readonly ownership: Ownership | undefined;
   #journal: Journal;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
@@ -87,7 +81,6 @@ export class Session {
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
     this.id = parts.meta.id;
-    this.ownership = parts.ownership;
     this.#journal = parts.journal;
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
