@@ -54,42 +54,44 @@ export type {
 export { MemoryJournal } from "./src/journal/memory.ts";
 export { KvJournal, MAX_RECORDS_PER_APPEND } from "./src/journal/kv.ts";
 export { formatRecord } from "./src/journal/format.ts";
+export { hostEnv } from "./src/env/host_env.ts";
 export {
   type Environment,
-  ENVIRONMENT_OPERATIONS,
-  type EnvironmentOperation,
+  type EnvironmentAdmission,
   type EnvironmentOptions,
-  hostEnv,
+  type EnvironmentTools,
   type SetupContext,
   type SetupScript,
-} from "./src/env/environment.ts";
-export type { EnvironmentControl, EnvironmentInfo, EnvironmentSpec } from "./src/env/control.ts";
+} from "./src/contract/placement.ts";
+export { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "./src/contract/grant.ts";
+export type { EnvironmentControl, EnvironmentInfo, EnvironmentSpec } from "./src/contract/control.ts";
 export { httpEnv, type HttpEnvOptions } from "./src/env/http_env.ts";
-export { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "./src/env/model_service.ts";
+export { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "./src/contract/placement.ts";
 export { HTTP_JSON_METHODS, type HttpJsonDescriptor } from "./src/env/http_json.ts";
-export { brainEnv, type BrainEnvGrant, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
-export { type AllowList, checkGrant, grantPermissions, netAllowed } from "./src/env/allow_list.ts";
+export { brainEnv, type BrainEnvironment, isBrainEnv } from "./src/env/brain_env.ts";
+export { type BrainEnvGrant } from "./src/contract/grant.ts";
+export { checkGrant, grantPermissions, netAllowed } from "./src/env/grants.ts";
+export { type AllowList } from "./src/contract/grant.ts";
 export { http, type HttpOptions, httpTool } from "./src/http/http_tool.ts";
-export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./src/http/extension.ts";
-export { extensionEnv, type ExtensionEnvOptions } from "./src/http/extension_env.ts";
-export type { ExtensionAck, ExtensionReport } from "./src/http/extension_protocol.ts";
-export { Finished, type ResultOptions, type ToolContext } from "./src/tool/context.ts";
-export type { CallSink, Invocation, PublishedResult } from "./src/tool/invocation.ts";
-export type { Admission, Descriptor, Dispatch, Implementation } from "./src/tool/implementation.ts";
+export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./src/extension/extension.ts";
+export { extensionEnv, type ExtensionEnvOptions } from "./src/extension/extension_env.ts";
+export type { ExtensionAck, ExtensionReport } from "./src/extension/protocol.ts";
+export { Finished, type ResultOptions, type ToolContext } from "./src/contract/context.ts";
+export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
+export type { Admission, Dispatch, Implementation } from "./src/contract/placement.ts";
+export type { Descriptor } from "./src/contract/grant.ts";
 export {
   type FactoryImplementation,
   factoryImplementation,
   type OutputOf,
   type ParsedOptions,
-  type PlacedTool,
   type Placement,
   type RunFunction,
-  type Schema,
   tool,
-  type ToolDeclaration,
   type ToolFactory,
   type ToolSpec,
 } from "./src/tool/tool.ts";
+export { type PlacedTool, type Schema, type ToolDeclaration } from "./src/contract/placement.ts";
 export { Activation, BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "./src/session/activation.ts";
 export type { CallEnd } from "./src/session/call_state.ts";
 export { type CallOptions, Session, type ToolCall } from "./src/session/session.ts";
@@ -110,6 +112,7 @@ export type {
   ModelRequest,
   ModelResult,
   ModelToolCall,
+  ModelToolCallError,
   ModelToolSpec,
   ModelUsage,
   NormalizedModelRequest,
@@ -117,12 +120,20 @@ export type {
   ResponseFormat,
   SessionModel,
 } from "./src/model/types.ts";
-export { ScriptedProvider, type ScriptedReply, type ScriptStep } from "./src/model/scripted.ts";
+export { ScriptedProvider, type ScriptedReply, type ScriptStep } from "./src/model/testing.ts";
 export { openAICompatible, type OpenAICompatibleOptions } from "./src/model/openai.ts";
 export type { AssistantMessage, SendOptions } from "./src/session/conversation.ts";
-export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/session/wake.ts";
+export { WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "./src/agentloop/wake.ts";
 export { AGENTLOOP_TOOL_DEADLINE_MS, type AgentloopOptions } from "./src/agentloop/agentloop.ts";
-export { type BrainServer, createBrainServer, serveBrain, type ServedBrain } from "./src/http/server.ts";
-export { hashToken, type HostCredentials, type HostRegistration } from "./src/host/token.ts";
+export {
+  type BrainServer,
+  type BrainServerOptions,
+  createBrainServer,
+  serveBrain,
+  type ServedBrain,
+} from "./src/host/server/server.ts";
+export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
+export type { HostAdmission } from "./src/host/server/registry.ts";
+export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
 export type { TelemetryEntry } from "./src/component/run_worker.ts";

@@ -24,8 +24,8 @@ const maxModelCalls = 1_000_000;
 
 const embedded = new Brain({ models, maxModelCalls });
 const embeddedSession = await embedded.sessions.create({ tools: [noop(), ask()], model: "default" });
-const server = await serveBrain({ models, maxModelCalls });
-const remote = new Brain({ url: server.url, token: "bench-token", host: "bench" });
+const server = await serveBrain({ serverToken: "operator-secret", models, maxModelCalls });
+const remote = new Brain({ url: server.url, serverToken: "operator-secret", token: "bench-token", host: "bench" });
 const remoteSession = await remote.sessions.create({ tools: [noop(), ask()], model: "default" });
 
 Deno.bench({ name: "embedded Tool call", group: "host round trip", baseline: true }, async () => {

@@ -23,8 +23,8 @@ const inspect = (implementation = component(INSPECT)) =>
   })({ env: reader, depth: 1 });
 
 const embedded = new Brain({ allow });
-const server = await serveBrain({ allow });
-const remote = new Brain({ url: server.url, token: "bench-token", host: "bench" });
+const server = await serveBrain({ serverToken: "operator-secret", allow });
+const remote = new Brain({ url: server.url, serverToken: "operator-secret", token: "bench-token", host: "bench" });
 const shared = component(INSPECT);
 await (await remote.sessions.create({ tools: [inspect(shared)] })).end();
 

@@ -20,7 +20,7 @@ export const greet = tool({
 
 /** Connects as host `app`, creates a session with `greet` and calls it once. */
 export async function main(url?: string, token: string = crypto.randomUUID()): Promise<CallEnd> {
-  const server = url === undefined ? await serveBrain() : undefined;
+  const server = url === undefined ? await serveBrain({ hostTokens: { app: token } }) : undefined;
   const brain = new Brain({ url: url ?? server!.url, token, host: "app" });
   try {
     const session = await brain.sessions.create({ tools: [greet()] });

@@ -5,7 +5,7 @@ import type { Activation } from "../session/activation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "../session/conversation.ts";
 import type { ModelCaller } from "../session/model_call.ts";
 import type { Session } from "../session/session.ts";
-import { WakeBatcher } from "../session/wake.ts";
+import { WakeBatcher } from "./wake.ts";
 import { raceSignal } from "../util/signal.ts";
 import { formatOutcome } from "./present.ts";
 import { LoopView } from "./view.ts";
@@ -193,6 +193,7 @@ export class Agentloop implements Conversation {
         modelCall: call,
         content: result.content,
         toolCalls: result.toolCalls,
+        ...(result.refusal === undefined ? {} : { refusal: result.refusal }),
       }]);
       if (result.toolCalls.length === 0) return reply as AssistantMessage;
       await this.#runTools(result.toolCalls, activation, signal);
@@ -220,6 +221,7 @@ export class Agentloop implements Conversation {
   }
 
   async #start(toolCall: ModelToolCall, activation: Activation): Promise<{ call?: number; refused?: string }> {
+    if (toolCall.error) return { refused: formatOutcome({ status: "error", error: toolCall.error }) };
     const placed = this.#session.tools.find((candidate) => candidate.tool.name === toolCall.name);
     if (!placed) return { refused: formatOutcome(unknownTool(toolCall.name)) };
     const deadline = Number.isFinite(this.#toolDeadlineMs) ? Date.now() + this.#toolDeadlineMs : undefined;

@@ -1,10 +1,10 @@
-import { RemoteBackend, type RemoteBrainOptions } from "../host/remote_brain.ts";
-import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
-import { type BrainOptions, EmbeddedBackend } from "./embedded.ts";
+import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
+import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 
-export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "./backend.ts";
-export type { BrainOptions } from "./embedded.ts";
-export type { RemoteBrainOptions } from "../host/remote_brain.ts";
+export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
+export type { BrainOptions } from "../embedded/embedded.ts";
+export type { RemoteBrainOptions } from "../host/client/remote_backend.ts";
 
 /**
  * A Brain: sessions, their journal and their Tool calls. `new Brain()` runs them
@@ -82,8 +82,28 @@ export class Brain {
     return new Brain();
   }
 
-  /** Ends every open session handle, then closes the journal or the host connection. */
+  /**
+   * Ends every open session handle, then closes the journal or the host
+   * connection. A remote Brain keeps its WebSocket open (the server may
+   * dispatch a Tool call to this process at any time, and Deno cannot unref a
+   * client WebSocket), so the process runs until this is called.
+   */
   close(): Promise<void> {
     return this.#backend.close();
+  }
+
+  /**
+   * Closes the Brain when an `await using` block ends.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * await using brain = new Brain();
+   * const session = await brain.sessions.create();
+   * console.log(session.id.length > 0); // true
+   * ```
+   */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
   }
 }

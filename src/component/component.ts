@@ -1,6 +1,6 @@
 import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { Admission, Dispatch, Implementation } from "../tool/implementation.ts";
+import type { Admission, Dispatch, Implementation } from "../contract/placement.ts";
 import { DEFAULT_LOAD_LIMITS, loadComponentBytes } from "./load_bytes.ts";
 import { componentPermissions } from "./permissions.ts";
 import { probeWorker, runInWorker, type TelemetryEntry } from "./run_worker.ts";

@@ -1,6 +1,6 @@
 import { type BrainEnvironment, isBrainEnv } from "../env/brain_env.ts";
-import type { Environment } from "../env/environment.ts";
-import { grantPermissions } from "../env/allow_list.ts";
+import type { Environment } from "../contract/placement.ts";
+import { grantPermissions } from "../env/grants.ts";
 
 const NONE: Deno.PermissionOptionsObject = {
   read: false,

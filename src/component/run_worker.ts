@@ -1,7 +1,7 @@
 import { findNonJson } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
-import type { Dispatch } from "../tool/implementation.ts";
-import { parseInput } from "../tool/runner.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import { parseInput } from "../run/host_tool.ts";
 import { answerHostCall } from "./host_calls.ts";
 import type { FromWorker, Invocation, ToWorker } from "./messages.ts";
 import { createChannel, sendReply } from "./sync_channel.ts";

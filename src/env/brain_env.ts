@@ -1,17 +1,9 @@
+import type { BrainEnvGrant } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import { type Environment, type EnvironmentOptions, environmentOptions } from "./environment.ts";
-
-/** The authority a Brain-hosted Environment requests. Nothing is granted that is not named. */
-export interface BrainEnvGrant {
-  /** A per-session workspace directory, readable (`read`) or also writable (`write`). */
-  filesystem?: { workspace: "read" | "write" };
-  /** Host names (optionally `host:port`) the Environment may connect to. */
-  net?: string[];
-  /** Environment variable names the Environment may read. */
-  env?: string[];
-}
+import { environmentOptions } from "./host_env.ts";
+import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 
 /** An Environment that Brain runs itself (Components in isolated Workers) with exactly its grant. */
 export interface BrainEnvironment extends Environment {
@@ -46,6 +38,9 @@ export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvi
     if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== "string" || !entry))) {
       throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
     }
+  }
+  if (grant.run !== undefined) {
+    throw new BrainError("invalid_argument", `environment ${name}: a Brain-hosted Environment starts no programs`);
   }
   const frozen = deepFreeze(structuredClone(grant));
   return Object.freeze({

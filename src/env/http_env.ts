@@ -1,10 +1,12 @@
-import { fetchJson, runJsonCall } from "../http/json_call.ts";
+import { fetchJson, runJsonCall } from "../run/json_call.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import type { Descriptor, Dispatch } from "../tool/implementation.ts";
-import { type Environment, type EnvironmentOptions, environmentOptions } from "./environment.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import type { Descriptor } from "../contract/grant.ts";
+import { environmentOptions } from "./host_env.ts";
+import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 import { checkHttpJson, httpJsonRequest } from "./http_json.ts";
-import { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "./model_service.ts";
+import { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "../contract/placement.ts";
 
 /** Options of {@linkcode httpEnv}. */
 export interface HttpEnvOptions extends EnvironmentOptions {

@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import type { Descriptor } from "../tool/implementation.ts";
+import type { Descriptor } from "../contract/grant.ts";
 
 /** The HTTP methods an `http_json` descriptor may use; the last three send a JSON body. */
 export const HTTP_JSON_METHODS = ["GET", "DELETE", "POST", "PUT", "PATCH"] as const;
@@ -58,9 +58,13 @@ export function httpJsonRequest(
       throw new BrainError("invalid_input", `http_json path field ${field} must be a string, number or boolean`);
     }
     delete rest[field];
-    return encodeURIComponent(String(value));
+    return encodeURIComponent(checkSegment(field, String(value)));
   });
-  const url = new URL(baseUrl.pathname.replace(/\/$/, "") + path, baseUrl);
+  const base = baseUrl.pathname.replace(/\/$/, "");
+  const url = new URL(base + path, baseUrl);
+  if (url.origin !== baseUrl.origin || !url.pathname.startsWith(`${base}/`)) {
+    throw new BrainError("invalid_input", `http_json input leads outside the Environment's base URL ${baseUrl.href}`);
+  }
   const withBody = descriptor.method === "POST" || descriptor.method === "PUT" || descriptor.method === "PATCH";
   if (!withBody) {
     for (const [key, value] of Object.entries(rest)) {
@@ -68,4 +72,30 @@ export function httpJsonRequest(
     }
   }
   return { url, method: descriptor.method, body: withBody ? JSON.stringify(rest) : undefined };
+}
+
+/**
+ * Returns `value` when it can only ever be one path segment: never `.` or `..`
+ * and no `/`, `\\`, `?` or `#`, however often a server percent-decodes it.
+ */
+function checkSegment(field: string, value: string): string {
+  // Each decoding shortens the text or leaves it as it is, so this ends.
+  for (let decoded = value, previous = ""; decoded !== previous; previous = decoded, decoded = tryDecode(decoded)) {
+    if (decoded === "." || decoded === ".." || /[/\\?#]/.test(decoded)) {
+      throw new BrainError(
+        "invalid_input",
+        `http_json path field ${field} must be one path segment: not "." or ".." and no "/", "\\", "?" or "#", raw or percent-encoded`,
+        { details: { field } },
+      );
+    }
+  }
+  return value;
+}
+
+function tryDecode(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }

@@ -156,6 +156,26 @@ export const serverFrame = z.discriminatedUnion("t", [
 /** A frame from Brain to a host client. */
 export type ServerFrame = z.infer<typeof serverFrame>;
 
+/** The header a client presents the server's operator credential in, to register a new host id. */
+export const SERVER_TOKEN_HEADER = "brain-server-token";
+
+/**
+ * When text frame `data` is longer than `maxBytes` of UTF-8, the
+ * `payload_too_large` error for it and the request id its text starts with, if
+ * any, so the request can be answered without parsing the frame.
+ */
+export function oversizeFrame(data: unknown, maxBytes: number): { id?: number; error: BrainError } | undefined {
+  if (typeof data !== "string" || data.length * 3 <= maxBytes) return undefined;
+  // A UTF-8 text is never shorter in bytes than in UTF-16 code units.
+  const bytes = data.length > maxBytes ? data.length : new TextEncoder().encode(data).length;
+  if (bytes <= maxBytes) return undefined;
+  const id = /^\{"id":(\d{1,15}),/.exec(data.slice(0, 32))?.[1];
+  const error = new BrainError("payload_too_large", `a frame of ${bytes} bytes is over this server's ${maxBytes}`, {
+    details: { bytes, maxBytes },
+  });
+  return id === undefined ? { error } : { id: Number(id), error };
+}
+
 /** Parses one text frame with `schema`, or throws `protocol_error` saying why it is not one. */
 export function decodeFrame<T>(schema: z.ZodType<T>, data: unknown): T {
   if (typeof data !== "string") throw new BrainError("protocol_error", "frames are JSON text");

@@ -1,9 +1,10 @@
-import { netAllowed } from "../env/allow_list.ts";
+import { netAllowed } from "../env/grants.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { Implementation } from "../tool/implementation.ts";
-import type { Invocation } from "../tool/invocation.ts";
-import { type Schema, tool, type ToolFactory, type ToolSpec } from "../tool/tool.ts";
-import { fetchJson, runJsonCall } from "./json_call.ts";
+import type { Implementation } from "../contract/placement.ts";
+import type { Invocation } from "../contract/call.ts";
+import { tool, type ToolFactory, type ToolSpec } from "../tool/tool.ts";
+import type { Schema } from "../contract/placement.ts";
+import { fetchJson, runJsonCall } from "../run/json_call.ts";
 
 /** Options of {@linkcode http}. */
 export interface HttpOptions {

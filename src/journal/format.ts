@@ -40,6 +40,8 @@ export function formatRecord(record: JournalRecord): string {
       return `${head}model call ${record.call} ${record.outcome.status}${
         record.usage ? ` (${record.usage.inputTokens} in, ${record.usage.outputTokens} out)` : ""
       }`;
+    case "assistant_delta":
+      return `${head}model call ${record.modelCall} ${JSON.stringify(record.content)}`;
     case "assistant_message":
       return `${head}${JSON.stringify(record.content)}${
         record.toolCalls.map((call) => ` ${call.name}(${JSON.stringify(call.input)})`).join("")

@@ -32,6 +32,7 @@ import { CommitNotifier } from "./notifier.ts";
 import { backoff, commitAtomic, storageError } from "./kv_write.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
+import { checkRecordBody } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -139,14 +140,33 @@ export class KvJournal implements Journal {
         `a journal path must be a non-empty string, got ${JSON.stringify(path)}`,
       );
     }
+    if (typeof Deno.openKv !== "function") {
+      throw new BrainError(
+        "unsupported_runtime",
+        `cannot open the journal at ${path}: it is a Deno KV file, and Deno KV needs the --unstable-kv flag ` +
+          '(or "unstable": ["kv"] in deno.json)',
+      );
+    }
     let kv: Deno.Kv;
     try {
       kv = await Deno.openKv(path);
     } catch (error) {
       const denied = error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
+      if (denied) {
+        throw new BrainError(
+          "permission_denied",
+          `cannot open the journal at ${path}: ${(error as Error).message}; grant --allow-read and ` +
+            "--allow-write on its folder (Deno KV and Brain keep sidecar files next to it)",
+          { cause: error },
+        );
+      }
+      const folder = await missingFolder(path);
       throw new BrainError(
-        denied ? "permission_denied" : "invalid_argument",
-        `cannot open the journal at ${path}: ${(error as Error).message}`,
+        "invalid_argument",
+        folder === undefined
+          ? `cannot open the journal at ${path}: ${(error as Error).message}`
+          : `cannot open the journal at ${path}: the folder ${folder} does not exist; ` +
+            `create it first, as in await Deno.mkdir(${JSON.stringify(folder)}, { recursive: true })`,
         { cause: error },
       );
     }
@@ -287,6 +307,7 @@ export class KvJournal implements Journal {
    * atomic commit can carry fails `invalid_argument` before anything is written.
    */
   async #prepare(sessionId: string, bodies: RecordBody[], at: number): Promise<Prepared> {
+    bodies.forEach(checkRecordBody);
     const encoded = bodies.map((body) => encodeBody(body, at));
     const records = encoded.map((bytes) => deepFreeze(decodeRecord(bytes, sessionId, 0)));
     let bytes = 0;
@@ -700,4 +721,15 @@ function endsOnlyOpen(
   open.clear();
   after.forEach((call) => open.add(call));
   return undefined;
+}
+
+/** The folder `path` would live in when it does not exist; undefined when it does or cannot be checked. */
+async function missingFolder(path: string): Promise<string | undefined> {
+  const folder = path.includes("/") ? path.slice(0, path.lastIndexOf("/")) || "/" : ".";
+  try {
+    await Deno.stat(folder);
+    return undefined;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound ? folder : undefined;
+  }
 }

@@ -2,29 +2,93 @@
  * Cross-process commit wakes for one KV file. Deno KV's `watch` does not see
  * commits made by another process on a local file (denoland/deno#21640), and
  * an inotify event on SQLite's WAL can arrive before the commit it belongs to
- * is visible. So each writer rewrites a small sidecar file `<path>.wake`
- * after its commit resolved, and readers watch that file (`Deno.watchFs`,
- * event-driven): a wake never runs ahead of the commit it announces.
- * Without permission for the sidecar, writes and watches of it are skipped.
+ * is visible. So a writer rewrites a small sidecar file `<path>.wake` after its
+ * commit resolved, and readers watch that file (`Deno.watchFs`, event-driven):
+ * a wake never runs ahead of the commit it announces.
+ *
+ * A writer rewrites the sidecar only while another journal of the file follows
+ * it: each following journal keeps a file named after itself in
+ * `<path>.followers/`, which writers watch. A writer that learns of a new
+ * follower rewrites the sidecar once at once, which covers every commit it made
+ * before it knew. Commits coalesce: at most one rewrite is in flight, and one
+ * more follows it when commits arrived meanwhile. Same-process subscribers of
+ * the writing journal never wait for the sidecar; their own journal wakes them.
+ * Without permission for the sidecar files, writes and watches of them are skipped.
  */
 export class WakeFile {
   #path: string;
+  #followers: string;
+  /** This journal's entry in the followers directory, present while it follows. */
+  #self: string;
   #watcher: Deno.FsWatcher | undefined;
   #watching: Promise<void> | undefined;
   #users = 0;
   #changed = Promise.withResolvers<true>();
-  #touching = new Set<Promise<void>>();
+  /** Other journals following the file: `undefined` until known, so a writer rewrites in doubt. */
+  #others: number | undefined;
+  #followersWatched = false;
+  #followersWatcher: Deno.FsWatcher | undefined;
+  #followersWatching: Promise<void> | undefined;
+  #writing: Promise<void> | undefined;
+  #again = false;
+  #closed = false;
 
   /** The sidecar of the KV file at `kvPath`. */
   constructor(kvPath: string) {
     this.#path = `${kvPath}.wake`;
+    this.#followers = `${kvPath}.followers`;
+    this.#self = crypto.randomUUID();
   }
 
-  /** Announces a commit that has resolved; never fails the commit. */
+  /** Announces a commit that has resolved, when another journal follows the file; never fails the commit. */
   touch(): void {
-    const touched = Deno.writeFile(this.#path, WAKE).catch(() => {});
-    this.#touching.add(touched);
-    touched.finally(() => this.#touching.delete(touched));
+    if (this.#closed) return;
+    if (!this.#followersWatched) this.#watchFollowers();
+    if (this.#others === 0) return;
+    if (this.#writing) {
+      this.#again = true;
+      return;
+    }
+    this.#writing = this.#write();
+  }
+
+  async #write(): Promise<void> {
+    do {
+      this.#again = false;
+      await Deno.writeFile(this.#path, WAKE).catch(() => {});
+    } while (this.#again && !this.#closed);
+    this.#writing = undefined;
+  }
+
+  /** Keeps `#others` up to date from the followers directory, and wakes each new follower once. */
+  #watchFollowers(): void {
+    this.#followersWatched = true;
+    try {
+      Deno.mkdirSync(this.#followers, { recursive: true });
+      const watcher = Deno.watchFs(this.#followers, { recursive: false });
+      this.#followersWatcher = watcher;
+      this.#count();
+      this.#followersWatching = (async () => {
+        for await (const event of watcher) {
+          const before = this.#others ?? 0;
+          this.#count();
+          if (event.kind === "create" || (this.#others ?? 1) > before) this.touch();
+        }
+      })().catch(() => {});
+    } catch {
+      // No permission for the followers directory: rewrite after every commit, as if someone followed.
+      this.#others = undefined;
+    }
+  }
+
+  #count(): void {
+    try {
+      let others = 0;
+      for (const entry of Deno.readDirSync(this.#followers)) if (entry.name !== this.#self) others++;
+      this.#others = others;
+    } catch {
+      this.#others = undefined;
+    }
   }
 
   /** Resolves at the next change of the sidecar after this call. */
@@ -32,7 +96,7 @@ export class WakeFile {
     return this.#changed.promise;
   }
 
-  /** Starts watching the sidecar for one more subscription. */
+  /** Starts watching the sidecar for one more subscription, and tells writers this journal follows. */
   acquire(): void {
     if (this.#users++ > 0) return;
     try {
@@ -53,6 +117,12 @@ export class WakeFile {
     } catch {
       // No permission for the sidecar: commits of other processes wake this one only on its own next wake.
     }
+    try {
+      Deno.mkdirSync(this.#followers, { recursive: true });
+      Deno.writeFileSync(`${this.#followers}/${this.#self}`, new Uint8Array());
+    } catch {
+      // Writers that cannot see this follower rewrite the sidecar after every commit anyway.
+    }
   }
 
   /** Stops watching once the last subscription released it. */
@@ -61,23 +131,33 @@ export class WakeFile {
     await this.#stop();
   }
 
-  /** Stops watching and waits for every pending touch. */
+  /** Stops watching and waits for the pending rewrite. */
   async close(): Promise<void> {
+    this.#closed = true;
     this.#users = 0;
     await this.#stop();
-    await Promise.all(this.#touching);
+    const watcher = this.#followersWatcher;
+    this.#followersWatcher = undefined;
+    closeQuietly(watcher);
+    await this.#followersWatching;
+    await this.#writing;
   }
 
   async #stop(): Promise<void> {
+    await Deno.remove(`${this.#followers}/${this.#self}`).catch(() => {});
     const watcher = this.#watcher;
     this.#watcher = undefined;
     if (!watcher) return;
-    try {
-      watcher.close();
-    } catch {
-      // Already closed.
-    }
+    closeQuietly(watcher);
     await this.#watching;
+  }
+}
+
+function closeQuietly(watcher: Deno.FsWatcher | undefined): void {
+  try {
+    watcher?.close();
+  } catch {
+    // Already closed.
   }
 }
 

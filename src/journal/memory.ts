@@ -2,6 +2,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
+import { frozenRecord } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
@@ -62,10 +63,9 @@ export class MemoryJournal implements Journal {
     });
     session.open = open;
     const at = Date.now();
-    const committed = bodies.map((body, index) =>
-      deepFreeze({ ...structuredClone(body), sessionId, sequence: start + index, at }) as JournalRecord
-    );
-    session.records.push(...committed);
+    const copies = bodies.length > 1 ? new Map() : undefined;
+    const committed = bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+    for (const record of committed) session.records.push(record);
     this.#notifier.notify(sessionId);
     return committed;
   }

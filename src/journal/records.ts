@@ -43,8 +43,13 @@ export type RecordBody =
    * response (without usage), `error`, `timeout`, or `unknown` when it was interrupted.
    */
   | { kind: "model_call_finished"; call: number; outcome: Outcome; usage?: ModelUsage }
-  /** A model reply the Agentloop added to its conversation. */
-  | { kind: "assistant_message"; modelCall: number; content: string; toolCalls: ModelToolCall[] }
+  /**
+   * A fragment of the reply text of an Agentloop model call, as a streaming
+   * provider delivered it; committed before the call's `model_call_finished`.
+   */
+  | { kind: "assistant_delta"; modelCall: number; content: string }
+  /** A model reply the Agentloop added to its conversation, with the model's refusal when it refused. */
+  | { kind: "assistant_message"; modelCall: number; content: string; toolCalls: ModelToolCall[]; refusal?: string }
   /**
    * The Agentloop's answer to one tool call of an assistant message. `call` names
    * the Tool call, if one started; `through` is the last sequence the answer covers.

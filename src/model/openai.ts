@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
-import type { ModelMessage, ModelProvider, ModelResult, ModelToolCall, ProviderCall } from "./types.ts";
+import { fetchFailure } from "./fetch_failure.ts";
+import { readChatStream } from "./openai_stream.ts";
+import { fromWire, wireError, wireRequest, wireResponse } from "./openai_wire.ts";
+import type { ModelProvider, ModelResult, ProviderCall } from "./types.ts";
 
 /** Options for {@linkcode openAICompatible}. */
 export interface OpenAICompatibleOptions {
@@ -13,96 +15,101 @@ export interface OpenAICompatibleOptions {
   timeoutMs?: number;
   /** Extra request headers. */
   headers?: Record<string, string>;
+  /**
+   * Ask for a streamed response (server-sent events). The Agentloop's turns
+   * are then journaled fragment by fragment as `assistant_delta` records while
+   * the model writes; the result is the same. Off by default.
+   */
+  stream?: boolean;
 }
-
-const wireToolCall = z.object({
-  id: z.string(),
-  type: z.literal("function").optional(),
-  function: z.object({ name: z.string(), arguments: z.string() }),
-});
-
-const wireResponse = z.object({
-  model: z.string().optional(),
-  choices: z.array(z.object({
-    message: z.object({
-      content: z.string().nullish(),
-      tool_calls: z.array(wireToolCall).nullish(),
-    }),
-    finish_reason: z.string().nullish(),
-  })).min(1),
-  usage: z.object({ prompt_tokens: z.number().int(), completion_tokens: z.number().int() }).nullish(),
-});
-
-const wireError = z.object({ error: z.object({ message: z.string() }) });
 
 /**
  * A provider for any server that speaks the OpenAI chat-completions protocol.
  * Tools become `function` tools with their input JSON Schema as `parameters`;
  * the session's `credentials.apiKey` is sent as a bearer token.
  *
- * Failures are BrainErrors: `model_error` for an HTTP error status (retryable
- * for 408, 409, 429 and 5xx), `protocol_error` for a body that is not a chat
- * completion, `timeout` after `timeoutMs`, `connection_lost` when the
- * connection fails after sending, so the outcome is unknown.
+ * Failures are BrainErrors, journaled as the model call's outcome:
+ * `connection_failed` (retryable) when the request never left (DNS, a refused
+ * connection, a blocked port) and `permission_denied` without `--allow-net`,
+ * both with their cause; `model_error` for an HTTP error status, keeping the
+ * provider's `error.code`, `type` and `Retry-After` in `details` (retryable for
+ * 408, 409, 429 and 5xx); `protocol_error` for a body that is not a chat
+ * completion; `timeout` after `timeoutMs`; `connection_lost` when the
+ * connection failed after sending, so the outcome is unknown. A malformed tool
+ * call fails only itself (see `ModelToolCall.error`); a refusal is `refusal`.
  *
  * @example
  * ```ts
  * import { openAICompatible } from "@aexhq/brain";
- * const provider = openAICompatible({ baseUrl: "http://127.0.0.1:8080/v1/" });
+ * const provider = openAICompatible({ baseUrl: "http://127.0.0.1:8080/v1/", stream: true });
  * console.log(provider.name); // "openai-compatible"
  * ```
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
-  const { name = "openai-compatible", timeoutMs = 60_000, headers = {} } = options;
+  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = options;
   const base = new URL(options.baseUrl);
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const endpoint = new URL("chat/completions", base);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
     throw new BrainError("invalid_argument", `timeoutMs must be a positive number, got ${timeoutMs}`);
   }
-  return Object.freeze({
-    name,
-    complete: (call: ProviderCall) => complete(name, endpoint, timeoutMs, headers, call),
-  });
+  const settings = { name, endpoint, timeoutMs, headers, stream };
+  return Object.freeze({ name, complete: (call: ProviderCall) => complete(settings, call) });
+}
+
+interface Settings {
+  name: string;
+  endpoint: URL;
+  timeoutMs: number;
+  headers: Record<string, string>;
+  stream: boolean;
 }
 
 async function complete(
-  name: string,
-  endpoint: URL,
-  timeoutMs: number,
-  extraHeaders: Record<string, string>,
-  { model, request, credentials, signal }: ProviderCall,
+  { name, endpoint, timeoutMs, headers: extraHeaders, stream }: Settings,
+  { model, request, credentials, signal, onDelta }: ProviderCall,
 ): Promise<ModelResult> {
   const timedOut = new BrainError("timeout", `provider ${name} did not answer within ${timeoutMs} ms`);
   const stop = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
   const headers: Record<string, string> = { ...extraHeaders, "content-type": "application/json" };
   if (credentials.apiKey !== undefined) headers.authorization = `Bearer ${credentials.apiKey}`;
-  const failure = (error: unknown): never => {
+  const interrupted = (): never => {
     if (signal.aborted) throw signal.reason;
-    if (stop.aborted) throw timedOut;
-    if (error instanceof BrainError) throw error;
-    throw new BrainError("connection_lost", `provider ${name}: the connection failed after sending: ${error}`, {
-      cause: error,
-    });
+    throw timedOut;
   };
   let response: Response;
   try {
     response = await fetch(endpoint, {
       method: "POST",
       headers,
-      body: JSON.stringify(wireRequest(model, request)),
+      body: JSON.stringify(wireRequest(model, request, stream)),
       signal: stop,
     });
   } catch (error) {
-    return failure(error);
+    if (stop.aborted) interrupted();
+    throw fetchFailure(name, endpoint, error);
+  }
+  const received = (error: unknown): never => {
+    if (stop.aborted) interrupted();
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("connection_lost", `provider ${name}: the connection failed after sending: ${error}`, {
+      cause: error,
+    });
+  };
+  if (response.ok && response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+    try {
+      return await readChatStream(name, model, response.body, onDelta);
+    } catch (error) {
+      return received(error);
+    }
   }
   let text: string;
   try {
     text = await response.text();
   } catch (error) {
-    return failure(error);
+    return received(error);
   }
-  if (!response.ok) throw httpError(name, response.status, text);
+  if (!response.ok) throw httpError(name, response, text);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -119,90 +126,39 @@ async function complete(
   return fromWire(model, parsed.data);
 }
 
-function wireRequest(model: string, request: ProviderCall["request"]): Record<string, JsonValue> {
-  const messages: JsonValue[] = request.system === "" ? [] : [{ role: "system", content: request.system }];
-  messages.push(...request.messages.map(wireMessage));
-  const body: Record<string, JsonValue> = { model, messages };
-  if (request.tools.length > 0) {
-    body.tools = request.tools.map((spec) => ({
-      type: "function",
-      function: { name: spec.name, description: spec.description, parameters: spec.inputSchema },
-    }));
-  }
-  const format = request.responseFormat;
-  if (format) {
-    body.response_format = format.type === "json_schema"
-      ? {
-        type: "json_schema",
-        json_schema: {
-          name: format.name,
-          schema: format.schema as Record<string, JsonValue>, // checked as JSON by the request schema
-          ...(format.strict === undefined ? {} : { strict: format.strict }),
-        },
-      }
-      : { type: format.type };
-  }
-  if (request.maxOutputTokens !== undefined) body.max_tokens = request.maxOutputTokens;
-  if (request.temperature !== undefined) body.temperature = request.temperature;
-  return body;
-}
-
-function wireMessage(message: ModelMessage): JsonValue {
-  switch (message.role) {
-    case "user":
-      return { role: "user", content: message.content };
-    case "tool":
-      return { role: "tool", tool_call_id: message.toolCallId, content: message.content };
-    case "assistant": {
-      const toolCalls = message.toolCalls ?? [];
-      if (toolCalls.length === 0) return { role: "assistant", content: message.content };
-      return {
-        role: "assistant",
-        content: message.content === "" ? null : message.content,
-        tool_calls: toolCalls.map((toolCall) => ({
-          id: toolCall.id,
-          type: "function",
-          function: { name: toolCall.name, arguments: JSON.stringify(toolCall.input) },
-        })),
-      };
-    }
-  }
-}
-
-function fromWire(model: string, body: z.infer<typeof wireResponse>): ModelResult {
-  const [choice] = body.choices;
-  const result: ModelResult = {
-    content: choice.message.content ?? "",
-    toolCalls: (choice.message.tool_calls ?? []).map(fromWireToolCall),
-    stopReason: choice.finish_reason ?? "stop",
-    model: body.model ?? model,
+function httpError(name: string, response: Response, text: string): BrainError {
+  const { status } = response;
+  const details: Record<string, string | number | boolean> = {
+    status,
+    retryable: status === 408 || status === 409 || status === 429 || status >= 500,
+    message: text.slice(0, 500),
   };
-  if (body.usage) {
-    result.usage = { inputTokens: body.usage.prompt_tokens, outputTokens: body.usage.completion_tokens };
-  }
-  return result;
-}
-
-function fromWireToolCall(wire: z.infer<typeof wireToolCall>): ModelToolCall {
-  let input: JsonValue;
-  try {
-    input = JSON.parse(wire.function.arguments);
-  } catch {
-    input = wire.function.arguments;
-  }
-  return { id: wire.id, name: wire.function.name, input };
-}
-
-function httpError(name: string, status: number, text: string): BrainError {
-  let detail = text.slice(0, 500);
   try {
     const parsed = wireError.safeParse(JSON.parse(text));
-    if (parsed.success) detail = parsed.data.error.message;
+    if (parsed.success) {
+      const { message, code, type, param } = parsed.data.error;
+      details.message = message;
+      if (code !== undefined && code !== null) details.code = code;
+      if (type) details.type = type;
+      if (param) details.param = param;
+    }
   } catch {
     // not JSON: keep the text
   }
-  const retryable = status === 408 || status === 409 || status === 429 || status >= 500;
-  return new BrainError("model_error", `provider ${name} answered ${status}: ${detail}`, {
-    details: { status, retryable, message: detail },
-  });
+  const retryAfterMs = retryAfter(response.headers);
+  if (retryAfterMs !== undefined) details.retryAfterMs = retryAfterMs;
+  const code = details.code === undefined ? "" : ` (${details.code})`;
+  return new BrainError("model_error", `provider ${name} answered ${status}${code}: ${details.message}`, { details });
+}
+
+/** How long the provider asks to wait, from `retry-after-ms` or `Retry-After` (seconds or an HTTP date). */
+function retryAfter(headers: Headers): number | undefined {
+  const ms = Number(headers.get("retry-after-ms") ?? NaN);
+  if (Number.isFinite(ms) && ms >= 0) return ms;
+  const value = headers.get("retry-after");
+  if (value === null) return undefined;
+  const seconds = Number(value);
+  if (value.trim() !== "" && Number.isFinite(seconds) && seconds >= 0) return Math.round(seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
 }

@@ -7,7 +7,12 @@ import type { ModelRequest, ModelResult, NormalizedModelRequest } from "./types.
 const json = z.custom<JsonValue>((value) => findNonJson(value) === undefined, { message: "not a JSON value" });
 const jsonObject = z.record(z.string(), json);
 
-const toolCall = z.strictObject({ id: z.string().min(1), name: z.string().min(1), input: json });
+const toolCall = z.strictObject({
+  id: z.string().min(1),
+  name: z.string(),
+  input: json,
+  error: z.strictObject({ code: z.literal("invalid_tool_call"), message: z.string() }).optional(),
+});
 
 const message = z.discriminatedUnion("role", [
   z.strictObject({ role: z.literal("user"), content: z.string() }),
@@ -41,6 +46,7 @@ const result = z.strictObject({
   toolCalls: z.array(toolCall),
   stopReason: z.string(),
   model: z.string(),
+  refusal: z.string().optional(),
   usage: z.strictObject({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
     .optional(),
 });

@@ -8,6 +8,20 @@ export interface ModelToolCall {
   name: string;
   /** The arguments. */
   input: JsonValue;
+  /**
+   * Why this call cannot run, when the provider's answer held a malformed call
+   * (arguments that are not JSON, a custom tool call): the Agentloop answers it
+   * with this error instead of starting a Tool. The rest of the response stands.
+   */
+  error?: ModelToolCallError;
+}
+
+/** What is wrong with one tool call of a response. */
+export interface ModelToolCallError {
+  /** Always `invalid_tool_call`. */
+  code: "invalid_tool_call";
+  /** What was wrong, for the model to read and correct. */
+  message: string;
 }
 
 /** One message of a model conversation. */
@@ -91,6 +105,8 @@ export interface ModelResult {
   stopReason: string;
   /** The model that answered, as the provider names it. */
   model: string;
+  /** The model's refusal to answer, when it refused (OpenAI's `message.refusal`). */
+  refusal?: string;
   /** Token usage, when reported. */
   usage?: ModelUsage;
 }
@@ -111,12 +127,20 @@ export interface ProviderCall {
   credentials: ModelCredentials;
   /** Aborted when the caller stops waiting; the provider should stop its request. */
   signal: AbortSignal;
+  /**
+   * Given only for the Agentloop's own turns: a streaming provider calls it with
+   * each fragment of the reply's text as it arrives, and Brain journals them as
+   * `assistant_delta` records. Tool `ctx.model` calls get none.
+   */
+  onDelta?: (text: string) => void;
 }
 
 /**
  * A model service. `complete` answers one request or throws a BrainError:
- * `model_error` or `protocol_error` for a known failure, `timeout` when the
- * provider gave up waiting, `connection_lost` when the outcome is unknown.
+ * `model_error`, `protocol_error`, `connection_failed` (the request never left)
+ * or `permission_denied` for a known failure, `timeout` when the provider gave
+ * up waiting, `connection_lost` when the request may have been received and
+ * the outcome is unknown.
  */
 export interface ModelProvider {
   /** Provider name, recorded with each call. */

@@ -1,3 +1,5 @@
+import { utf8Length } from "../util/utf8.ts";
+
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
   | null
@@ -14,7 +16,95 @@ export type JsonValue =
  * sparse arrays and cycles.
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
-  return visit(value, path, new Set());
+  return isJson(value, []) ? undefined : visit(value, path, new Set());
+}
+
+/** The allocation-free check behind {@linkcode findNonJson}; `ancestors` catches cycles. */
+function isJson(value: unknown, ancestors: object[]): boolean {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (value === null) return true;
+  if (ancestors.includes(value)) return false;
+  ancestors.push(value);
+  let json = true;
+  if (Array.isArray(value)) {
+    for (let index = 0; json && index < value.length; index++) {
+      json = index in value && isJson(value[index], ancestors);
+    }
+  } else {
+    const prototype = Object.getPrototypeOf(value);
+    json = prototype === Object.prototype || prototype === null;
+    for (const key in value) {
+      if (!json) break;
+      if (Object.hasOwn(value, key)) json = isJson((value as Record<string, unknown>)[key], ancestors);
+    }
+  }
+  ancestors.pop();
+  return json;
+}
+
+/**
+ * A deep-frozen copy of `value` when it is plain JSON (see {@linkcode findNonJson}),
+ * made in the one traversal that checks it; `undefined` when it is not (ask
+ * `findNonJson` where).
+ */
+export function frozenJson(value: unknown): JsonValue | undefined {
+  return copy(value, []);
+}
+
+function copy(value: unknown, ancestors: object[]): JsonValue | undefined {
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+      return value;
+    case "number":
+      return Number.isFinite(value) ? value : undefined;
+    case "object":
+      break;
+    default:
+      return undefined;
+  }
+  if (value === null) return null;
+  if (ancestors.includes(value)) return undefined;
+  ancestors.push(value);
+  const copied = Array.isArray(value) ? copyArray(value, ancestors) : copyObject(value, ancestors);
+  ancestors.pop();
+  return copied === undefined ? undefined : Object.freeze(copied) as JsonValue;
+}
+
+function copyArray(value: unknown[], ancestors: object[]): JsonValue[] | undefined {
+  const copied: JsonValue[] = [];
+  for (let index = 0; index < value.length; index++) {
+    if (!(index in value)) return undefined;
+    const child = copy(value[index], ancestors);
+    if (child === undefined) return undefined;
+    copied.push(child);
+  }
+  return copied;
+}
+
+function copyObject(value: object, ancestors: object[]): { [key: string]: JsonValue } | undefined {
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return undefined;
+  const copied: { [key: string]: JsonValue } = {};
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const child = copy((value as Record<string, unknown>)[key], ancestors);
+    if (child === undefined) return undefined;
+    if (key === "__proto__") {
+      Object.defineProperty(copied, key, { value: child, enumerable: true, writable: true, configurable: true });
+    } else copied[key] = child;
+  }
+  return copied;
 }
 
 function visit(value: unknown, path: string, seen: Set<object>): string | undefined {
@@ -60,9 +150,7 @@ export function isJsonValue(value: unknown): value is JsonValue {
   return findNonJson(value) === undefined;
 }
 
-const encoder = new TextEncoder();
-
 /** The UTF-8 size of a value's JSON text, the unit of the emitted-bytes budget. */
 export function jsonByteLength(value: unknown): number {
-  return value === undefined ? 0 : encoder.encode(JSON.stringify(value)).byteLength;
+  return value === undefined ? 0 : utf8Length(JSON.stringify(value));
 }

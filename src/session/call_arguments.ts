@@ -1,6 +1,31 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import { checkKnownKeys } from "../outcome/known_keys.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { factoryImplementation } from "../tool/tool.ts";
+import type { Activation } from "./activation.ts";
+
+/** Options for one Tool call. */
+export interface CallOptions {
+  /**
+   * Absolute deadline in milliseconds since the epoch, such as `Date.now() + 5_000`;
+   * omitted means unlimited. A deadline already past ends the call `timeout` before it runs.
+   */
+  deadline?: number;
+  /** A relative deadline: the call may take this many milliseconds from now. Give it or `deadline`, not both. */
+  timeoutMs?: number;
+  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
+  signal?: AbortSignal;
+  /** The activation whose budget the call shares; a new one by default. */
+  activation?: Activation;
+  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
+  toolCallId?: string;
+}
+
+const CALL_OPTIONS = ["deadline", "timeoutMs", "signal", "activation", "toolCallId"];
+
+/** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
+const EARLIEST_DEADLINE = 1e12;
 
 /**
  * The placed Tool a call names, by name or by the placement itself; throws
@@ -11,6 +36,13 @@ export function resolveTarget(
   tools: ReadonlyMap<string, PlacedTool>,
   target: PlacedTool | string,
 ): PlacedTool {
+  if (factoryImplementation(target)) {
+    const { name } = target as unknown as { name: string };
+    throw new BrainError(
+      "unknown_tool",
+      `call a Tool by its name or its placement, not its factory: session.call(${JSON.stringify(name)}, input)`,
+    );
+  }
   const name = typeof target === "string" ? target : target?.tool?.name;
   const placed = name === undefined ? undefined : tools.get(name);
   if (!placed || (typeof target !== "string" && placed.tool !== target.tool)) {
@@ -19,11 +51,43 @@ export function resolveTarget(
   return placed;
 }
 
-/** Throws before anything is committed when a call's input is not JSON or its deadline is not a finite time. */
-export function checkCallArguments(tool: string, input: JsonValue, deadline: number | undefined): void {
+/**
+ * Checks a call's input and options before anything is committed and returns
+ * the options with `timeoutMs` turned into an absolute `deadline`. Throws
+ * `invalid_input` for input that is not JSON and `invalid_argument` for an
+ * unknown option or a deadline that is not an absolute time.
+ */
+export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions): CallOptions {
   const nonJson = findNonJson(input);
   if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
-  if (deadline !== undefined && !Number.isFinite(deadline)) {
-    throw new BrainError("invalid_argument", `deadline must be a finite epoch-milliseconds number, got ${deadline}`);
+  checkKnownKeys("call options", options, CALL_OPTIONS);
+  const { timeoutMs, ...rest } = options;
+  if (timeoutMs === undefined) {
+    checkDeadline(rest.deadline);
+    return rest;
+  }
+  if (rest.deadline !== undefined) {
+    throw new BrainError("invalid_argument", "give a call either deadline (an absolute time) or timeoutMs, not both");
+  }
+  if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
+    throw new BrainError("invalid_argument", `timeoutMs must be a finite number of milliseconds, got ${timeoutMs}`);
+  }
+  return { ...rest, deadline: Date.now() + timeoutMs };
+}
+
+function checkDeadline(deadline: unknown): void {
+  if (deadline === undefined) return;
+  if (typeof deadline !== "number" || !Number.isFinite(deadline)) {
+    throw new BrainError(
+      "invalid_argument",
+      `deadline must be a finite time in milliseconds since the epoch, such as Date.now() + 5_000, got ${deadline}`,
+    );
+  }
+  if (deadline < EARLIEST_DEADLINE) {
+    throw new BrainError(
+      "invalid_argument",
+      `deadline ${deadline} is a duration, not an absolute time: give { timeoutMs: ${deadline} } ` +
+        `or { deadline: Date.now() + ${deadline} }`,
+    );
   }
 }

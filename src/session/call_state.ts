@@ -3,9 +3,10 @@ import type { JournalRecord, RecordBody, TerminalCause } from "../journal/record
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
-import { Finished } from "../tool/context.ts";
-import type { CallSink, PublishedResult } from "../tool/invocation.ts";
+import { Finished } from "../contract/context.ts";
+import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
+import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -21,8 +22,6 @@ export interface CallEnd {
   /** The final outcome: the finishing result, the last result, or why the caller stopped waiting. */
   outcome: Outcome;
 }
-
-const encoder = new TextEncoder();
 
 /**
  * Brain's side of one Tool call. Every report commits to the journal, in the
@@ -90,7 +89,7 @@ export class CallState implements CallSink {
     }
     const nonJson = findNonJson(data);
     if (nonJson) return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`));
-    const refused = this.#admit(encoder.encode(event).byteLength + jsonByteLength(data));
+    const refused = this.#admit(utf8Length(event) + jsonByteLength(data));
     if (refused) return Promise.reject(refused);
     return this.#commit([{ kind: "tool_event", call: this.call, event, data }]).then((records) => records[0].sequence);
   }
@@ -188,7 +187,7 @@ export class CallState implements CallSink {
   #claim(cause: TerminalCause): void {
     this.#claimed = cause;
     this.#disarm?.();
-    this.#controller.abort(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
+    this.#controller.abort(endReasons[cause]);
   }
 
   #admit(bytes: number): BrainError | undefined {
@@ -253,6 +252,19 @@ const RETRIED = new Set<string | undefined>(["storage_unavailable", "storage_ful
 /** Pauses before each retry of a failed terminal commit. */
 const TERMINAL_RETRY_MS = [50, 200, 1_000, 3_000];
 
+/** The abort reason of a call's signal per terminal cause, built once: most calls end by a plain finish. */
+const endReasons: Readonly<Record<TerminalCause, BrainError>> = Object.freeze({
+  finish: endReason("finish"),
+  error: endReason("error"),
+  timeout: endReason("timeout"),
+  cancelled: endReason("cancelled"),
+  unknown: endReason("unknown"),
+});
+
+function endReason(cause: TerminalCause): BrainError {
+  return Object.freeze(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
+}
+
 const defaultMessage = {
   timeout: "the call's deadline passed",
   cancelled: "the caller cancelled the call",
@@ -266,7 +278,7 @@ function resultBody(call: number, { outcome, content }: PublishedResult): Record
 }
 
 function resultBytes({ outcome, content }: PublishedResult): number {
-  return jsonByteLength(outcome) + (content === undefined ? 0 : encoder.encode(content).byteLength);
+  return jsonByteLength(outcome) + (content === undefined ? 0 : utf8Length(content));
 }
 
 function budgetFailure(error: BrainError): Outcome {

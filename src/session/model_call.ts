@@ -8,6 +8,7 @@ import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { Activation } from "./activation.ts";
+import { AssistantDeltas } from "./assistant_deltas.ts";
 
 /** Who is calling, on whose budget, and what stops the call. */
 export interface ModelCallScope {
@@ -63,16 +64,28 @@ export class ModelCaller {
       if (result?.usage) body.usage = result.usage;
       return this.#journal.append(this.#sessionId, [body]);
     };
+    // Only the Agentloop's own turns are conversational; a Tool's ctx.model streams no deltas.
+    const deltas = origin.kind === "agentloop"
+      ? new AssistantDeltas(this.#journal, this.#sessionId, started.sequence)
+      : undefined;
     let result: ModelResult;
     try {
       if (signal.aborted) throw signal.reason;
-      const answer = provider.complete({ model, request: normalized, credentials, signal });
+      const answer = provider.complete({
+        model,
+        request: normalized,
+        credentials,
+        signal,
+        ...(deltas ? { onDelta: deltas.add } : {}),
+      });
       result = checkModelResult(await raceSignal(answer, signal), provider.name);
     } catch (error) {
       const { outcome, thrown } = failure(error, signal);
+      await deltas?.close();
       await finish(outcome);
       throw thrown;
     }
+    await deltas?.close();
     const { usage: _usage, ...response } = result;
     await finish(ok(response as unknown as JsonValue), result);
     return { call: started.sequence, result: deepFreeze(structuredClone(result)) };

@@ -1,33 +1,23 @@
-import type { AllowList } from "../env/allow_list.ts";
-import { uniqueBindings } from "../env/bindings.ts";
-import type { CreatedEnvironment } from "../env/created_env.ts";
-import { ModelService } from "../env/model_service.ts";
-import { SessionEnvironments } from "../env/session_environments.ts";
+import type { AllowList } from "../contract/grant.ts";
+import { uniqueBindings } from "./bindings.ts";
+import type { CreatedEnvironment } from "./created_env.ts";
+import { ModelService } from "./model_service.ts";
+import { SessionEnvironments } from "./environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
-import type { Invocation } from "../tool/invocation.ts";
-import { runHostTool } from "../tool/runner.ts";
-import type { PlacedTool } from "../tool/tool.ts";
+import type { Invocation } from "../contract/call.ts";
+import { runHostTool } from "../run/host_tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
-import { checkCallArguments, resolveTarget } from "./call_arguments.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { ModelCaller } from "./model_call.ts";
 
-/** Options for one Tool call. */
-export interface CallOptions {
-  /** Absolute deadline in ms since the epoch; omitted means unlimited. */
-  deadline?: number;
-  /** Aborting it cancels the call: its outcome becomes `cancelled`. */
-  signal?: AbortSignal;
-  /** The activation whose budget the call shares; a new one by default. */
-  activation?: Activation;
-  /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
-  toolCallId?: string;
-}
+export type { CallOptions };
 
 /** A started Tool call. */
 export interface ToolCall {
@@ -55,7 +45,8 @@ export interface SessionParts {
   models?: ModelCaller;
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
-  onEnd: (session: Session) => void;
+  /** Called once when the handle ends; the end waits for it. */
+  onEnd: (session: Session) => void | Promise<void>;
 }
 
 /**
@@ -76,7 +67,7 @@ export class Session {
   #modelService: ModelService | undefined;
   #open = new Map<number, CallState>();
   #ended = false;
-  #onEnd: (session: Session) => void;
+  #onEnd: (session: Session) => void | Promise<void>;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -126,16 +117,16 @@ export class Session {
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { deadline, signal } = options;
-    checkCallArguments(placed.tool.name, input, deadline);
-    const activation = options.activation ?? this.activation();
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
+    const activation = checked.activation ?? this.activation();
     const [started] = await this.#journal.append(this.id, [{
       kind: "tool_call_started",
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
       activation: activation.id,
-      ...(options.toolCallId === undefined ? {} : { toolCallId: options.toolCallId }),
+      ...(checked.toolCallId === undefined ? {} : { toolCallId: checked.toolCallId }),
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
@@ -213,7 +204,7 @@ export class Session {
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
-    this.#onEnd(this);
+    await this.#onEnd(this);
   }
 
   /** Runs the binding's setup first (a failure ends the call `setup_failed`), then the Tool, once. */

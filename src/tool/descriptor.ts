@@ -1,8 +1,9 @@
-import type { Environment } from "../env/environment.ts";
+import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import type { Descriptor, Implementation } from "./implementation.ts";
+import type { Implementation } from "../contract/placement.ts";
+import type { Descriptor } from "../contract/grant.ts";
 
 /**
  * Wraps a placement's descriptor: Brain keeps it opaque and frozen and hands it

@@ -22,3 +22,21 @@ export function exportSchema(
     );
   }
 }
+
+/**
+ * Exports an input schema, which must describe a JSON object: models call a
+ * Tool with named arguments, and no model API accepts other tool parameters.
+ * `z.unknown()` and `z.any()` (no constraint at all) are accepted as they are.
+ */
+export function exportInputSchema(toolName: string, schema: z.ZodType): Record<string, JsonValue> {
+  const exported = exportSchema(toolName, "input", schema);
+  const { $schema: _, ...constraints } = exported;
+  if (exported.type === "object" || Object.keys(constraints).length === 0) return exported;
+  const described = typeof exported.type === "string" ? `type ${exported.type}` : "a schema that is not one object";
+  throw new BrainError(
+    "invalid_schema",
+    `tool ${toolName}: its input schema has ${described}; models call a Tool with named arguments, ` +
+      "so declare input as z.object({ ... })",
+    { details: exported },
+  );
+}

@@ -1,17 +1,16 @@
+import type { PlacedTool, Schema, ToolDeclaration } from "../contract/placement.ts";
 import { z } from "zod";
-import type { ZodType } from "zod";
-import type { Environment } from "../env/environment.ts";
+import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import type { ToolContext } from "./context.ts";
+import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
-import type { Descriptor, Implementation } from "./implementation.ts";
-import { exportSchema } from "./schema.ts";
+import type { Implementation } from "../contract/placement.ts";
+import type { Descriptor } from "../contract/grant.ts";
+import { exportInputSchema, exportSchema } from "./schema.ts";
 
-/** Any zod schema. */
-export type Schema = ZodType;
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
 /** What a Tool may publish as success: the output schema's input, or any JSON. */
@@ -47,38 +46,6 @@ export interface ToolSpec<
   implementation?: Implementation | ((options: ParsedOptions<P>) => Descriptor);
 }
 
-/** A declared Tool: its contract, with JSON Schemas exported at declaration. */
-export interface ToolDeclaration {
-  /** Tool name. */
-  readonly name: string;
-  /** Model-facing description. */
-  readonly description: string;
-  /** The zod input schema. */
-  readonly input: Schema;
-  /** The zod output schema, if any. */
-  readonly output: Schema | undefined;
-  /** JSON Schema of accepted input. */
-  readonly inputSchema: Record<string, JsonValue>;
-  /** JSON Schema of parsed output, if any. */
-  readonly outputSchema: Record<string, JsonValue> | undefined;
-  /** The application function, for host Tools. */
-  readonly run: ((input: unknown, ctx: ToolContext<never, never>) => unknown) | undefined;
-}
-
-/** A Tool placed with its options and Environment, ready to be given to a session. */
-export interface PlacedTool {
-  /** The declaration it places. */
-  readonly tool: ToolDeclaration;
-  /** Parsed, deeply frozen factory options. */
-  readonly options: Readonly<Record<string, unknown>>;
-  /** The Environment named at placement, if any. */
-  readonly env: Environment | undefined;
-  /** The non-host implementation, if any. */
-  readonly implementation: Implementation | undefined;
-  /** The contract a session advertises and reattachment compares. */
-  readonly advertised: AdvertisedTool;
-}
-
 /** The placement argument: an optional Environment plus the factory options. */
 export type Placement<P> = P extends Schema ? { env?: Environment } & P["_zod"]["input"]
   : { env?: Environment };
@@ -109,7 +76,12 @@ const factories = new WeakMap<object, FactoryImplementation>();
  * import { factoryImplementation, tool } from "@aexhq/brain";
  * import { z } from "zod";
  *
- * const echo = tool({ name: "echo", description: "Echo.", input: z.string(), run: (text, ctx) => ctx.finish(text) });
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echo.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish(text),
+ * });
  * console.log(factoryImplementation(echo)?.kind); // "host"
  * console.log(factoryImplementation({ ...echo })); // undefined
  * ```
@@ -120,7 +92,9 @@ export function factoryImplementation(value: unknown): FactoryImplementation | u
 
 /**
  * Declares a Tool. Schemas are exported to JSON Schema now, so an unrepresentable
- * schema fails here with `invalid_schema`. Call the returned factory to place it.
+ * schema, or an input schema that is not an object (models call Tools with named
+ * arguments), fails here with `invalid_schema`; an empty description fails with
+ * `invalid_tool`. Call the returned factory to place it: `tools: [echo()]`.
  *
  * @example
  * ```ts
@@ -154,12 +128,18 @@ export function tool<
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
   }
+  if (typeof description !== "string" || description.trim() === "") {
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${name}: give it a description, the text a model reads to decide when to call it`,
+    );
+  }
   const declaration: ToolDeclaration = {
     name,
     description,
     input: spec.input,
     output: spec.output,
-    inputSchema: exportSchema(name, "input", spec.input),
+    inputSchema: exportInputSchema(name, spec.input),
     outputSchema: spec.output ? exportSchema(name, "output", spec.output) : undefined,
     run: spec.run as ToolDeclaration["run"],
   };

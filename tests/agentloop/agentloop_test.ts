@@ -566,3 +566,50 @@ Deno.test("an interrupted loop suspends without ending its background Tools", as
     await brain.close();
   }
 });
+
+Deno.test("a malformed tool call is answered with its invalid_tool_call error; the good calls of the turn still run", async () => {
+  const provider = new ScriptedProvider([
+    {
+      content: "",
+      toolCalls: [
+        { id: "good", name: "lookup", input: { id: "7" } },
+        {
+          id: "bad",
+          name: "lookup",
+          input: "{oops",
+          error: {
+            code: "invalid_tool_call",
+            message: "the arguments of tool lookup are not JSON; send one JSON object",
+          },
+        },
+      ],
+    },
+    "Ada.",
+  ]);
+  await using brain = new Brain();
+  const session = await brain.sessions.create({
+    tools: [lookup({ prefix: "customer:" })],
+    model: { provider, model: "m" },
+  });
+  assert.equal((await session.send("Who is 7?")).content, "Ada.");
+  const records = await session.read();
+  assert.deepEqual(ofKind(records, "tool_call_started").map((record) => record.toolCallId), ["good"]);
+  const bad = ofKind(records, "tool_message").find((record) => record.toolCallId === "bad")!;
+  assert.equal(bad.call, undefined);
+  assert.match(bad.content, /invalid_tool_call/);
+  assert.match(bad.content, /not JSON; send one JSON object/);
+});
+
+Deno.test("a refusal reaches the reply and the journal", async () => {
+  await using brain = new Brain();
+  const provider = new ScriptedProvider([{ refusal: "I can't help with that." }]);
+  const session = await brain.sessions.create({ model: { provider, model: "m" } });
+  const reply = await session.send("Something I should not ask");
+  assert.equal(reply.refusal, "I can't help with that.");
+  assert.equal(reply.content, "");
+  const [finished] = ofKind(await session.read(), "model_call_finished");
+  assert.deepEqual(
+    finished.outcome.status === "ok" && (finished.outcome.value as { refusal: string }).refusal,
+    "I can't help with that.",
+  );
+});

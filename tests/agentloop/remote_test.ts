@@ -4,8 +4,13 @@ import { Brain, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("a remote Brain takes a server model by name only; without one, send and ctx.model are model_unavailable", async () => {
   const provider = new ScriptedProvider(["Welcome back."]);
-  const server = await serveBrain({ models: { default: { provider, model: "m" } } });
-  const brain = new Brain({ url: server.url, token: "remote-model-secret", host: "app" });
+  const server = await serveBrain({ serverToken: "operator-secret", models: { default: { provider, model: "m" } } });
+  const brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "remote-model-secret",
+    host: "app",
+  });
   try {
     let refused = "";
     const ask = tool({

@@ -263,6 +263,107 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     assert.deepEqual(await session.read(), []);
   });
 
+  test("a factory given where a placement belongs is invalid_tool, naming the call to make", async (brain) => {
+    const mistake = { tools: [echo] } as unknown as { tools: [] };
+    await assert.rejects(brain.sessions.create(mistake), (error: BrainError) => {
+      assert.equal(error.code, "invalid_tool");
+      assert.match(
+        error.message,
+        /^tools\[0\] is the factory of tool echo, not a placement: call it, as in tools: \[echo\(\)\]/,
+      );
+      return true;
+    });
+    await assert.rejects(
+      brain.sessions.create({ tools: [{ name: "echo" }] as never }),
+      (error: BrainError) => error.code === "invalid_tool" && /tools\[0\] is not a placed Tool/.test(error.message),
+    );
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await assert.rejects(brain.sessions.get(session.id, mistake), (error: BrainError) => error.code === "invalid_tool");
+    await assert.rejects(session.start(echo as never, { text: "x" }), (error: BrainError) => {
+      assert.equal(error.code, "unknown_tool");
+      assert.match(error.message, /not its factory: session\.call\("echo", input\)/);
+      return true;
+    });
+    assert.deepEqual(await session.read(), []);
+  });
+
+  test("a duration given as deadline, an unknown call option, or both deadline and timeoutMs are refused", async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await assert.rejects(session.start("echo", { text: "x" }, { deadline: 5000 }), (error: BrainError) => {
+      assert.equal(error.code, "invalid_argument");
+      assert.match(error.message, /deadline 5000 is a duration, not an absolute time: give \{ timeoutMs: 5000 \}/);
+      return true;
+    });
+    await assert.rejects(session.start("echo", { text: "x" }, { timeout: 5000 } as never), (error: BrainError) => {
+      assert.equal(error.code, "invalid_argument");
+      assert.match(error.message, /^unknown call options "timeout": the known ones are deadline, timeoutMs,/);
+      return true;
+    });
+    await assert.rejects(
+      session.start("echo", { text: "x" }, { deadline: Date.now() + 1000, timeoutMs: 1000 }),
+      (error: BrainError) => error.code === "invalid_argument" && /not both/.test(error.message),
+    );
+    await assert.rejects(
+      session.start("echo", { text: "x" }, { timeoutMs: -1 }),
+      (error: BrainError) => error.code === "invalid_argument" && /timeoutMs must be/.test(error.message),
+    );
+    assert.deepEqual(await session.read(), []);
+  });
+
+  test("timeoutMs becomes the absolute deadline the call records and ctx sees", async (brain) => {
+    const before = Date.now();
+    const session = await brain.sessions.create({ tools: [echo()] });
+    const end = await session.call("echo", { text: "x" }, { timeoutMs: 60_000 });
+    const after = Date.now();
+    assert.equal(end.cause, "finish");
+    const [started] = await session.read({ from: end.call, limit: 1 });
+    const deadline = started.kind === "tool_call_started" ? started.deadline ?? 0 : 0;
+    assert.ok(deadline >= before + 60_000 && deadline <= after + 60_000, `deadline ${deadline}`);
+  });
+
+  test("a late ctx.emit rejects call_finished when awaited and is no unhandled rejection when not", async (brain) => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (event: PromiseRejectionEvent) => {
+      unhandled.push(event.reason);
+      event.preventDefault();
+    };
+    globalThis.addEventListener("unhandledrejection", onUnhandled);
+    const late = Promise.withResolvers<unknown>();
+    const sloppy = tool({
+      name: "sloppy",
+      description: "Finishes, then emits without awaiting and once more awaiting.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        await ctx.finish("done");
+        void ctx.emit("forgotten", null);
+        void ctx.emitResult("forgotten");
+        late.resolve(await ctx.emit("late", null).then(() => undefined, (error) => error));
+      },
+    });
+    try {
+      const session = await brain.sessions.create({ tools: [sloppy()] });
+      const end = await session.call("sloppy", {});
+      const error = await late.promise as BrainError;
+      assert.equal(error.code, "call_finished");
+      assert.match(error.message, /^ctx\.emit after ctx\.finish: the Tool already finished/);
+      // A sentinel call commits after the sloppy Tool's last emission was refused.
+      await session.call("sloppy", {});
+      assert.deepEqual(unhandled, []);
+      assert.deepEqual((await session.read()).filter((r) => r.kind === "tool_event"), []);
+      assert.equal(end.cause, "finish");
+    } finally {
+      globalThis.removeEventListener("unhandledrejection", onUnhandled);
+    }
+  });
+
+  test("await using closes the Brain when the block ends", async (brain) => {
+    {
+      await using disposable = brain;
+      await disposable.sessions.create();
+    }
+    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");
+  });
+
   test("a closed Brain refuses new sessions", async (brain) => {
     await brain.close();
     await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "session_closed");

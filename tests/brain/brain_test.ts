@@ -42,7 +42,7 @@ Deno.test("bad call arguments throw before anything is committed", async () => {
   try {
     const session = await brain.sessions.create({ tools: [echo()] });
     await assert.rejects(session.call("missing", {}), isCode("unknown_tool"));
-    const other = tool({ name: "echo", description: "", input: z.object({}), run: () => {} });
+    const other = tool({ name: "echo", description: "A test Tool.", input: z.object({}), run: () => {} });
     await assert.rejects(session.call(other(), {}), isCode("unknown_tool"));
     await assert.rejects(session.call("echo", { text: undefined } as never), isCode("invalid_input"));
     await assert.rejects(session.call("echo", { text: "x" }, { deadline: NaN }), isCode("invalid_argument"));
@@ -90,7 +90,7 @@ Deno.test("reattaching with a different contract fails and names the tool and th
 });
 
 Deno.test("deleting a session ends its open calls and removes its records", async () => {
-  const hanging = tool({ name: "hang", description: "", input: z.object({}), run: () => {} });
+  const hanging = tool({ name: "hang", description: "A test Tool.", input: z.object({}), run: () => {} });
   const brain = new Brain();
   try {
     const session = await brain.sessions.create({ tools: [hanging()] });
@@ -104,7 +104,7 @@ Deno.test("deleting a session ends its open calls and removes its records", asyn
 });
 
 Deno.test("closing the Brain ends open calls; it refuses work afterwards", async () => {
-  const hanging = tool({ name: "hang", description: "", input: z.object({}), run: () => {} });
+  const hanging = tool({ name: "hang", description: "A test Tool.", input: z.object({}), run: () => {} });
   const brain = new Brain();
   const session = await brain.sessions.create({ tools: [hanging()] });
   const call = await session.start("hang", {});

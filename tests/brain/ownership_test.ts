@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type JournalRecord, KvJournal, type RecordBody, tool } from "../../mod.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
-import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 
 const dir = scratchDir("ownership_test");

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, hashToken, KvJournal, tool } from "../../mod.ts";
-import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 
 const dir = scratchDir("persist_test");
@@ -70,7 +70,7 @@ Deno.test("the KV file holds the host's token hash and never the token", async (
   const raw = new TextDecoder("latin1").decode(
     new Uint8Array(
       (await Promise.all(
-        [...Deno.readDirSync(dir)].filter((entry) => entry.name.startsWith(path.split("/").at(-1)!))
+        [...Deno.readDirSync(dir)].filter((entry) => entry.isFile && entry.name.startsWith(path.split("/").at(-1)!))
           .map((entry) => Deno.readFile(`${dir}/${entry.name}`)),
       )).flatMap((bytes) => [...bytes]),
     ),
@@ -179,4 +179,34 @@ Deno.test("a Brain takes a journal or a path, and a path only through Brain.open
     await journal.close();
   }
   await assert.rejects(Brain.open({ path: `${dir}/no/such/dir.kv` }), isInvalid);
+});
+
+Deno.test("Brain.open({ path }) in a folder that does not exist names the folder and how to create it", async () => {
+  const folder = `${dir}/${crypto.randomUUID()}/nested`;
+  await assert.rejects(Brain.open({ path: `${folder}/brain.kv` }), (error: BrainError) => {
+    assert.equal(error.code, "invalid_argument");
+    assert.equal(
+      error.message,
+      `cannot open the journal at ${folder}/brain.kv: the folder ${folder} does not exist; ` +
+        `create it first, as in await Deno.mkdir(${JSON.stringify(folder)}, { recursive: true })`,
+    );
+    return true;
+  });
+  await assert.rejects(Deno.stat(folder), Deno.errors.NotFound);
+});
+
+Deno.test("Brain.open({ path }) without --unstable-kv names the flag and the deno.json setting", async () => {
+  // Without the flag Deno defines no Deno.openKv at all; hide it the same way for this test.
+  const descriptor = Object.getOwnPropertyDescriptor(Deno, "openKv")!;
+  Object.defineProperty(Deno, "openKv", { get: () => undefined, configurable: true });
+  try {
+    await assert.rejects(Brain.open({ path: file() }), (error: BrainError) => {
+      assert.equal(error.code, "unsupported_runtime");
+      assert.match(error.message, /Deno KV needs the --unstable-kv flag \(or "unstable": \["kv"\] in deno\.json\)$/);
+      return true;
+    });
+  } finally {
+    Object.defineProperty(Deno, "openKv", descriptor);
+  }
+  await (await Brain.open({ path: file() })).close();
 });

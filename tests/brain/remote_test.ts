@@ -2,6 +2,9 @@ import { Brain, serveBrain } from "../../mod.ts";
 import { brainSuite } from "./brain_suite.ts";
 
 brainSuite("remote Brain", async () => {
-  const server = await serveBrain();
-  return { brain: new Brain({ url: server.url, token: "suite-token" }), dispose: server.shutdown };
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  return {
+    brain: new Brain({ url: server.url, serverToken: "operator-secret", token: "suite-token" }),
+    dispose: server.shutdown,
+  };
 });

@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { TOOL_WIT } from "../../contracts/tool_wit.ts";
 
-const jsr = JSON.parse(await Deno.readTextFile(new URL("../../jsr.json", import.meta.url)));
+const manifest = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url)));
 
 Deno.test("JSR publishes contracts/tool.wit as @aexhq/brain/contracts/tool.wit", async () => {
   const file = await Deno.readTextFile(new URL("../../contracts/tool.wit", import.meta.url));
-  assert.equal(jsr.exports["./contracts/tool.wit"], "./contracts/tool_wit.ts");
-  assert.ok(jsr.publish.include.includes("contracts/tool.wit"));
+  assert.equal(manifest.exports["./contracts/tool.wit"], "./contracts/tool_wit.ts");
+  assert.ok(manifest.publish.include.includes("contracts/tool.wit"));
   assert.equal(TOOL_WIT, file);
   assert.match(TOOL_WIT, /^package brain:tool@0\.2\.0;$/m);
 });

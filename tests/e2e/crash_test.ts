@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Brain, type JournalRecord } from "../../mod.ts";
 import { tick } from "./fixtures/ticks.ts";
-import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 import { lines } from "./lines.ts";
 

@@ -5,7 +5,7 @@ import { spawnDeno, waitFor } from "./child.ts";
 const APP = "tests/e2e/fixtures/host_app.ts";
 
 Deno.test("a host process killed mid-call leaves the call unknown; the restarted host never sees it again", async () => {
-  const server = await serveBrain();
+  const server = await serveBrain({ hostTokens: { crashy: "kill-token" } });
   try {
     const first = spawnDeno(APP, [server.url, "kill-token", "crashy", "start"]);
     const { session } = await waitFor(first, "session") as { session: string };

@@ -8,12 +8,12 @@ import { spawnDeno } from "./child.ts";
 const dir = scratchDir("host_restart");
 
 function serve(path: string, port: string, env: Record<string, string> = {}) {
-  return spawnDeno("src/http/serve.ts", ["--port", port, "--path", path, "--lease-ms", "1000"], [
+  return spawnDeno("src/host/server/serve.ts", ["--port", port, "--path", path, "--lease-ms", "1000"], [
     "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_LEASE_MS",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS",
     "--allow-read=.tmp",
     "--allow-write=.tmp",
-  ], env);
+  ], { BRAIN_SERVER_TOKEN: "operator-secret", ...env });
 }
 
 async function listening(server: ReturnType<typeof serve>): Promise<string> {
@@ -26,7 +26,7 @@ Deno.test("a Brain server killed and restarted over its KV file: the lost call i
   const path = `${dir}/brain.kv`;
   let server = serve(path, "0");
   const url = await listening(server);
-  const brain = new Brain({ url, token: "restart-token", host: "app" });
+  const brain = new Brain({ url, serverToken: "operator-secret", token: "restart-token", host: "app" });
   const invocations: number[] = [];
   const started = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<unknown>();
@@ -83,7 +83,7 @@ Deno.test("a restarted Brain server over its KV file resumes a remote conversati
   const env = { BRAIN_MODEL_URL: chat.baseUrl, BRAIN_MODEL: "restart-model" };
   let server = serve(path, "0", env);
   const url = await listening(server);
-  const brain = new Brain({ url, token: "conversation-token", host: "talker" });
+  const brain = new Brain({ url, serverToken: "operator-secret", token: "conversation-token", host: "talker" });
   try {
     const session = await brain.sessions.create({ model: "default", agentloop: { system: "Remember names." } });
     assert.equal((await session.send("I am Ada.")).content, "Hello, Ada.");

@@ -1,17 +1,52 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, tool } from "../../mod.ts";
+import { Brain, type BrainError, tool } from "../../mod.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { spawnDeno } from "./child.ts";
 
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
 const SERVE_PERMISSIONS = [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_LEASE_MS",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS",
 ];
 
+const OPERATOR = { BRAIN_SERVER_TOKEN: "operator-secret" };
+
+Deno.test("the serve entry point refuses to start without BRAIN_SERVER_TOKEN or a host tokens file", async () => {
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, { BRAIN_SERVER_TOKEN: "" });
+  assert.equal(await server.line(), undefined, "it never listened");
+  assert.equal((await server.process.status).code, 2);
+});
+
+Deno.test("--host-tokens admits the hosts its file names with their tokens, and no other id", async () => {
+  await Deno.mkdir(".tmp", { recursive: true });
+  const file = `.tmp/hosts-${crypto.randomUUID()}.json`;
+  await Deno.writeTextFile(file, JSON.stringify({ app: "app-token" }));
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0", "--host-tokens", file], [
+    ...SERVE_PERMISSIONS,
+    "--allow-read=.tmp",
+  ], { BRAIN_SERVER_TOKEN: "" });
+  try {
+    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
+    assert.ok(url, "the server printed its URL");
+    const app = new Brain({ url, token: "app-token", host: "app" });
+    const stranger = new Brain({ url, token: "any-token", host: "stranger", serverToken: "guess" });
+    try {
+      assert.deepEqual(await app.sessions.list(), []);
+      await assert.rejects(stranger.sessions.list(), (error: BrainError) => error.code === "unauthorized");
+    } finally {
+      await stranger.close();
+      await app.close();
+    }
+  } finally {
+    server.process.kill("SIGTERM");
+    await server.process.status;
+    await Deno.remove(file);
+  }
+});
+
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS);
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, OPERATOR);
   try {
     const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
     assert.ok(url, "the server printed its URL");
@@ -25,7 +60,7 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
       input: z.object({ name: z.string() }),
       run: ({ name }, ctx) => ctx.finish({ text: `hello ${name}`, pid: Deno.pid }),
     });
-    const brain = new Brain({ url, token: "serve-token", host: "app" });
+    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-token", host: "app" });
     try {
       const session = await brain.sessions.create({ tools: [greet()] });
       const end = await session.call("greet", { name: "Ada" });
@@ -54,7 +89,8 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
     { reply: completion({ content: "I said hello to Ada." }) },
   ]);
   const key = "serve-model-key";
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
+    ...OPERATOR,
     BRAIN_MODEL_URL: chat.baseUrl,
     BRAIN_MODEL: "served-model",
     BRAIN_MODEL_KEY: key,
@@ -72,7 +108,7 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
         return ctx.finish(`hello ${name}`);
       },
     });
-    const brain = new Brain({ url, token: "serve-model-token", host: "app" });
+    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-model-token", host: "app" });
     try {
       const session = await brain.sessions.create({ tools: [greet()], model: "default" });
       assert.equal((await session.send("Greet Ada.")).content, "I said hello to Ada.");
@@ -91,9 +127,9 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
 });
 
 Deno.test("the serve entry point refuses a model URL without a model name", async () => {
-  const server = spawnDeno("src/http/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
+  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
     ...SERVE_PERMISSIONS,
-  ], { BRAIN_MODEL: "" });
+  ], { ...OPERATOR, BRAIN_MODEL: "" });
   assert.equal(await server.line(), undefined, "it never listened");
   assert.equal((await server.process.status).code, 2, "a configuration error exits 2 with its message");
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { hashToken, KvJournal } from "../../mod.ts";
-import { ORPHANED_MESSAGE } from "../../src/brain/recover.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
 import { lines } from "./lines.ts";
 

@@ -3,6 +3,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, BrainError, httpEnv, type Outcome, tool } from "../../mod.ts";
 import { serve } from "../support/serve.ts";
+import { httpJsonRequest } from "../../src/env/http_json.ts";
 
 const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
 
@@ -81,16 +82,51 @@ const deadline = () => Date.now() + 10_000;
 
 Deno.test("http_json GET fills {fields} URL-encoded below the base path and sends the rest as the query", async () => {
   await withSession((env) => ({ tools: [get({ env })] }), async (session, seen) => {
-    const end = await session.call("get", { owner: "a b/c", number: 7, state: "open" }, { deadline: deadline() });
-    assert.deepEqual(end.outcome, { status: "ok", value: { echoed: "/v3/repos/a%20b%2Fc/issues/7" } });
+    const end = await session.call("get", { owner: "a b:c", number: 7, state: "open" }, { deadline: deadline() });
+    assert.deepEqual(end.outcome, { status: "ok", value: { echoed: "/v3/repos/a%20b%3Ac/issues/7" } });
     assert.deepEqual(seen, [{
       method: "GET",
-      path: "/v3/repos/a%20b%2Fc/issues/7",
+      path: "/v3/repos/a%20b%3Ac/issues/7",
       query: { state: "open" },
       body: undefined,
       token: "Bearer t",
     }]);
   });
+});
+
+Deno.test("http_json refuses path values that are dot segments or hold / \\ ? #, raw or percent-encoded, sending nothing", async () => {
+  const owners = [
+    ".",
+    "..",
+    "a/b",
+    "a\\b",
+    "a?b",
+    "a#b",
+    "%2e",
+    "%2E%2E",
+    "a%2Fb",
+    "a%5cb",
+    "a%3Fb",
+    "%23",
+    "%252e%252e",
+    "%25252F",
+  ];
+  await withSession((env) => ({ tools: [get({ env })] }), async (session, seen) => {
+    for (const owner of owners) {
+      const end = await session.call("get", { owner, number: 1 }, { deadline: deadline() });
+      assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_input", owner);
+    }
+    assert.deepEqual(seen, []);
+    const fine = await session.call("get", { owner: "a.b..c", number: 1 }, { deadline: deadline() });
+    assert.deepEqual(fine.outcome, { status: "ok", value: { echoed: "/v3/repos/a.b..c/issues/1" } });
+  });
+});
+
+Deno.test("http_json checks the final URL stays under the base URL even for a descriptor no check saw", () => {
+  const base = new URL("http://127.0.0.1:1/api/v1/");
+  const escape = (path: string) => () => httpJsonRequest(base, { type: "http_json", method: "GET", path }, {});
+  for (const path of ["/../x", "/%2e%2e/x", "/x/../../y"]) assert.throws(escape(path), code("invalid_input"), path);
+  assert.equal(httpJsonRequest(base, { type: "http_json", method: "GET", path: "/x" }, {}).url.href, `${base.href}x`);
 });
 
 Deno.test("http_json POST sends the fields not in the path as the JSON body", async () => {

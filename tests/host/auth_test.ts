@@ -10,8 +10,8 @@ const ping = tool({
 });
 
 Deno.test("a wrong or missing host token gets 401 and no connection, so nothing is dispatched to it", async () => {
-  const server = await serveBrain();
-  const owner = new Brain({ url: server.url, token: "owner-secret", host: "app" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const owner = new Brain({ url: server.url, serverToken: "operator-secret", token: "owner-secret", host: "app" });
   try {
     const session = await owner.sessions.create({ tools: [ping()] });
     const endpoint = `${server.url}/v1/host?host=app`;
@@ -24,7 +24,7 @@ Deno.test("a wrong or missing host token gets 401 and no connection, so nothing 
       await response.body?.cancel();
       assert.equal(response.status, 401);
     }
-    const intruder = new Brain({ url: server.url, token: "wrong-secret", host: "app" });
+    const intruder = new Brain({ url: server.url, serverToken: "operator-secret", token: "wrong-secret", host: "app" });
     try {
       await assert.rejects(intruder.sessions.list(), (error: BrainError) => error.code === "unauthorized");
       await assert.rejects(
@@ -43,9 +43,9 @@ Deno.test("a wrong or missing host token gets 401 and no connection, so nothing 
 });
 
 Deno.test("Brain keeps only the token's hash, and another host cannot open the session", async () => {
-  const server = await serveBrain();
-  const owner = new Brain({ url: server.url, token: "hash-me-secret", host: "owner" });
-  const other = new Brain({ url: server.url, token: "other-secret", host: "other" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const owner = new Brain({ url: server.url, serverToken: "operator-secret", token: "hash-me-secret", host: "owner" });
+  const other = new Brain({ url: server.url, serverToken: "operator-secret", token: "other-secret", host: "other" });
   try {
     const session = await owner.sessions.create({ tools: [ping()] });
     await session.call("ping", {});
@@ -54,8 +54,16 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
     const stored = JSON.stringify([meta, await server.journal.read(session.id)]);
     assert.ok(!stored.includes("hash-me-secret"));
     assert.deepEqual(await other.sessions.list(), []);
-    await assert.rejects(other.sessions.get(session.id), (error: BrainError) => error.code === "unauthorized");
-    await assert.rejects(other.sessions.delete(session.id), (error: BrainError) => error.code === "unauthorized");
+    const missing = await other.sessions.get("no-such-session").catch((error: BrainError) => error);
+    const foreign = await other.sessions.get(session.id).catch((error: BrainError) => error);
+    assert.equal(foreign instanceof Error && foreign.code, "session_not_found");
+    assert.equal(
+      (foreign as BrainError).message.replace(session.id, "ID"),
+      (missing as BrainError).message.replace("no-such-session", "ID"),
+      "another host's session answers exactly as a missing one",
+    );
+    await other.sessions.delete(session.id);
+    assert.equal((await owner.sessions.list()).length, 1, "another host's delete removed nothing");
   } finally {
     await other.close();
     await owner.close();

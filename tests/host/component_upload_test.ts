@@ -7,8 +7,8 @@ import { rawHost } from "./raw_host.ts";
 const ALLOW: AllowList = { workspaceRoot: ".tmp/ws-remote", filesystem: ["read"] };
 
 async function remote(body: (brain: Brain) => Promise<void>, allow = ALLOW): Promise<void> {
-  const server = await serveBrain({ allow });
-  const brain = new Brain({ url: server.url, token: "upload-token", host: "uploader" });
+  const server = await serveBrain({ serverToken: "operator-secret", allow });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "upload-token", host: "uploader" });
   try {
     await body(brain);
   } finally {
@@ -55,7 +55,7 @@ Deno.test("an uploaded Component's grant outside the server's allow-list is refu
 });
 
 Deno.test("uploads are kept by content hash per host: bytes travel once, another host sends its own", async () => {
-  const server = await serveBrain({ allow: ALLOW });
+  const server = await serveBrain({ serverToken: "operator-secret", allow: ALLOW });
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", await Deno.readFile(INSPECT))).toHex();
   const placed = inspectTool()({ env: reader, depth: 1 });
   const create = (id: number, session: string) =>
@@ -74,7 +74,12 @@ Deno.test("uploads are kept by content hash per host: bytes travel once, another
       }],
     });
   try {
-    const brain = new Brain({ url: server.url, token: "upload-token", host: "uploader" });
+    const brain = new Brain({
+      url: server.url,
+      serverToken: "operator-secret",
+      token: "upload-token",
+      host: "uploader",
+    });
     await brain.sessions.create({ id: "first", tools: [placed] }).finally(() => brain.close());
     for (const [host, lacking, reply] of [["uploader", [], { value: null }], ["other", [hash], undefined]] as const) {
       const raw = await rawHost(server.url, host, "upload-token");

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { Brain, BrainError, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "many-token", host: "many" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "many-token", host: "many" });
   const seen = new Map<number, number>();
   const double = tool({
     name: "double",
@@ -39,8 +39,8 @@ Deno.test("1,000 concurrent calls over one connection: none lost, none duplicate
 });
 
 Deno.test("several sessions and Tools of one Brain client share one connection until close", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "shared-token", host: "shared" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "shared-token", host: "shared" });
   const named = (name: string) =>
     tool({ name, description: `Answers ${name}.`, input: z.object({}), run: (_input, ctx) => ctx.finish(name) });
   try {
@@ -69,15 +69,15 @@ Deno.test("several sessions and Tools of one Brain client share one connection u
 });
 
 Deno.test("a client whose session creation failed still closes in finally and releases its connection", async () => {
-  const server = await serveBrain();
+  const server = await serveBrain({ serverToken: "operator-secret" });
   const ping = tool({
     name: "ping",
     description: "Pong.",
     input: z.object({}),
     run: (_input, ctx) => ctx.finish("pong"),
   });
-  const owner = new Brain({ url: server.url, token: "owner-token", host: "owner" });
-  const brain = new Brain({ url: server.url, token: "failing-token", host: "failing" });
+  const owner = new Brain({ url: server.url, serverToken: "operator-secret", token: "owner-token", host: "owner" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "failing-token", host: "failing" });
   try {
     await owner.sessions.create({ id: "taken", tools: [ping()] });
     let failure: unknown;

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { Brain, type BrainError, serveBrain, tool } from "../../mod.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "drop-token", host: "dropped" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "drop-token", host: "dropped" });
   const invocations: number[] = [];
   const started = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<{ reason: unknown; emitAfter: unknown }>();
@@ -57,8 +57,8 @@ Deno.test("a socket dropped by the server ends the dispatched call unknown, abor
 });
 
 Deno.test("records() resumes after a reconnect without repeating or skipping a record", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "follow-token", host: "follower" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "follow-token", host: "follower" });
   const note = tool({
     name: "note",
     description: "Emits one event.",
@@ -97,8 +97,8 @@ Deno.test("records() resumes after a reconnect without repeating or skipping a r
 });
 
 Deno.test("a call started on a socket that is dropping fails connection_lost and is never sent again", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "race-token", host: "racer" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "race-token", host: "racer" });
   let runs = 0;
   const counted = tool({
     name: "counted",
@@ -131,8 +131,13 @@ Deno.test("a call started on a socket that is dropping fails connection_lost and
 });
 
 Deno.test("a Tool that returned without finishing stays open until connection loss ends it unknown", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "forget-token", host: "forgetful" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "forget-token",
+    host: "forgetful",
+  });
   const aborted = Promise.withResolvers<unknown>();
   const forgets = tool({
     name: "forgets",

@@ -32,7 +32,10 @@ Deno.test("a call the server's Agentloop starts while its host is away ends host
     { toolCalls: [{ id: "t2", name: "background", input: {} }] },
     "The host is away.",
   ]);
-  const server = await serveBrain({ models: { default: { provider, model: "m", credentials: { apiKey: SECRET } } } });
+  const server = await serveBrain({
+    serverToken: "operator-secret",
+    models: { default: { provider, model: "m", credentials: { apiKey: SECRET } } },
+  });
   const advertised = [background().advertised];
   const raw = await rawHost(server.url, "raw", "raw-token");
   try {

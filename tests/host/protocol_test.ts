@@ -3,7 +3,7 @@ import { Brain, type BrainError, serveBrain } from "../../mod.ts";
 import { rawHost } from "./raw_host.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
-  const server = await serveBrain();
+  const server = await serveBrain({ serverToken: "operator-secret" });
   const raw = await rawHost(server.url, "raw", "raw-token");
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "attach", handles: [] }));
@@ -20,7 +20,7 @@ Deno.test("a host cannot report on a call it was not sent, nor start on a handle
 });
 
 Deno.test("a malformed frame closes the host socket with a protocol error", async () => {
-  const server = await serveBrain();
+  const server = await serveBrain({ serverToken: "operator-secret" });
   const raw = await rawHost(server.url, "raw", "raw-token");
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "launch_missiles" }));
@@ -32,7 +32,7 @@ Deno.test("a malformed frame closes the host socket with a protocol error", asyn
 });
 
 Deno.test("a client that cannot reach its server fails its requests with connection_lost instead of waiting", async () => {
-  const gone = await serveBrain();
+  const gone = await serveBrain({ serverToken: "operator-secret" });
   const url = gone.url;
   await gone.shutdown();
   const brain = new Brain({ url, token: "t" });
@@ -44,8 +44,8 @@ Deno.test("a client that cannot reach its server fails its requests with connect
 });
 
 Deno.test("a remote Brain refuses per-session host credentials: its sessions belong to the host it connects as", async () => {
-  const server = await serveBrain();
-  const brain = new Brain({ url: server.url, token: "own-token", host: "own" });
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "own-token", host: "own" });
   try {
     await assert.rejects(
       brain.sessions.create({ host: { id: "other", token: "x" } }),

@@ -1,12 +1,12 @@
-/** A raw host socket speaking the wire protocol by hand; every frame it receives is kept in `seen`. */
-export async function rawHost(url: string, host: string, token: string): Promise<{
+/** A raw host socket speaking the wire protocol by hand (registering with the operator credential); every frame it receives is kept in `seen`. */
+export async function rawHost(url: string, host: string, token: string, serverToken = "operator-secret"): Promise<{
   socket: WebSocket;
   closed: Promise<CloseEvent>;
   seen: unknown[];
   next(): Promise<unknown>;
 }> {
   const socket = new WebSocket(`${url.replace("http", "ws")}/v1/host?host=${host}`, {
-    headers: { authorization: `Bearer ${token}` },
+    headers: { authorization: `Bearer ${token}`, "brain-server-token": serverToken },
   } as unknown as string[]);
   const frames: unknown[] = [];
   const seen: unknown[] = [];

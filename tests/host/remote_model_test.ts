@@ -29,10 +29,11 @@ async function connected(
   options: BrainOptions = {},
 ): Promise<{ server: ServedBrain; brain: Brain; [Symbol.asyncDispose](): Promise<void> }> {
   const server = await serveBrain({
+    serverToken: "operator-secret",
     ...options,
     models: { default: { provider, model: "fixed-model", credentials: { apiKey: SECRET } } },
   });
-  const brain = new Brain({ url: server.url, token: `${host}-token`, host });
+  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: `${host}-token`, host });
   return {
     server,
     brain,
@@ -370,6 +371,7 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
     { reply: completion({ content: "The summary is: short." }) },
   ]);
   const server = await serveBrain({
+    serverToken: "operator-secret",
     models: {
       default: {
         provider: openAICompatible({ baseUrl: chat.baseUrl }),
@@ -378,7 +380,12 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
       },
     },
   });
-  const brain = new Brain({ url: server.url, token: "openai-token", host: "summarizer" });
+  const brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "openai-token",
+    host: "summarizer",
+  });
   try {
     const summarize = tool({
       name: "summarize",

@@ -65,6 +65,48 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: a record that is not JSON is refused with invalid_argument and commits nothing of its append`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      for (const data of [{ when: new Date(0) }, [1n], { n: NaN }, { f: () => 1 }]) {
+        await assert.rejects(
+          journal.append("s", [
+            { kind: "tool_returned", call: 1 },
+            { kind: "tool_event", call: 1, event: "e", data: data as never },
+          ]),
+          (error) => error instanceof BrainError && error.code === "invalid_argument" && /\$\.data/.test(error.message),
+        );
+      }
+      assert.equal(await journal.head("s"), 0);
+      const [record] = await journal.append("s", [{
+        kind: "tool_result",
+        call: 1,
+        outcome: { status: "ok", value: 1 },
+        content: undefined,
+      }]);
+      assert.equal("content" in record, false, "an undefined field is left out, as JSON leaves it out");
+    }),
+  );
+
+  Deno.test(
+    `${name}: records of one commit keep equal values apart from the writer's and are frozen to the leaves`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const outcome = { status: "ok" as const, value: { list: [{ deep: 1 }] } };
+      const [result, finished] = await journal.append("s", [
+        { kind: "tool_result", call: 1, outcome },
+        { kind: "tool_call_finished", call: 1, cause: "finish", outcome },
+      ]);
+      outcome.value.list[0].deep = 2;
+      for (const record of [result, finished, ...await journal.read("s")]) {
+        const kept = (record as unknown as { outcome: typeof outcome }).outcome;
+        assert.deepEqual(kept, { status: "ok", value: { list: [{ deep: 1 }] } });
+        assert.ok(Object.isFrozen(record) && Object.isFrozen(kept.value.list[0]));
+      }
+    }),
+  );
+
+  Deno.test(
     `${name}: subscribe yields history, then each commit, from a sequence`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));

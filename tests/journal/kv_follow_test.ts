@@ -94,11 +94,16 @@ Deno.test("KvJournal.subscribe: aborting or breaking out of a subscription relea
     await journal.createSession(session("s"));
     await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
     const controller = new AbortController();
+    const first = Promise.withResolvers<void>();
     const waiting = (async () => {
       const seen = [];
-      for await (const record of journal.subscribe("s", { signal: controller.signal })) seen.push(record.sequence);
+      for await (const record of journal.subscribe("s", { signal: controller.signal })) {
+        seen.push(record.sequence);
+        first.resolve();
+      }
       return seen;
     })();
+    await first.promise;
     for await (const record of journal.subscribe("s")) {
       assert.equal(record.sequence, 1);
       break;
@@ -107,5 +112,32 @@ Deno.test("KvJournal.subscribe: aborting or breaking out of a subscription relea
     assert.deepEqual(await waiting, [1]);
   } finally {
     await journal.close();
+  }
+});
+
+Deno.test("KvJournal never rewrites the sidecar for its own subscribers, only once another journal follows", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const writer = await KvJournal.open(path);
+  let reader: KvJournal | undefined;
+  try {
+    await writer.createSession(session("s"));
+    const own = collect(writer, "s", 20);
+    for (let call = 0; call < 20; call++) await writer.append("s", [{ kind: "tool_returned", call }]);
+    assert.equal((await own).length, 20);
+    assert.equal((await Deno.stat(`${path}.wake`)).size, 0, "only the subscriber's empty sidecar exists");
+
+    reader = await KvJournal.open(path);
+    const following = collect(reader, "s", 20 + 64);
+    const committed = await Promise.all(
+      Array.from({ length: 64 }, (_, call) => writer.append("s", [{ kind: "tool_returned", call: 20 + call }])),
+    );
+    assert.deepEqual(
+      (await following).slice(20).map((record) => record.sequence),
+      committed.flat().map((record) => record.sequence),
+      "coalesced rewrites still wake the follower for the last commit",
+    );
+    assert.equal((await Deno.stat(`${path}.wake`)).size, 1, "the writer rewrote the sidecar for its follower");
+  } finally {
+    await Promise.all([writer.close(), reader?.close()]);
   }
 });

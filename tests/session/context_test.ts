@@ -10,7 +10,7 @@ function driven(name = "driven") {
   const contexts: Ctx[] = [];
   const placed = tool({
     name,
-    description: "",
+    description: "A test Tool.",
     input: z.object({}).passthrough(),
     options: z.object({ label: z.string() }).default({ label: "x" }),
     run: (_input, ctx) => {
@@ -45,7 +45,7 @@ Deno.test("factory options are parsed once per placement: every call sees the sa
   const seen: unknown[] = [];
   const counted = tool({
     name: "counted",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     options: z.object({ label: z.string().transform((label) => (parses++, label)) }),
     run: (_input, ctx) => (seen.push(ctx.options), ctx.finish()),
@@ -65,7 +65,7 @@ Deno.test("ctx.emit resolves with the committed sequence, ordered before the res
   let visibleAtResolve = false;
   const importer = tool({
     name: "importer",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ source: z.string() }),
     run: async (input, ctx) => {
       const sequence = await ctx.emit("import_started", { source: input.source });
@@ -226,7 +226,7 @@ Deno.test("an already expired call stops before input validation and customer co
   let validated = false;
   const guarded = tool({
     name: "guarded",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ id: z.string().refine((id) => (validated = true, id.length > 0)) }),
     run: (_input, ctx) => (ran = true, ctx.finish()),
   });
@@ -242,7 +242,7 @@ Deno.test("async input checks consume the deadline; expiry prevents the late run
   let ran = false;
   const slow = tool({
     name: "slow",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ id: z.string().refine(async () => (await delay(60), true)) }),
     run: (_input, ctx) => (ran = true, ctx.finish("late")),
   });
@@ -261,7 +261,7 @@ Deno.test("cancelling during async input checks prevents the late run", async ()
   const checking = Promise.withResolvers<void>();
   const slow = tool({
     name: "slow_check",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ id: z.string().refine(async () => (checking.resolve(), await delay(60), true)) }),
     run: (_input, ctx) => (ran = true, ctx.finish("late")),
   });
@@ -278,7 +278,7 @@ Deno.test("cancelling during async input checks prevents the late run", async ()
 Deno.test("async output checks consume the deadline; expiry prevents the late result", async () => {
   const slow = tool({
     name: "slow_out",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     output: z.string().refine(async () => (await delay(60), true)),
     run: (_input, ctx) => ctx.finish("value"),
@@ -328,7 +328,7 @@ Deno.test("a call that returned keeps its activation's budget and deadline", asy
   let later: Ctx | undefined;
   const background = tool({
     name: "background",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: (_input, ctx) => {
       later = ctx as unknown as Ctx;

@@ -4,10 +4,16 @@ import { fail, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, withSession } from "../helpers.ts";
 
 const returning = (name: string, value: () => unknown, output?: z.ZodType) =>
-  tool({ name, description: "", input: z.object({}), output, run: () => value() })();
+  tool({ name, description: "A test Tool.", input: z.object({}), output, run: () => value() })();
 
 const finishing = (name: string, value: () => unknown, output?: z.ZodType) =>
-  tool({ name, description: "", input: z.object({}), output, run: (_i, ctx) => ctx.finish(value() as never) })();
+  tool({
+    name,
+    description: "A test Tool.",
+    input: z.object({}),
+    output,
+    run: (_i, ctx) => ctx.finish(value() as never),
+  })();
 
 const errorCode = (outcome: Outcome) => outcome.status === "error" ? outcome.error.code : outcome.status;
 
@@ -34,7 +40,7 @@ Deno.test("returning nothing publishes no result and the Tool stays open for lat
   let later: (() => Promise<unknown>) | undefined;
   const open = tool({
     name: "open",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: (_input, ctx) => {
       later = async () => {
@@ -63,7 +69,7 @@ Deno.test("returning nothing publishes no result and the Tool stays open for lat
 Deno.test("await ctx.finish(); return; finishes without another result", async () => {
   const quiet = tool({
     name: "quiet",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await ctx.emitResult("partial");
@@ -73,7 +79,7 @@ Deno.test("await ctx.finish(); return; finishes without another result", async (
   });
   const silent = tool({
     name: "silent",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await ctx.finish();
@@ -104,7 +110,7 @@ Deno.test("an error outcome keeps code, message, retryable and details, and term
 Deno.test("a thrown exception becomes tool_error", async () => {
   const thrower = tool({
     name: "thrower",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: () => {
       throw new RangeError("out of range");
@@ -196,7 +202,7 @@ Deno.test("emitResult of invalid output is refused and commits nothing", async (
   let refusal: unknown;
   const strictOut = tool({
     name: "strict_out",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     output: z.number(),
     run: async (_input, ctx) => {
@@ -217,7 +223,7 @@ Deno.test("a non-success outcome from emitResult terminates the execution", asyn
   let afterwards: unknown;
   const failing = tool({
     name: "failing",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await ctx.emitResult(fail("broken", "it broke"));
@@ -255,7 +261,7 @@ Deno.test("a returned value is validated against the output schema like a finish
 Deno.test("an exception thrown after an await also becomes tool_error", async () => {
   const thrower = tool({
     name: "late_thrower",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await ctx.emit("working", null);
@@ -298,7 +304,7 @@ async function waitFor(condition: () => Promise<boolean>, attempts = 200): Promi
 Deno.test("content may represent a structured error; it keeps the error status and the structured outcome", async () => {
   const errs = tool({
     name: "errs",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     run: (_input, ctx) => ctx.finish(fail("not_found", "no such record"), { content: "Nothing was found." }),
   });
@@ -319,7 +325,7 @@ Deno.test("content never bypasses output validation: invalid output with content
   let refusal: unknown;
   const claims = tool({
     name: "claims",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ via: z.enum(["finish", "emitResult"]) }),
     output: z.object({ n: z.number() }),
     run: async ({ via }, ctx) => {

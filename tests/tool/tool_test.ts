@@ -68,7 +68,7 @@ Deno.test("the handler receives parsed input: defaults filled in and transforms 
 
 Deno.test("input JSON Schema admits extra properties for z.object and forbids them for z.strictObject", () => {
   const input = (schema: z.ZodType) =>
-    tool({ name: "t", description: "", input: schema, run: (_i, ctx) => ctx.finish() }).inputSchema;
+    tool({ name: "t", description: "A test Tool.", input: schema, run: (_i, ctx) => ctx.finish() }).inputSchema;
   assert.equal(input(z.object({ id: z.string() })).additionalProperties, undefined);
   assert.equal(input(z.strictObject({ id: z.string() })).additionalProperties, false);
 });
@@ -76,7 +76,7 @@ Deno.test("input JSON Schema admits extra properties for z.object and forbids th
 Deno.test("unrepresentable schemas fail when the Tool is declared", () => {
   for (const [input, output] of [[z.object({ n: z.bigint() }), undefined], [z.object({}), z.date()]] as const) {
     assert.throws(
-      () => tool({ name: "bad", description: "", input, output, run: (_i, ctx) => ctx.finish() }),
+      () => tool({ name: "bad", description: "A test Tool.", input, output, run: (_i, ctx) => ctx.finish() }),
       isCode("invalid_schema"),
     );
   }
@@ -86,13 +86,13 @@ Deno.test("z.object strips extra input properties; z.strictObject rejects them",
   const seen: unknown[] = [];
   const loose = tool({
     name: "loose",
-    description: "",
+    description: "A test Tool.",
     input: z.object({ id: z.string() }),
     run: (input, ctx) => (seen.push(input), ctx.finish(input)),
   });
   const strict = tool({
     name: "strict",
-    description: "",
+    description: "A test Tool.",
     input: z.strictObject({ id: z.string() }),
     run: (input, ctx) => ctx.finish(input),
   });
@@ -114,7 +114,7 @@ Deno.test("factory options are parsed once, with defaults and transforms, and fr
   let parses = 0;
   const lookup = tool({
     name: "lookup",
-    description: "",
+    description: "A test Tool.",
     input: z.object({}),
     options: z.object({
       prefix: z.string().transform((prefix) => (parses++, prefix.toUpperCase())),
@@ -130,7 +130,12 @@ Deno.test("factory options are parsed once, with defaults and transforms, and fr
 });
 
 Deno.test("without an options schema the factory takes no options; env places it", () => {
-  const ping = tool({ name: "ping", description: "", input: z.object({}), run: (_input, ctx) => ctx.finish() });
+  const ping = tool({
+    name: "ping",
+    description: "A test Tool.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish(),
+  });
   assert.deepEqual(ping().options, {});
   assert.equal(ping().env, undefined);
   const app = hostEnv({ name: "app" });
@@ -142,16 +147,26 @@ Deno.test("without an options schema the factory takes no options; env places it
 
 Deno.test("a declaration needs a valid name and exactly one of run or implementation", () => {
   const input = z.object({});
-  assert.throws(() => tool({ name: "has space", description: "", input, run: () => {} }), isCode("invalid_tool"));
-  assert.throws(() => tool({ name: "none", description: "", input }), isCode("invalid_tool"));
   assert.throws(
-    () => tool({ name: "both", description: "", input, run: () => {}, implementation: () => ({ type: "x" }) }),
+    () => tool({ name: "has space", description: "A test Tool.", input, run: () => {} }),
+    isCode("invalid_tool"),
+  );
+  assert.throws(() => tool({ name: "none", description: "A test Tool.", input }), isCode("invalid_tool"));
+  assert.throws(
+    () =>
+      tool({ name: "both", description: "A test Tool.", input, run: () => {}, implementation: () => ({ type: "x" }) }),
     isCode("invalid_tool"),
   );
 });
 
 Deno.test("a declaration has no needs field: unknown declaration fields are invalid_tool", () => {
-  const declaration = { name: "deps", description: "", input: z.object({}), run: () => {}, needs: ["npm:left-pad"] };
+  const declaration = {
+    name: "deps",
+    description: "A test Tool.",
+    input: z.object({}),
+    run: () => {},
+    needs: ["npm:left-pad"],
+  };
   assert.throws(
     () => tool(declaration as never),
     (error) => isCode("invalid_tool")(error) && /unknown declaration field needs/.test((error as Error).message),
@@ -178,7 +193,7 @@ Deno.test("a descriptor is built from parsed options, frozen, and needs an Envir
     () =>
       tool({
         name: "bad_descriptor",
-        description: "",
+        description: "A test Tool.",
         input: z.object({}),
         implementation: () => ({ type: "x", at: new Date() } as never),
       })(),
@@ -291,4 +306,43 @@ Deno.test("factoryImplementation recognises only factories made by tool(), with 
   assert.equal(factoryImplementation(lookAlike), undefined);
   assert.equal(factoryImplementation(host()), undefined);
   assert.equal(factoryImplementation(null), undefined);
+});
+
+Deno.test("an empty or blank description is invalid_tool, saying what the description is for", () => {
+  for (const description of ["", "  \n"]) {
+    assert.throws(
+      () => tool({ name: "vague", description, input: z.object({}), run: (_input, ctx) => ctx.finish() }),
+      (error: BrainError) => {
+        assert.equal(error.code, "invalid_tool");
+        assert.equal(
+          error.message,
+          "tool vague: give it a description, the text a model reads to decide when to call it",
+        );
+        return true;
+      },
+    );
+  }
+});
+
+Deno.test("an input schema that is not one object is invalid_schema, naming z.object", () => {
+  const inputs: [z.ZodType, RegExp][] = [
+    [z.string(), /its input schema has type string; models call a Tool with named arguments/],
+    [z.array(z.number()), /its input schema has type array/],
+    [z.union([z.object({ a: z.string() }), z.string()]), /its input schema has a schema that is not one object/],
+  ];
+  for (const [input, message] of inputs) {
+    assert.throws(
+      () => tool({ name: "scalar", description: "Takes a scalar.", input, run: (_input, ctx) => ctx.finish() }),
+      (error: BrainError) => {
+        assert.equal(error.code, "invalid_schema");
+        assert.match(error.message, message);
+        assert.match(error.message, /declare input as z\.object\(\{ \.\.\. \}\)$/);
+        return true;
+      },
+    );
+  }
+  for (const input of [z.object({}), z.record(z.string(), z.number()), z.unknown()]) {
+    const accepted = tool({ name: "fine", description: "Takes an object.", input, run: (_input, ctx) => ctx.finish() });
+    assert.ok(accepted.inputSchema);
+  }
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { inspectToolModule } from "../../src/tools/mod.ts";
+import { inspectToolModule } from "../../src/manifest/mod.ts";
 
 const root = new URL("../../", import.meta.url);
 

@@ -3,7 +3,7 @@ import { BrainError } from "../../mod.ts";
 import { fetchIssue } from "../../examples/fetch_issue.ts";
 import { inspect } from "../../examples/inspect/inspect.ts";
 import { lookup } from "../../examples/lookup.ts";
-import { inspectToolModule } from "../../src/tools/mod.ts";
+import { inspectToolModule } from "../../src/manifest/mod.ts";
 
 const root = new URL("../../", import.meta.url);
 const fixture = (name: string) => new URL(`./fixtures/${name}`, import.meta.url);

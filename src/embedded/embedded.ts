@@ -1,0 +1,390 @@
+import type { AllowList } from "../contract/grant.ts";
+import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
+import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
+import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
+import { sameText } from "../util/same_text.ts";
+import { checkName } from "../util/names.ts";
+import { removeSessionWorkspaces } from "../session/workspaces.ts";
+import type { Journal } from "../journal/journal.ts";
+import { KvJournal } from "../journal/kv.ts";
+import { MemoryJournal } from "../journal/memory.ts";
+import { Ownership } from "../journal/ownership.ts";
+import type { SessionMeta } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
+import type { SessionModel } from "../model/types.ts";
+import { ModelCaller } from "../session/model_call.ts";
+import { Session } from "../session/session.ts";
+import type { Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
+import { checkReattachment } from "./reattach.ts";
+import { endOrphanedCalls } from "./recover.ts";
+import { checkPlacedTools } from "../tool/placed_tools.ts";
+
+/** Options for an embedded Brain. */
+export interface BrainOptions {
+  /** Where sessions and records live; an in-memory journal by default. */
+  journal?: Journal;
+  /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
+  path?: string;
+  /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
+  maxEmittedBytes?: number;
+  /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
+  maxModelCalls?: number;
+  /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
+  allow?: AllowList;
+  /**
+   * Models sessions pick by name (`sessions.create({ model: "default" })`): a
+   * Brain server's clients name one, and its provider and credentials never
+   * leave the server.
+   */
+  models?: Readonly<Record<string, SessionModel>>;
+  /**
+   * How long this Brain's hold on a session it writes to lasts without renewal
+   * (it renews every third of it): after its process dies, another Brain over
+   * the same journal takes the session over once this passed. 10 s by default.
+   */
+  leaseMs?: number;
+}
+
+/** The default {@linkcode BrainOptions.leaseMs}. */
+export const DEFAULT_LEASE_MS = 10_000;
+
+/**
+ * Sessions, their journal and the execution of their calls, in this process.
+ * A Brain server passes `authenticated`: the registration of the connected host
+ * whose token it has already checked against the stored hash.
+ */
+export class EmbeddedBackend implements BrainBackend {
+  /** The journal every session of this backend lives in. */
+  readonly journal: Journal;
+  #maxEmittedBytes: number;
+  #maxModelCalls: number;
+  #allow: AllowList | undefined;
+  #models: Readonly<Record<string, SessionModel>>;
+  #live = new Set<Session>();
+  /** The ownership each writing handle writes under; reading handles have none. */
+  #writers = new WeakMap<Session, Ownership>();
+  /** The sessions this Brain owns, while it has a writing handle of them. */
+  #owned = new Map<string, Promise<Ownership>>();
+  /** This Brain's owner id in session leases. */
+  #node = crypto.randomUUID();
+  #leaseMs: number;
+  #closed = false;
+
+  constructor(options: BrainOptions = {}) {
+    if (options.path !== undefined) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+      );
+    }
+    this.journal = options.journal ?? new MemoryJournal();
+    this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
+    this.#allow = options.allow;
+    this.#models = { ...options.models };
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
+      throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
+    }
+    for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
+  }
+
+  /**
+   * Opens a backend, over the Deno KV file at `path` when given. Opening owns
+   * nothing: other Brains over the same journal keep their sessions until this
+   * one opens a session to write to it.
+   */
+  static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
+    const { path, ...rest } = options;
+    if (path !== undefined && rest.journal) {
+      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    }
+    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    try {
+      return new EmbeddedBackend({ ...rest, journal });
+    } catch (error) {
+      await journal?.close();
+      throw error;
+    }
+  }
+
+  /** How long this Brain's session leases last without renewal. */
+  get leaseMs(): number {
+    return this.#leaseMs;
+  }
+
+  async create(
+    {
+      tools: given = [],
+      environments = [],
+      id = crypto.randomUUID(),
+      host,
+      model: chosen,
+      agentloop,
+    }: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    const model = this.#model(chosen);
+    checkName("a session id", id);
+    checkPlacedTools(given);
+    if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
+    // A new session starts with empty workspaces, whatever an earlier session of this id left.
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      checkPlacedTools(tools);
+      const registered = host === undefined ? authenticated : await registerHost(host);
+      const workspaces = await this.#admit(id, tools);
+      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
+      if (registered) meta.host = registered;
+      if (model) meta.model = modelNames(model);
+      await this.journal.createSession(meta);
+      const ownership = await this.#own(id, 0);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop, undefined, ownership);
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
+  }
+
+  async get(
+    id: string,
+    { tools: given = [], environments = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
+    authenticated?: HostRegistration,
+  ): Promise<Session> {
+    this.#assertOpen();
+    checkName("a session id", id);
+    checkPlacedTools(given);
+    const model = this.#model(chosen);
+    const meta = await this.journal.getSession(id);
+    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (authenticated) checkOwner(id, meta.host, authenticated);
+    else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
+    if (model) checkModel(meta, model);
+    const placed = await this.#place(id, environments);
+    try {
+      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+      const writes = tools.length > 0 || model !== undefined;
+      const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
+      const workspaces = await this.#admit(id, tools);
+      const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
+      return this.#open(meta, tools, workspaces, placed, model, agentloop, created, ownership);
+    } catch (error) {
+      await release(placed);
+      await this.#releaseIfIdle(id);
+      throw error;
+    }
+  }
+
+  /**
+   * This Brain's ownership of a session, taken now if it holds none: calls the
+   * session still has open then belong to an owner that stopped or lost it, and
+   * end `unknown`. Fails `session_owned` while another Brain holds it (after
+   * waiting up to `waitMs`).
+   */
+  #own(id: string, waitMs: number): Promise<Ownership> {
+    let owned = this.#owned.get(id);
+    if (!owned) {
+      owned = (async () => {
+        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        ownership.lost.addEventListener("abort", () => this.#lose(id, ownership), { once: true });
+        try {
+          await endOrphanedCalls(ownership.journal, id);
+        } catch (error) {
+          await ownership.release();
+          throw error;
+        }
+        return ownership;
+      })();
+      this.#owned.set(id, owned);
+      owned.catch(() => this.#owned.get(id) === owned && this.#owned.delete(id));
+    }
+    return owned;
+  }
+
+  /**
+   * For a reading handle: ends the calls of an owner that stopped, if no live
+   * Brain owns the session (after waiting up to `waitMs` for its lease to end).
+   */
+  async #sweepIfUnowned(id: string, waitMs: number): Promise<Ownership | undefined> {
+    if (this.#owned.has(id)) return await this.#owned.get(id);
+    try {
+      await this.#own(id, waitMs);
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "session_owned") return undefined;
+      throw error;
+    }
+    await this.#releaseIfIdle(id);
+    return undefined;
+  }
+
+  /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
+  #lose(id: string, ownership: Ownership): void {
+    this.#owned.delete(id);
+    for (const session of this.#live) {
+      if (this.#writers.get(session) === ownership) void session.end();
+    }
+  }
+
+  /** Gives a session's lease up once no handle of this Brain writes to it. */
+  async #releaseIfIdle(id: string): Promise<void> {
+    const owned = this.#owned.get(id);
+    if (!owned || [...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+    this.#owned.delete(id);
+    await (await owned.catch(() => undefined))?.release();
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    checkName("a session id", id);
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.journal.deleteSession(id);
+    await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+  }
+
+  list(): Promise<SessionMeta[]> {
+    return this.journal.listSessions();
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    this.#owned.clear();
+    await this.journal.close();
+  }
+
+  /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
+  async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
+    if (!Array.isArray(environments)) {
+      throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
+    }
+    const placed: EnvironmentTools[] = [];
+    try {
+      for (const env of environments) {
+        if (typeof env?.place !== "function") {
+          throw new BrainError("invalid_argument", `environment ${env?.name} places no Tools of its own`);
+        }
+        const workspace = await admitEnvironment(id, env, this.#allow);
+        placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
+      }
+    } catch (error) {
+      await release(placed);
+      throw error;
+    }
+    return placed;
+  }
+
+  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+    const workspaces = await bindEnvironments(id, tools, this.#allow);
+    for (const { implementation, env, options } of tools) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    }
+    return workspaces;
+  }
+
+  #open(
+    meta: SessionMeta,
+    tools: readonly PlacedTool[],
+    workspaces: Map<string, string>,
+    placed: EnvironmentTools[],
+    model?: SessionModel,
+    agentloop?: AgentloopOptions,
+    created?: CreatedEnvironment[],
+    ownership?: Ownership,
+  ): Session {
+    const journal = ownership?.journal ?? this.journal;
+    const session = new Session({
+      journal,
+      meta,
+      tools,
+      workspaces,
+      allow: this.#allow,
+      created,
+      maxEmittedBytes: this.#maxEmittedBytes,
+      maxModelCalls: this.#maxModelCalls,
+      models: model && new ModelCaller({ journal, sessionId: meta.id, model }),
+      conversation: (parts) => new Agentloop(parts, agentloop),
+      onEnd: async (ended) => {
+        this.#live.delete(ended);
+        await release(placed);
+        await this.#releaseIfIdle(ended.id);
+      },
+    });
+    this.#live.add(session);
+    if (ownership) this.#writers.set(session, ownership);
+    return session;
+  }
+
+  /** The session model `chosen` names, or `chosen` itself; throws `model_unavailable` for a name not configured. */
+  #model(chosen: SessionModel | string | undefined): SessionModel | undefined {
+    if (typeof chosen !== "string") return chosen;
+    if (Object.hasOwn(this.#models, chosen)) return this.#models[chosen];
+    const names = Object.keys(this.#models);
+    throw new BrainError(
+      "model_unavailable",
+      `this Brain has no model named ${JSON.stringify(chosen)}; ${
+        names.length ? `it has ${names.map((name) => JSON.stringify(name)).join(", ")}` : "it has none"
+      }`,
+    );
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+/** Closes what Environments opened for placed Tools; a failing close does not stop the others. */
+async function release(placed: readonly EnvironmentTools[]): Promise<void> {
+  await Promise.allSettled(placed.map((entry) => entry.close()));
+}
+
+/**
+ * Throws `session_not_found`, exactly as for a session that does not exist, unless
+ * the session is placed in the authenticated host: another host's session ids stay hidden.
+ */
+export function checkOwner(
+  sessionId: string,
+  registered: HostRegistration | undefined,
+  host: HostRegistration,
+): void {
+  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+}
+
+/** True when a session's registration is exactly the authenticated host's. */
+export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
+  return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
+}
+
+function modelNames(model: SessionModel): { provider: string; model: string } {
+  if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
+    throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
+  }
+  return { provider: model.provider.name, model: model.model };
+}
+
+function checkModelName(name: string, model: SessionModel): void {
+  if (name === "") throw new BrainError("invalid_argument", "a configured model needs a non-empty name");
+  modelNames(model);
+}
+
+/** Throws `reattach_mismatch` unless `model` names the session's saved provider and model. */
+function checkModel(meta: SessionMeta, model: SessionModel): void {
+  const given = modelNames(model);
+  if (meta.model?.provider !== given.provider || meta.model?.model !== given.model) {
+    throw new BrainError(
+      "reattach_mismatch",
+      `session ${meta.id} uses ${
+        meta.model ? `${meta.model.provider}/${meta.model.model}` : "no model"
+      }, not ${given.provider}/${given.model}`,
+      { details: { saved: meta.model ?? null, given } },
+    );
+  }
+}

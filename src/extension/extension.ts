@@ -1,0 +1,243 @@
+import type { ModelResult } from "../model/types.ts";
+import { Hono } from "hono";
+import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { Finished } from "../contract/context.ts";
+import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
+import { runHostTool } from "../run/host_tool.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
+
+/** Options of {@linkcode toolExtension}. */
+export interface ToolExtensionOptions {
+  /** The placed host Tools it serves, with their configured options. */
+  tools: readonly PlacedTool[];
+  /** Longest a call's request may stay open, in ms; 30 s by default. The call's own deadline may end it sooner. */
+  lifetimeMs?: number;
+  /** When set, every request must carry `authorization: Bearer <token>`. */
+  token?: string;
+}
+
+/** The extension as a web handler: serve it (`Deno.serve(ext.fetch)`) or mount it in a hono app (`app.mount`). */
+export interface ToolExtension {
+  /** Answers one request. */
+  fetch(request: Request): Response | Promise<Response>;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * The Application tool extension: a hono app serving the same `tool()`
+ * declarations in a bounded HTTP request. `POST /calls` takes
+ * `{ sessionId, sequence, tool, input, deadline }` and streams the Tool's reports
+ * as NDJSON; `POST /calls/acks` is where Brain acknowledges each report after its
+ * journal committed it, so `ctx.emitResult` and `ctx.finish` resolve with committed
+ * sequences and a finish is done only once it is durable. Input and output are
+ * validated as in the host. It grants no `ctx.emit` events, no Environment control
+ * (and no model calls), and nothing past the request: once it ends, by finish,
+ * lifetime or disconnect, later reports reject with `lifetime_exceeded`. A report
+ * whose ack never arrives rejects the same way when the request ends: Brain may
+ * still have committed it, so treat that rejection as an unknown outcome.
+ *
+ * @example
+ * ```ts
+ * import { tool, toolExtension } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const lookup = tool({
+ *   name: "lookup",
+ *   description: "Look up one record.",
+ *   input: z.object({ id: z.string() }),
+ *   options: z.object({ prefix: z.string() }),
+ *   run: ({ id }, ctx) => ctx.finish({ key: `${ctx.options.prefix}${id}` }),
+ * });
+ * const app = toolExtension({ tools: [lookup({ prefix: "customer:" })], lifetimeMs: 10_000 });
+ * // Deno.serve(app.fetch), or mount it: honoApp.mount("/brain", app.fetch)
+ * console.log(typeof app.fetch); // "function"
+ * ```
+ */
+export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensionOptions): ToolExtension {
+  if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
+    throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
+  }
+  const placed = new Map<string, PlacedTool>();
+  for (const entry of tools) {
+    if (!entry.tool.run || entry.implementation) {
+      throw new BrainError("invalid_tool", `tool ${entry.tool.name}: the extension serves only run functions`);
+    }
+    if (placed.has(entry.tool.name)) throw new BrainError("duplicate_tool", `tool ${entry.tool.name} is served twice`);
+    placed.set(entry.tool.name, entry);
+  }
+  const live = new Map<string, RequestCall>();
+  const app = new Hono();
+
+  app.use("*", async (c, next) => {
+    if (token !== undefined && c.req.header("authorization") !== `Bearer ${token}`) {
+      return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
+    }
+    await next();
+  });
+
+  app.post("/calls", async (c) => {
+    const invocation = parseInvocation(await c.req.json().catch(() => undefined));
+    if (!invocation) {
+      return c.json(problem("invalid_argument", "expected { sessionId, sequence, tool, input, deadline? }"), 400);
+    }
+    const target = placed.get(invocation.tool);
+    if (!target) return c.json(problem("unknown_tool", `tool ${invocation.tool} is not served here`), 404);
+    const key = callKey(invocation.sessionId, invocation.sequence);
+    if (live.has(key)) return c.json(problem("protocol_error", `call ${key} is already running`), 409);
+    const bound = Math.min(invocation.deadline ?? Infinity, Date.now() + lifetimeMs);
+    const call = new RequestCall(bound, () => live.delete(key));
+    live.set(key, call);
+    runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
+    return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
+  });
+
+  app.post("/calls/acks", async (c) => {
+    const ack = await c.req.json().catch(() => undefined) as ExtensionAck | undefined;
+    const call = ack && live.get(callKey(ack.sessionId, ack.call));
+    if (!call || typeof ack.report !== "number" || !call.acknowledge(ack)) {
+      return c.json(problem("call_finished", "no open report matches this acknowledgment"), 404);
+    }
+    return c.body(null, 204);
+  });
+
+  return { fetch: (request: Request) => app.fetch(request) };
+}
+
+/** One call's request: the CallSink the runner reports to, streaming each report and awaiting its ack. */
+class RequestCall implements CallSink {
+  readonly body: ReadableStream<Uint8Array>;
+  #controller = new AbortController();
+  #stream!: ReadableStreamDefaultController<Uint8Array>;
+  #pending = new Map<number, PromiseWithResolvers<ExtensionAck>>();
+  #next = 1;
+  #closed = false;
+  #timer: ReturnType<typeof setTimeout>;
+  #onClose: () => void;
+
+  constructor(bound: number, onClose: () => void) {
+    this.#onClose = onClose;
+    this.body = new ReadableStream({
+      start: (controller) => void (this.#stream = controller),
+      cancel: () => this.close(),
+    });
+    this.#timer = setTimeout(() => this.#expire(), Math.max(0, bound - Date.now()));
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  emit(): Promise<number> {
+    return Promise.reject(
+      new BrainError("permission_denied", "the Application tool extension grants no arbitrary events (ctx.emit)"),
+    );
+  }
+
+  model(): Promise<ModelResult> {
+    return Promise.reject(
+      new BrainError("permission_denied", "the Application tool extension grants no model calls (ctx.model)"),
+    );
+  }
+
+  async emitResult(result: PublishedResult): Promise<number> {
+    const ack = await this.#report({ type: "result", ...result });
+    return ack.sequence!;
+  }
+
+  async returned(result?: PublishedResult): Promise<void> {
+    await this.#report({ type: "returned", ...result });
+  }
+
+  async finish(
+    result: PublishedResult | undefined,
+    cause: "finish" | "error" | "unknown" = "finish",
+  ): Promise<Finished> {
+    const ack = await this.#report({ type: "finish", ...result, cause: cause === "unknown" ? "error" : cause });
+    this.close();
+    return new Finished(ack.sequence!, ack.late ?? false);
+  }
+
+  /** Settles the report `ack` names; false when no such report is waiting. */
+  acknowledge(ack: ExtensionAck): boolean {
+    const waiting = this.#pending.get(ack.report);
+    if (!waiting) return false;
+    this.#pending.delete(ack.report);
+    if (ack.error) {
+      const { code, message, details } = ack.error;
+      waiting.reject(new BrainError(code as BrainErrorCode, message, details === undefined ? {} : { details }));
+    } else waiting.resolve(ack);
+    return true;
+  }
+
+  /** Ends the request: aborts the Tool's signal and refuses everything it reports later. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#timer);
+    const refused = this.#refusal();
+    this.#controller.abort(refused);
+    for (const waiting of this.#pending.values()) waiting.reject(refused);
+    this.#pending.clear();
+    try {
+      this.#stream.close();
+    } catch {
+      // The client already cancelled the stream.
+    }
+    this.#onClose();
+  }
+
+  #expire(): void {
+    if (this.#closed) return;
+    this.#write({ type: "expired", message: "the request lifetime passed before the Tool finished" });
+    this.close();
+  }
+
+  #report(report: DistributiveOmit<Exclude<ExtensionReport, { type: "expired" }>, "id">): Promise<ExtensionAck> {
+    if (this.#closed) return Promise.reject(this.#refusal());
+    const id = this.#next++;
+    const waiting = Promise.withResolvers<ExtensionAck>();
+    this.#pending.set(id, waiting);
+    this.#write({ ...report, id } as ExtensionReport);
+    return waiting.promise;
+  }
+
+  #write(report: ExtensionReport): void {
+    try {
+      this.#stream.enqueue(encoder.encode(JSON.stringify(report) + "\n"));
+    } catch {
+      this.close();
+    }
+  }
+
+  #refusal(): BrainError {
+    return new BrainError("lifetime_exceeded", "the extension request has ended; work beyond its lifetime is refused");
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+function parseInvocation(body: unknown): Invocation | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const { sessionId, sequence, tool, input, deadline } = body as Record<string, unknown>;
+  if (typeof sessionId !== "string" || !Number.isSafeInteger(sequence) || typeof tool !== "string") return undefined;
+  if (deadline !== undefined && deadline !== null && !Number.isFinite(deadline)) return undefined;
+  if (findNonJson(input) !== undefined) return undefined;
+  return {
+    sessionId,
+    sequence: sequence as number,
+    tool,
+    input: input as JsonValue,
+    deadline: typeof deadline === "number" ? deadline : undefined,
+  };
+}
+
+function callKey(sessionId: string, sequence: number): string {
+  return `${sessionId}#${sequence}`;
+}
+
+function problem(code: BrainErrorCode, message: string): { error: { code: BrainErrorCode; message: string } } {
+  return { error: { code, message } };
+}

@@ -1,0 +1,181 @@
+import { environmentOptions } from "../env/host_env.ts";
+import type { Environment } from "../contract/placement.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { fail, parseEnvelope } from "../outcome/outcome.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import type { CallSink, PublishedResult } from "../contract/call.ts";
+import { lines } from "../util/lines.ts";
+import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./protocol.ts";
+
+/** How long Brain waits for an extension to end its response after the call's last report. */
+const DRAIN_MS = 1_000;
+
+/** Options of {@linkcode extensionEnv}. */
+export interface ExtensionEnvOptions {
+  /** Binding name. */
+  name: string;
+  /** Base URL the {@linkcode toolExtension} app is served at. */
+  url: string | URL;
+  /** Bearer token the extension requires, if any. */
+  token?: string;
+}
+
+/**
+ * Brain's side of an Application tool extension: host Tools placed in this
+ * binding run in the extension's HTTP handler instead of this process. Brain
+ * commits the intent, POSTs the call once, commits each streamed report in
+ * order and only then acknowledges it, so the extension's `ctx.finish` resolves
+ * once the finish is durable. A response that ends without a finish ends the call
+ * `unknown`; an expired request ends it with `lifetime_exceeded`. The URL's host is
+ * a network grant checked against the Brain's allow-list. The binding grants no
+ * Environment control.
+ *
+ * @example
+ * ```ts
+ * import { extensionEnv, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const app = extensionEnv({ name: "app-http", url: "https://app.example.com/brain/" });
+ * const lookup = tool({
+ *   name: "lookup",
+ *   description: "Look up one record.",
+ *   input: z.object({ id: z.string() }),
+ *   run: ({ id }, ctx) => ctx.finish({ id }),
+ * });
+ * console.log(lookup({ env: app }).advertised.env); // "app-http"
+ * ```
+ */
+export function extensionEnv(options: ExtensionEnvOptions): Environment {
+  const { name } = environmentOptions({ name: options.name });
+  let base: URL;
+  try {
+    base = new URL(options.url);
+  } catch {
+    throw new BrainError("invalid_argument", `environment ${name}: ${String(options.url)} is not a URL`);
+  }
+  if (base.protocol !== "http:" && base.protocol !== "https:") {
+    throw new BrainError("invalid_argument", `environment ${name}: ${base.href} is not an http(s) URL`);
+  }
+  if (!base.pathname.endsWith("/")) base.pathname += "/";
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  const calls = new URL(EXTENSION_ROUTES.calls, base);
+  const acks = new URL(EXTENSION_ROUTES.acks, base);
+
+  const dispatch = async ({ invocation, sink }: Dispatch): Promise<void> => {
+    // The request outlives the call's signal by one report: a report being committed
+    // (a finish, or an error result that ends the call) still gets its ack.
+    const request = new AbortController();
+    let acknowledging = false;
+    sink.signal.addEventListener("abort", () => acknowledging || request.abort(sink.signal.reason), { once: true });
+    let response: Response;
+    try {
+      response = await fetch(calls, {
+        method: "POST",
+        headers,
+        body: JSON.stringify(invocation),
+        signal: request.signal,
+      });
+    } catch (error) {
+      return lost(sink, `the extension request failed: ${(error as Error).message}`);
+    }
+    if (!response.ok || !response.body) {
+      const refused = await response.json().catch(() => undefined) as { error?: { code?: string; message?: string } };
+      await sink.finish({
+        outcome: fail(
+          refused?.error?.code ?? "protocol_error",
+          refused?.error?.message ?? `the extension answered ${response.status}`,
+        ),
+      }, "error");
+      return;
+    }
+    const acknowledge = (ack: Omit<ExtensionAck, "sessionId" | "call">) =>
+      fetch(acks, {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ sessionId: invocation.sessionId, call: invocation.sequence, ...ack }),
+      }).then((answer) => answer.body?.cancel(), () => request.abort());
+    let settled = false;
+    let drain: ReturnType<typeof setTimeout> | undefined;
+    try {
+      for await (const line of lines(response.body)) {
+        if (line.trim() === "") continue;
+        const report = JSON.parse(line) as ExtensionReport;
+        if (report.type === "expired") {
+          await sink.finish({ outcome: fail("lifetime_exceeded", report.message) }, "error");
+          return;
+        }
+        acknowledging = true;
+        let ack: Omit<ExtensionAck, "sessionId" | "call">;
+        try {
+          ack = { report: report.id, ...await commit(sink, report) };
+        } catch (error) {
+          const { code, message } = error instanceof BrainError
+            ? error
+            : { code: "protocol_error", message: String(error) };
+          ack = { report: report.id, error: { code, message } };
+        }
+        await acknowledge(ack);
+        acknowledging = false;
+        // Once the call has ended, read on (later reports are recorded late) until the extension
+        // ends the response, so its connection is reused; a response that lingers is cut off.
+        if (!settled && (report.type === "finish" || sink.signal.aborted)) {
+          settled = true;
+          drain = setTimeout(() => request.abort(), DRAIN_MS);
+        }
+      }
+    } catch (error) {
+      if (settled || sink.signal.aborted) return;
+      return lost(sink, `the extension response broke: ${(error as Error).message}`);
+    } finally {
+      clearTimeout(drain);
+      request.abort();
+    }
+    if (settled) return;
+    await lost(sink, "the extension response ended before the Tool finished");
+  };
+
+  return Object.freeze({
+    name,
+    kind: "extension",
+    grant: Object.freeze({ net: Object.freeze([base.host]) as string[] }),
+    control: Object.freeze([]),
+    describe: (): JsonValue => ({ kind: "extension", name, url: base.href }),
+    dispatch: (call: Dispatch) => void dispatch(call).catch(() => {}),
+  });
+}
+
+/** Commits one report through `sink`; resolves with what the ack carries. */
+async function commit(sink: CallSink, report: Exclude<ExtensionReport, { type: "expired" }>) {
+  const result = published(report);
+  switch (report.type) {
+    case "result":
+      return { sequence: await sink.emitResult(result!) };
+    case "returned":
+      await sink.returned(result);
+      return {};
+    case "finish": {
+      const finished = await sink.finish(result, report.cause === "error" ? "error" : "finish");
+      return { sequence: finished.sequence, late: finished.late };
+    }
+    default:
+      throw new BrainError("protocol_error", `unknown extension report ${(report as { type: string }).type}`);
+  }
+}
+
+function published(report: { outcome?: PublishedResult["outcome"]; content?: string }): PublishedResult | undefined {
+  if (report.outcome === undefined) return undefined;
+  const parsed = parseEnvelope(report.outcome);
+  if ("malformed" in parsed || (report.content !== undefined && typeof report.content !== "string")) {
+    throw new BrainError("protocol_error", "the extension reported a malformed outcome");
+  }
+  return report.content === undefined
+    ? { outcome: report.outcome }
+    : { outcome: report.outcome, content: report.content };
+}
+
+async function lost(sink: CallSink, message: string): Promise<void> {
+  if (sink.signal.aborted) return;
+  await sink.finish({ outcome: { status: "unknown", message } }, "unknown");
+}

@@ -1,0 +1,349 @@
+import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
+import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
+import type { BrainBackend, BrainSession, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
+import { checkPlacedTools } from "../../tool/placed_tools.ts";
+import type { ReadOptions } from "../../journal/journal.ts";
+import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
+import { Component } from "../../component/component.ts";
+import { isBrainEnv } from "../../env/brain_env.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import type { JsonValue } from "../../outcome/json.ts";
+import { Activation } from "../../session/activation.ts";
+import type { CallEnd } from "../../session/call_state.ts";
+import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import type { ToolCall } from "../../session/session.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
+import { raceSignal } from "../../util/signal.ts";
+import { type HandleConversation, HostConnection } from "./connection.ts";
+import type { WireUpload } from "../protocol.ts";
+import { contentHash } from "../uploaded_components.ts";
+
+/** Options for a client of a Brain server. */
+export interface RemoteBrainOptions {
+  /** The server's base URL, such as `http://127.0.0.1:8787`. */
+  url: string;
+  /** This host's token; the server stores only its SHA-256. */
+  token: string;
+  /**
+   * The registered host identity; `"default"` when omitted. The first
+   * registration of an id fixes its token; reattach with the same id and token.
+   */
+  host?: string;
+  /**
+   * The server's operator credential (its `serverToken`), needed only to register
+   * a host id the server does not know yet; sent in the `brain-server-token` header.
+   */
+  serverToken?: string;
+}
+
+/** A Brain server reached over one host connection; this process runs the sessions' Tools. */
+export class RemoteBackend implements BrainBackend {
+  #connection: HostConnection;
+  #live = new Set<RemoteSession>();
+  #closed = false;
+
+  constructor({ url, token, host = "default", serverToken }: RemoteBrainOptions) {
+    if (typeof url !== "string" || typeof token !== "string") {
+      throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
+    }
+    if (serverToken !== undefined && typeof serverToken !== "string") {
+      throw new BrainError("invalid_argument", "serverToken must be a string");
+    }
+    this.#connection = new HostConnection({ url, token, host, serverToken });
+  }
+
+  async create(
+    { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
+  ): Promise<BrainSession> {
+    this.#assertOpen();
+    refuseCredentials(host);
+    refuseEnvironments(environments);
+    const conversation = serverConversation(model, agentloop);
+    checkPlacedTools(tools);
+    return await this.#open(id, tools, conversation, "create");
+  }
+
+  async get(
+    id: string,
+    { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
+  ): Promise<BrainSession> {
+    this.#assertOpen();
+    checkPlacedTools(tools);
+    refuseCredentials(host);
+    refuseEnvironments(environments);
+    return await this.#open(id, tools, serverConversation(model, agentloop), "get");
+  }
+
+  async delete(id: string): Promise<void> {
+    this.#assertOpen();
+    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await this.#connection.request("delete", { session: id }, { retry: true });
+  }
+
+  async list(): Promise<SessionMeta[]> {
+    this.#assertOpen();
+    return await this.#connection.request("list", {}, { retry: true }) as unknown as SessionMeta[];
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await this.#connection.close();
+  }
+
+  async #open(
+    id: string,
+    tools: readonly PlacedTool[],
+    conversation: HandleConversation,
+    op: "create" | "get",
+  ): Promise<RemoteSession> {
+    const advertised = tools.map(({ advertised }) => {
+      if (advertised.implementation !== "host" && advertised.implementation !== "component") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: a remote Brain client hosts application functions and uploads Components only`,
+        );
+      }
+      if (advertised.implementation === "component" && op === "get") {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: reopening a session uploads no Components`,
+        );
+      }
+      return { ...advertised, implementation: advertised.implementation };
+    });
+    const uploads = op === "create" ? await this.#uploads(tools) : [];
+    const handle = crypto.randomUUID();
+    // Handlers are in place before Brain can dispatch to the new handle.
+    this.#connection.addHandle(handle, id, tools, conversation);
+    try {
+      if (op === "create") {
+        await this.#connection.request("create", {
+          handle,
+          session: id,
+          tools: advertised,
+          ...(uploads.length ? { uploads } : {}),
+          ...conversation,
+        });
+      } else {
+        await this.#connection.request("get", {
+          handle,
+          session: id,
+          ...(tools.length ? { tools: advertised } : {}),
+          ...conversation,
+        }, { retry: true });
+      }
+    } catch (error) {
+      this.#connection.removeHandle(handle);
+      throw error;
+    }
+    const session = new RemoteSession(this.#connection, id, handle, tools, (ended) => this.#live.delete(ended));
+    this.#live.add(session);
+    return session;
+  }
+
+  /** Each Component placement's upload, with bytes only for the hashes the server lacks. */
+  async #uploads(tools: readonly PlacedTool[]): Promise<WireUpload[]> {
+    const uploads = await Promise.all(tools.filter(isComponent).map(upload));
+    if (uploads.length === 0) return [];
+    const lacking = new Set(
+      await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }) as string[],
+    );
+    return uploads.map(({ bytes, ...rest }) => lacking.has(rest.sha256) ? { ...rest, bytes: bytes.toBase64() } : rest);
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new BrainError("session_closed", "this Brain is closed");
+  }
+}
+
+function isComponent(placed: PlacedTool): placed is PlacedTool & { implementation: Component } {
+  return placed.implementation instanceof Component;
+}
+
+/** A Component placement as it is uploaded: bytes, the brainEnv grant and the parsed options. */
+async function upload({ tool, implementation, env, options }: PlacedTool & { implementation: Component }) {
+  if (env && (!isBrainEnv(env) || env.setup || env.control?.length)) {
+    throw new BrainError(
+      "unsupported_runtime",
+      `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,
+    );
+  }
+  const bytes = await implementation.load();
+  return {
+    tool: tool.name,
+    url: implementation.url.href,
+    sha256: await contentHash(bytes as Uint8Array<ArrayBuffer>),
+    bytes,
+    ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
+    options: options as Record<string, JsonValue>,
+  };
+}
+
+function refuseCredentials(host: unknown): void {
+  if (host !== undefined) {
+    throw new BrainError(
+      "invalid_argument",
+      "a remote Brain's sessions belong to the host it connects as: give host and token to new Brain({ url, token, host })",
+    );
+  }
+}
+
+function refuseEnvironments(environments: readonly unknown[] | undefined): void {
+  if (environments?.length) {
+    throw new BrainError(
+      "unsupported_runtime",
+      "a remote Brain client places no Environment Tools: give environments to the Brain server's own sessions",
+    );
+  }
+}
+
+/** A session handle of a remote Brain: the same API as an embedded session's. */
+class RemoteSession implements BrainSession {
+  readonly id: string;
+  #connection: HostConnection;
+  #handle: string;
+  #tools: Map<string, PlacedTool>;
+  #ended = false;
+  #onEnd: (session: RemoteSession) => void;
+
+  constructor(
+    connection: HostConnection,
+    id: string,
+    handle: string,
+    tools: readonly PlacedTool[],
+    onEnd: (session: RemoteSession) => void,
+  ) {
+    this.id = id;
+    this.#connection = connection;
+    this.#handle = handle;
+    this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
+    this.#onEnd = onEnd;
+  }
+
+  get tools(): PlacedTool[] {
+    return [...this.#tools.values()];
+  }
+
+  /** Always undefined: a remote client places only its own host Tools, which have no Brain workspace. */
+  workspace(_envName: string): string | undefined {
+    return undefined;
+  }
+
+  /**
+   * A new activation. Only its id travels: calls started with it share one
+   * budget on the server, which applies its own byte limit and keeps the count.
+   */
+  activation(): Activation {
+    return new Activation();
+  }
+
+  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
+    const sequence = await this.#connection.request("start", {
+      handle: this.#handle,
+      tool: placed.tool.name,
+      input,
+      ...(deadline === undefined ? {} : { deadline }),
+      ...(checked.activation ? { activation: checked.activation.id } : {}),
+    }) as number;
+    const call = { session: this.id, call: sequence };
+    const ended = this.#connection.awaitEnd(this.id, sequence);
+    const cancel = async (message?: string) =>
+      await this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, {
+        retry: true,
+      }) as unknown as CallEnd;
+    if (signal) {
+      const onAbort = () => cancel().catch(() => {});
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+      ended.finally(() => signal.removeEventListener("abort", onAbort)).catch(() => {});
+    }
+    return Object.freeze({ sequence, ended, cancel });
+  }
+
+  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return await (await this.start(target, input, options)).ended;
+  }
+
+  /**
+   * Sends a user message to the session's Agentloop, which runs on the server
+   * with the server model the session names and calls this host's Tools. Not
+   * resent after a lost connection: it fails `connection_lost`, and the loop
+   * may have taken the message. Aborting `signal` stops only the wait.
+   */
+  async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+    const reply = this.#connection.request("send", { handle: this.#handle, content }) as unknown as Promise<
+      AssistantMessage
+    >;
+    return await (signal ? raceSignal(reply, signal) : reply);
+  }
+
+  /** Interrupts the server Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */
+  interrupt(): void {
+    if (this.#ended) return;
+    this.#connection.request("interrupt", { handle: this.#handle }).catch(() => {});
+  }
+
+  async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return await this.#connection.request("read", { session: this.id, ...options }, {
+      retry: true,
+    }) as unknown as JournalRecord[];
+  }
+
+  records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
+    return this.#connection.follow(this.id, options.from, options.signal);
+  }
+
+  async end(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#connection.removeHandle(this.#handle);
+    this.#tools.clear();
+    try {
+      await this.#connection.request("end", { handle: this.#handle }, { retry: true });
+    } catch (error) {
+      if (!(error instanceof BrainError && error.code === "session_closed")) throw error;
+    } finally {
+      this.#onEnd(this);
+    }
+  }
+}
+
+/**
+ * What travels for a session's conversation: only the name of a server model
+ * (a provider object and its credentials cannot leave this process, and the
+ * server's never reach it) and JSON Agentloop options.
+ */
+function serverConversation(model: unknown, agentloop: AgentloopOptions | undefined): HandleConversation {
+  if (model !== undefined && (typeof model !== "string" || model === "")) {
+    throw new BrainError(
+      "invalid_argument",
+      'a remote Brain runs sessions with the server\'s models: give the name of one, such as model: "default"',
+    );
+  }
+  if (model === undefined) return {};
+  if (agentloop === undefined) return { model };
+  const { system, toolDeadlineMs } = agentloop;
+  if (system !== undefined && typeof system !== "string") {
+    throw new BrainError("invalid_argument", "agentloop.system must be a string");
+  }
+  if (toolDeadlineMs !== undefined && !(typeof toolDeadlineMs === "number" && toolDeadlineMs > 0)) {
+    throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
+  }
+  return {
+    model,
+    agentloop: {
+      ...(system === undefined ? {} : { system }),
+      ...(toolDeadlineMs === undefined
+        ? {}
+        : { toolDeadlineMs: Number.isFinite(toolDeadlineMs) ? toolDeadlineMs : null }),
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { BrainError } from "../../outcome/errors.ts";
+
+/** What one Brain server lets its hosts hold at once; over a limit the request fails with `limit_exceeded`. */
+export interface ServerLimits {
+  /** Host ids the server keeps registered; a new id past it is refused (HTTP 429) before any upgrade. */
+  maxHosts: number;
+  /** Sessions one host may have placed in it; `sessions.create` past it fails. */
+  maxSessionsPerHost: number;
+  /** Calls one host may have started and not yet ended; `call`/`start` past it fails before any intent is journaled. */
+  maxCallsPerHost: number;
+  /** Bytes of one WebSocket frame from a host; a larger frame is answered `payload_too_large` and not parsed. */
+  maxFrameBytes: number;
+}
+
+/**
+ * The default {@linkcode ServerLimits}: 1,000 hosts, 10,000 sessions and
+ * 1,000 calls in flight per host, frames up to 16 MiB.
+ *
+ * @example
+ * ```ts
+ * import { SERVER_LIMITS } from "@aexhq/brain";
+ * console.log(SERVER_LIMITS.maxCallsPerHost); // 1000
+ * ```
+ */
+export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
+  maxHosts: 1_000,
+  maxSessionsPerHost: 10_000,
+  maxCallsPerHost: 1_000,
+  maxFrameBytes: 16 * 1024 * 1024,
+});
+
+/** `given` over the defaults; throws `invalid_argument` for a limit that is not a positive integer. */
+export function serverLimits(given: Partial<ServerLimits> = {}): ServerLimits {
+  const limits = { ...SERVER_LIMITS, ...given };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!(name in SERVER_LIMITS)) throw new BrainError("invalid_argument", `unknown server limit ${name}`);
+    if (!Number.isSafeInteger(value) || value <= 0) {
+      throw new BrainError("invalid_argument", `server limit ${name} must be a positive integer, got ${value}`);
+    }
+  }
+  return limits;
+}
+
+/** The `limit_exceeded` error for `limit`, naming how to raise it. */
+export function overLimit(limit: keyof ServerLimits, value: number, what: string): BrainError {
+  return new BrainError("limit_exceeded", `${what}: this server's ${limit} is ${value}`, {
+    details: { limit, value },
+  });
+}

@@ -1,0 +1,254 @@
+import type { Journal } from "../../journal/journal.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { fail } from "../../outcome/outcome.ts";
+import type { Activation } from "../../session/activation.ts";
+import type { Session } from "../../session/session.ts";
+import type { CallSink, Invocation } from "../../contract/call.ts";
+import type { ServerFrame } from "../protocol.ts";
+import { hashToken } from "../../embedded/host_token.ts";
+import { sameText } from "../../util/same_text.ts";
+import { checkName } from "../../util/names.ts";
+import { overLimit, type ServerLimits } from "./limits.ts";
+import { UploadedComponents } from "../uploaded_components.ts";
+
+/**
+ * Brain's record of one registered host: its identity and token hash, its
+ * current socket, its open session handles, and the calls dispatched to it
+ * that it has not finished. Handles outlive the socket; in-flight calls do not.
+ */
+export class RegisteredHost {
+  /** The host identity. */
+  readonly id: string;
+  /** SHA-256 of its token, fixed at first registration. */
+  readonly tokenHash: string;
+  /** Open session handles by the client's handle id. */
+  readonly handles: Map<string, Session> = new Map();
+  /** Activations named by this host's calls, by `session:id`; each is one server-side budget. */
+  readonly activations: Map<string, Activation> = new Map();
+  /** Components this host uploaded, by content hash; another host never sees them. */
+  readonly components: UploadedComponents = new UploadedComponents();
+  #socket: WebSocket | undefined;
+  #inflight = new Map<string, CallSink>();
+  #limits: ServerLimits;
+  #started = 0;
+  #creating = 0;
+
+  constructor(id: string, tokenHash: string, limits: ServerLimits) {
+    this.id = id;
+    this.tokenHash = tokenHash;
+    this.#limits = limits;
+  }
+
+  /**
+   * Runs `create` when the host has room for one more session under
+   * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.
+   */
+  async createSession<T>(journal: Journal, create: () => Promise<T>): Promise<T> {
+    const placed = (await journal.listSessions()).filter((meta) => meta.host?.id === this.id).length;
+    const max = this.#limits.maxSessionsPerHost;
+    if (placed + this.#creating >= max) {
+      throw overLimit("maxSessionsPerHost", max, `host ${this.id} has ${placed} sessions`);
+    }
+    this.#creating++;
+    try {
+      return await create();
+    } finally {
+      this.#creating--;
+    }
+  }
+
+  /**
+   * Runs `start` when the host has room for one more call in flight under
+   * `maxCallsPerHost`, before any intent is journaled; the room frees when the call ends.
+   */
+  async startCall<T extends { ended: Promise<unknown> }>(start: () => Promise<T>): Promise<T> {
+    const max = this.#limits.maxCallsPerHost;
+    if (this.#started >= max) {
+      throw overLimit("maxCallsPerHost", max, `host ${this.id} has ${this.#started} calls in flight`);
+    }
+    this.#started++;
+    try {
+      const call = await start();
+      call.ended.finally(() => this.#started--).catch(() => {});
+      return call;
+    } catch (error) {
+      this.#started--;
+      throw error;
+    }
+  }
+
+  /** True while a socket is attached. */
+  get connected(): boolean {
+    return this.#socket?.readyState === WebSocket.OPEN;
+  }
+
+  /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
+  attach(socket: WebSocket): void {
+    const previous = this.#socket;
+    this.#socket = socket;
+    if (previous) {
+      this.#lose();
+      previous.close(4000, "replaced by a new connection of the same host");
+    }
+  }
+
+  /** Forgets `socket` when it is still the current one: every unfinished call dispatched on it ends `unknown`. */
+  detach(socket: WebSocket): void {
+    if (this.#socket !== socket) return;
+    this.#socket = undefined;
+    this.#lose();
+  }
+
+  /** Closes the current socket from Brain's side, as a network failure would. */
+  drop(code = 4001, reason = "dropped by the server"): void {
+    this.#socket?.close(code, reason);
+  }
+
+  /**
+   * Sends one committed call to the host, once. Without an open socket nothing is
+   * sent and the call fails with `host_disconnected`.
+   */
+  dispatch(handle: string, invocation: Invocation, sink: CallSink): void {
+    const socket = this.#socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      sink.finish({
+        outcome: fail("host_disconnected", `host ${this.id} is not connected; the call was not sent`, {
+          retryable: true,
+        }),
+      }, "error").catch(() => {});
+      return;
+    }
+    const { sessionId: session, sequence: call, tool, input, deadline } = invocation;
+    const key = `${session}:${call}`;
+    this.#inflight.set(key, sink);
+    sink.signal.addEventListener("abort", () => {
+      if (this.#inflight.get(key) === sink && this.#socket === socket) {
+        send(socket, { t: "abort", session, call, cause: String(sink.signal.reason?.message ?? "ended") });
+      }
+    }, { once: true });
+    send(socket, { t: "invoke", handle, session, call, tool, input, ...(deadline === undefined ? {} : { deadline }) });
+  }
+
+  /** The sink of a call dispatched to this host and not yet finished by it. */
+  sink(session: string, call: number): CallSink {
+    const sink = this.#inflight.get(`${session}:${call}`);
+    if (!sink) throw new BrainError("call_not_found", `call ${call} of session ${session} is not running on this host`);
+    return sink;
+  }
+
+  /** Forgets a call the host has finished. */
+  settle(session: string, call: number): void {
+    this.#inflight.delete(`${session}:${call}`);
+  }
+
+  #lose(): void {
+    const lost = [...this.#inflight.values()];
+    this.#inflight.clear();
+    for (const sink of lost) if (!sink.signal.aborted) sink.finish(undefined, "unknown").catch(() => {});
+  }
+}
+
+/** Sends one frame; a socket that is closing drops it, and its close settles the calls. */
+export function send(socket: WebSocket, frame: ServerFrame): void {
+  if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+}
+
+/** Who a server admits: the operator credential that registers new host ids, and hosts configured up front. */
+export interface HostAdmission {
+  /** The operator credential a client presents (the `brain-server-token` header) to register a new host id. */
+  serverToken?: string;
+  /** Host ids and their tokens (or `sha-256:` token hashes) the server admits without the operator credential. */
+  hostTokens?: Readonly<Record<string, string>>;
+}
+
+/**
+ * Every host registered with this Brain. A host id's token is fixed by the
+ * server's configuration, its first registration, or the sessions placed in it,
+ * whose metadata keeps the hash. A new id registers only with the operator credential.
+ */
+export class HostRegistry {
+  #hosts = new Map<string, RegisteredHost>();
+  #configured = new Map<string, Promise<string>>();
+  #serverTokenHash: Promise<string> | undefined;
+  #journal: Journal;
+  #limits: ServerLimits;
+
+  constructor(journal: Journal, admission: HostAdmission, limits: ServerLimits) {
+    this.#journal = journal;
+    this.#limits = limits;
+    const { serverToken, hostTokens = {} } = admission;
+    if (serverToken !== undefined) this.#serverTokenHash = hashToken(checkToken("serverToken", serverToken));
+    for (const [id, token] of Object.entries(hostTokens)) {
+      checkName("a host id in hostTokens", id);
+      checkToken(`hostTokens.${id}`, token);
+      this.#configured.set(id, token.startsWith("sha-256:") ? Promise.resolve(token) : hashToken(token));
+    }
+    if (this.#serverTokenHash === undefined && this.#configured.size === 0) {
+      throw new BrainError(
+        "invalid_argument",
+        "a Brain server admits only hosts it was told about: give serverToken (BRAIN_SERVER_TOKEN) or hostTokens",
+      );
+    }
+  }
+
+  /**
+   * Checks a connecting host without registering anything: a known id needs its
+   * token; a new id also needs `serverToken` to match the operator credential.
+   * Resolves the registration to {@linkcode admit} once the socket is upgraded.
+   */
+  async authenticate(
+    id: string,
+    token: string | undefined,
+    serverToken: string | undefined,
+  ): Promise<{ id: string; tokenHash: string }> {
+    const refused = new BrainError("unauthorized", `wrong or missing credentials for host ${id}`);
+    if (!token) throw refused;
+    const tokenHash = await hashToken(token);
+    const known = await this.#knownHash(id);
+    if (known !== undefined) {
+      if (!sameText(known, tokenHash)) throw refused;
+      return { id, tokenHash };
+    }
+    const operator = this.#serverTokenHash && serverToken !== undefined
+      ? sameText(await this.#serverTokenHash, await hashToken(serverToken))
+      : false;
+    if (!operator) throw refused;
+    if (this.#hosts.size >= this.#limits.maxHosts) {
+      throw overLimit("maxHosts", this.#limits.maxHosts, `cannot register host ${id}`);
+    }
+    return { id, tokenHash };
+  }
+
+  /** Registers an authenticated host (once its socket is upgraded); a concurrent registration of the id wins. */
+  admit(registration: { id: string; tokenHash: string }): RegisteredHost | undefined {
+    let host = this.#hosts.get(registration.id);
+    if (!host) {
+      host = new RegisteredHost(registration.id, registration.tokenHash, this.#limits);
+      this.#hosts.set(registration.id, host);
+    }
+    return sameText(host.tokenHash, registration.tokenHash) ? host : undefined;
+  }
+
+  /** Closes every host socket; their unfinished calls end `unknown`. */
+  closeAll(): void {
+    for (const host of this.#hosts.values()) host.drop(1001, "the Brain server is shutting down");
+  }
+
+  /** A registered host by id. */
+  get(id: string): RegisteredHost | undefined {
+    return this.#hosts.get(id);
+  }
+
+  async #knownHash(id: string): Promise<string | undefined> {
+    const registered = this.#hosts.get(id)?.tokenHash ?? await this.#configured.get(id);
+    if (registered !== undefined) return registered;
+    return (await this.#journal.listSessions()).find((meta) => meta.host?.id === id)?.host?.tokenHash;
+  }
+}
+
+function checkToken(name: string, token: unknown): string {
+  if (typeof token !== "string" || token.length === 0) {
+    throw new BrainError("invalid_argument", `${name} must be a non-empty string`);
+  }
+  return token;
+}

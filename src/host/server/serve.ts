@@ -1,0 +1,116 @@
+/**
+ * `deno task serve`: a Brain server on 127.0.0.1. The port comes from `--port`,
+ * else `BRAIN_PORT`, else 8787; `--port 0` picks a free one. It prints
+ * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
+ * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory.
+ * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
+ * session lasts unrenewed: another server over the same journal takes its
+ * sessions over that long after it died (10000 by default).
+ *
+ * With `--model-url` (or `BRAIN_MODEL_URL`), the base URL of an OpenAI-compatible
+ * API, the server has one model, `default`, that clients name with
+ * `sessions.create({ model: "default" })`: `--model` (or `BRAIN_MODEL`) names the
+ * model and `BRAIN_MODEL_KEY` (or `--model-key`) is its API key, which never
+ * leaves this process and is never journaled. Prefer the variable for the key:
+ * command lines are visible to other users.
+ *
+ * The server admits only hosts it is told about: `BRAIN_SERVER_TOKEN` is the
+ * operator credential a client presents (`new Brain({ serverToken })`) to
+ * register a new host id, and `--host-tokens FILE` (or `BRAIN_HOST_TOKENS`), a
+ * JSON object of host ids to tokens or `sha-256:` token hashes, names hosts
+ * admitted without it (the task may read files under `.brain/`). Without either
+ * it exits 2.
+ */
+import { parseArgs } from "node:util";
+import { openAICompatible } from "../../model/openai.ts";
+import type { SessionModel } from "../../model/types.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { serveBrain } from "./server.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    port: { type: "string" },
+    path: { type: "string" },
+    "lease-ms": { type: "string" },
+    "model-url": { type: "string" },
+    model: { type: "string" },
+    "model-key": { type: "string" },
+    "host-tokens": { type: "string" },
+  },
+});
+try {
+  await main();
+} catch (error) {
+  if (!(error instanceof BrainError)) throw error;
+  console.error(`brain serve: ${error.message}`);
+  Deno.exit(2);
+}
+
+/** Reads the configuration, starts the server and stops it on SIGINT or SIGTERM. */
+async function main(): Promise<void> {
+  const raw = values.port ?? Deno.env.get("BRAIN_PORT") ?? "8787";
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
+  }
+
+  const path = values.path ?? Deno.env.get("BRAIN_PATH");
+  const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
+  if (folder) await Deno.mkdir(folder, { recursive: true });
+  const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
+  const hostTokens = await readHostTokens(values["host-tokens"] ?? Deno.env.get("BRAIN_HOST_TOKENS"));
+  const server = await serveBrain({
+    port,
+    path,
+    models: configuredModels(),
+    serverToken,
+    hostTokens,
+    leaseMs: leaseMs(),
+  });
+  console.log(`Brain listening on ${server.url}`);
+  const stop = async () => {
+    await server.shutdown();
+    Deno.exit(0);
+  };
+  Deno.addSignalListener("SIGINT", stop);
+  Deno.addSignalListener("SIGTERM", stop);
+}
+
+/** The lease length the flag or environment sets, if any. */
+function leaseMs(): number | undefined {
+  const raw = values["lease-ms"] ?? Deno.env.get("BRAIN_LEASE_MS");
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) {
+    throw new BrainError("invalid_argument", `--lease-ms must be a positive integer, got ${raw}`);
+  }
+  return ms;
+}
+
+/** The `default` model the flags or environment describe, or none without a model URL. */
+function configuredModels(): Record<string, SessionModel> {
+  const baseUrl = values["model-url"] ?? Deno.env.get("BRAIN_MODEL_URL");
+  if (baseUrl === undefined) return {};
+  const model = values.model ?? Deno.env.get("BRAIN_MODEL");
+  if (!model) throw new BrainError("invalid_argument", "a model URL needs a model name: --model or BRAIN_MODEL");
+  const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
+  return {
+    default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
+  };
+}
+
+/** The host tokens file's JSON object, or none without a file. */
+async function readHostTokens(file: string | undefined): Promise<Record<string, string> | undefined> {
+  if (file === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(await Deno.readTextFile(file));
+  } catch (error) {
+    throw new BrainError("invalid_argument", `cannot read the host tokens file ${file}: ${(error as Error).message}`);
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new BrainError("invalid_argument", `the host tokens file ${file} must hold a JSON object of id: token`);
+  }
+  return parsed as Record<string, string>;
+}

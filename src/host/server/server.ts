@@ -1,0 +1,154 @@
+import { Hono } from "hono";
+import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
+import type { Journal } from "../../journal/journal.ts";
+import { OpenCalls, serveHostSocket } from "./socket_handler.ts";
+import { errorFrame, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
+import { type HostAdmission, HostRegistry } from "./registry.ts";
+import { type ServerLimits, serverLimits } from "./limits.ts";
+import { BrainError } from "../../outcome/errors.ts";
+import { isName } from "../../util/names.ts";
+
+/** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
+export interface BrainServer {
+  /** The hono app's handler; serve it with `Deno.serve(server.fetch)` or use {@linkcode serveBrain}. */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+  /** The journal holding every session of this server. */
+  readonly journal: Journal;
+  /** Host WebSockets accepted so far, reconnects included. */
+  readonly connections: number;
+  /** Closes a host's socket from the server's side, as a network failure would; false when it is not connected. */
+  dropHost(id: string): boolean;
+  /** Closes every host socket, ends every session handle and closes the journal. */
+  close(): Promise<void>;
+}
+
+/** Options for a Brain server: an embedded Brain's, who it admits, and its limits. */
+export interface BrainServerOptions extends BrainOptions, HostAdmission {
+  /** Per-host limits over {@linkcode SERVER_LIMITS}. */
+  limits?: Partial<ServerLimits>;
+}
+
+/**
+ * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with
+ * `Authorization: Bearer TOKEN` upgrades to the host WebSocket. A host id the server knows (from `hostTokens`,
+ * an earlier registration, or its sessions) needs its token; a new id also needs the operator credential
+ * `serverToken` in the `brain-server-token` header. Anything else gets 401 before anything is registered,
+ * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
+ * is refused with `invalid_argument`. `options.models` are the models clients name
+ * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ */
+export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
+  const { serverToken, hostTokens, limits: given, ...brainOptions } = options ?? {};
+  const limits = serverLimits(given);
+  const backend = await EmbeddedBackend.open(brainOptions);
+  let hosts: HostRegistry;
+  try {
+    hosts = new HostRegistry(backend.journal, { serverToken, hostTokens }, limits);
+  } catch (error) {
+    await backend.close();
+    throw error;
+  }
+  const calls = new OpenCalls();
+  const app = new Hono();
+  let connections = 0;
+  const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
+    Response.json({ error: errorFrame(error) }, { status });
+
+  app.get("/v1/health", (c) => c.json({ ok: true }));
+  app.get(HOST_PATH, async (c) => {
+    const id = c.req.query("host");
+    if (!isName(id)) {
+      return refuse(400, new BrainError("invalid_argument", "name the host: ?host=ID, ID letters, digits, -, _, ."));
+    }
+    if (c.req.header("upgrade")?.toLowerCase() !== "websocket") {
+      return refuse(426, new BrainError("protocol_error", "expected a WebSocket upgrade"));
+    }
+    const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1];
+    let registration: { id: string; tokenHash: string };
+    try {
+      registration = await hosts.authenticate(id, token, c.req.header(SERVER_TOKEN_HEADER));
+    } catch (error) {
+      return refuse((error as BrainError).code === "limit_exceeded" ? 429 : 401, error as BrainError);
+    }
+    let upgraded: { socket: WebSocket; response: Response };
+    try {
+      upgraded = Deno.upgradeWebSocket(c.req.raw);
+    } catch {
+      return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
+    }
+    const host = hosts.admit(registration);
+    if (!host) {
+      upgraded.socket.onopen = () => upgraded.socket.close(4003, "unauthorized");
+      return upgraded.response;
+    }
+    connections++;
+    host.attach(upgraded.socket);
+    serveHostSocket({ socket: upgraded.socket, host, backend, calls, maxFrameBytes: limits.maxFrameBytes });
+    return upgraded.response;
+  });
+
+  return {
+    fetch: app.fetch,
+    journal: backend.journal,
+    get connections() {
+      return connections;
+    },
+    dropHost(id) {
+      const host = hosts.get(id);
+      if (!host?.connected) return false;
+      host.drop();
+      return true;
+    },
+    close() {
+      hosts.closeAll();
+      return backend.close();
+    },
+  };
+}
+
+/** A Brain server listening on a loopback port. */
+export interface ServedBrain extends BrainServer {
+  /** The base URL clients pass to `new Brain({ url, token })`. */
+  readonly url: string;
+  /** Stops listening, then closes the server. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Serves a Brain on `hostname` (127.0.0.1 by default) and `port` (0 picks a free one),
+ * over the Deno KV file at `path` when given (calls it left open end `unknown` first).
+ *
+ * @example
+ * ```ts ignore
+ * import { Brain, serveBrain } from "@aexhq/brain";
+ * const server = await serveBrain({ port: 0, hostTokens: { app: "secret" } });
+ * const brain = new Brain({ url: server.url, token: "secret", host: "app" });
+ * try {
+ *   console.log((await brain.sessions.list()).length); // 0
+ * } finally {
+ *   await brain.close();
+ *   await server.shutdown();
+ * }
+ * ```
+ */
+export async function serveBrain(
+  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number },
+): Promise<ServedBrain> {
+  const server = await createBrainServer(options);
+  const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
+  const url = `http://${http.addr.hostname}:${http.addr.port}`;
+  return {
+    fetch: server.fetch,
+    journal: server.journal,
+    get connections() {
+      return server.connections;
+    },
+    dropHost: (id) => server.dropHost(id),
+    close: () => server.close(),
+    url,
+    async shutdown() {
+      await server.close();
+      await http.shutdown();
+    },
+  };
+}

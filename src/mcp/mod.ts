@@ -1,0 +1,15 @@
+/**
+ * MCP both ways: {@linkcode mcpEnv} places an MCP server's tools in a Brain
+ * session as journaled Brain Tools, and `serveMcp` serves a session's placed
+ * Tools to any MCP client.
+ *
+ * @example
+ * ```ts
+ * import { mcpEnv } from "@aexhq/brain/mcp";
+ * const remote = mcpEnv({ name: "remote", url: "https://mcp.example.com/mcp" });
+ * console.log(remote.kind, remote.grant?.net); // "mcp" ["mcp.example.com"]
+ * ```
+ *
+ * @module
+ */
+export { mcpEnv, type McpEnvCommon, type McpEnvOptions, type McpHttpOptions, type McpStdioOptions } from "./mcp_env.ts";

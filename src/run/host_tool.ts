@@ -1,0 +1,188 @@
+import { z } from "zod";
+import { type EnvironmentControl, refusedControl } from "../contract/control.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { issuesJson } from "../outcome/issues.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import type { ModelRequest } from "../model/types.ts";
+import { fail } from "../outcome/outcome.ts";
+import { handled } from "../util/handled.ts";
+import { raceSignal } from "../util/signal.ts";
+import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
+import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
+import { normalizeOutput } from "./output.ts";
+import type { ToolDeclaration } from "../contract/placement.ts";
+
+/**
+ * The SDK side of one application Tool call: validates input with `parseAsync`,
+ * builds `ctx`, calls `run`, and turns its return, throw and ctx calls into
+ * ordered reports to `sink`. Nothing runs for a call that already ended.
+ * `grants` carries the Brain-side authority behind `ctx.environments`; without it every operation is refused.
+ */
+export async function runHostTool(
+  declaration: ToolDeclaration,
+  options: Readonly<Record<string, unknown>>,
+  invocation: Invocation,
+  sink: CallSink,
+  grants: HostGrants = {},
+): Promise<void> {
+  if (sink.signal.aborted || !declaration.run) return;
+  const parsed = await parseInput(declaration, invocation, sink);
+  if (!parsed) return;
+  const reports = new ReportQueue(declaration, sink);
+  let returned: unknown;
+  try {
+    returned = await declaration.run(
+      parsed.value,
+      reports.context(invocation, options, grants) as ToolContext<never, never>,
+    );
+  } catch (error) {
+    await reports.fail(error);
+    return;
+  }
+  await reports.returned(returned);
+}
+
+/**
+ * Validates a call's input with `parseAsync`. On failure it finishes the call
+ * with `invalid_input` and resolves undefined; it also resolves undefined when
+ * the call ended while validating.
+ */
+export async function parseInput(
+  declaration: ToolDeclaration,
+  invocation: Invocation,
+  sink: CallSink,
+): Promise<{ value: unknown } | undefined> {
+  let parsed;
+  try {
+    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
+  } catch (error) {
+    if (sink.signal.aborted) return undefined;
+    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
+  }
+  if (parsed.success) return { value: parsed.data };
+  const message = "thrown" in parsed
+    ? `input validation threw: ${errorMessage(parsed.thrown)}`
+    : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
+  await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
+  return undefined;
+}
+
+/** Brain-side authority a host call's `ctx` exposes beyond its own reports. */
+export interface HostGrants {
+  /** `ctx.environments`, checked against the binding's `control`. */
+  environments?: EnvironmentControl;
+}
+
+/** Keeps a call's ctx reports in the order the Tool made them, across async validation. */
+class ReportQueue {
+  #declaration: ToolDeclaration;
+  #sink: CallSink;
+  #tail: Promise<unknown> = Promise.resolve();
+  #finishing = false;
+
+  constructor(declaration: ToolDeclaration, sink: CallSink) {
+    this.#declaration = declaration;
+    this.#sink = sink;
+  }
+
+  context(
+    invocation: Invocation,
+    options: Readonly<Record<string, unknown>>,
+    grants: HostGrants,
+  ): ToolContext<unknown, unknown> {
+    return Object.freeze({
+      options,
+      sessionId: invocation.sessionId,
+      sequence: invocation.sequence,
+      deadline: invocation.deadline,
+      signal: this.#sink.signal,
+      environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
+      emit: (event: string, data: JsonValue = null) => {
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
+        return handled(this.#enqueue(() => this.#sink.emit(event, data)));
+      },
+      emitResult: (value: unknown, { content }: ResultOptions = {}) => {
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
+        return handled(this.#enqueue(async () => {
+          const { outcome, invalid } = await this.#normalize(value);
+          if (invalid) {
+            const error = outcome.status === "error" ? outcome.error : undefined;
+            throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
+          }
+          return this.#sink.emitResult(withContent({ outcome }, content));
+        }));
+      },
+      model: (request: ModelRequest) => {
+        if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
+        return handled(this.#sink.model(request));
+      },
+      finish: (value?: unknown, { content }: ResultOptions = {}) => {
+        this.#finishing = true;
+        return handled(this.#enqueue(async () => {
+          if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
+          let normalized;
+          try {
+            normalized = await this.#normalize(value);
+          } catch (error) {
+            if (this.#sink.signal.aborted) return this.#sink.finish(undefined);
+            throw error;
+          }
+          const { outcome, invalid } = normalized;
+          return this.#sink.finish(
+            withContent({ outcome }, invalid ? undefined : content),
+            invalid ? "error" : "finish",
+          );
+        }));
+      },
+    });
+  }
+
+  /** Reports what `run` returned: nothing, a finish, a result, or a non-success outcome. */
+  async returned(value: unknown): Promise<void> {
+    if (value instanceof Finished) return;
+    await this.#enqueue(async () => {
+      if (value === undefined) return this.#sink.returned();
+      const { outcome, invalid } = await this.#normalize(value);
+      if (outcome.status !== "ok") return this.#sink.finish({ outcome }, invalid ? "error" : "finish");
+      return this.#sink.returned({ outcome });
+    }).catch(() => {});
+  }
+
+  /** Reports a thrown exception as `tool_error`. */
+  async fail(error: unknown): Promise<void> {
+    this.#finishing = true;
+    await this.#enqueue(() =>
+      this.#sink.finish({ outcome: fail("tool_error", errorMessage(error), { details: errorName(error) }) }, "error")
+    ).catch(() => {});
+  }
+
+  #normalize(value: unknown) {
+    return raceSignal(normalizeOutput(this.#declaration.output, value), this.#sink.signal);
+  }
+
+  #finished(operation: string): BrainError {
+    return new BrainError(
+      "call_finished",
+      `${operation} after ctx.finish: the Tool already finished, so nothing more is committed; ` +
+        "await every ctx.emit and ctx.emitResult before finishing",
+    );
+  }
+
+  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
+    const result = this.#tail.then(operation);
+    this.#tail = result.catch(() => {});
+    return result;
+  }
+}
+
+function withContent(result: PublishedResult, content: string | undefined): PublishedResult {
+  return content === undefined ? result : { ...result, content };
+}
+
+function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function errorName(error: unknown): JsonValue {
+  return { name: error instanceof Error ? error.name : typeof error };
+}

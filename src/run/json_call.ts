@@ -1,0 +1,73 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { fail, ok } from "../outcome/outcome.ts";
+import type { Dispatch } from "../contract/placement.ts";
+import { runHostTool } from "./host_tool.ts";
+
+const MAX_ERROR_BODY = 2_048;
+
+/**
+ * Sends one request and resolves with its JSON body (`null` when empty). A
+ * non-2xx status rejects with `http_error` (status and body in `details`, retryable
+ * for 429 and 5xx); a body that is not JSON rejects with `invalid_output`.
+ */
+export async function fetchJson(url: URL, init: RequestInit & { signal: AbortSignal }): Promise<JsonValue> {
+  const method = init.method ?? "GET";
+  let response: Response;
+  try {
+    response = await fetch(url, init);
+  } catch (error) {
+    if (init.signal.aborted) throw init.signal.reason;
+    throw new BrainError("http_error", `${method} ${url.href} failed: ${(error as Error).message}`, {
+      details: { url: url.href },
+      cause: error,
+    });
+  }
+  const text = await response.text();
+  if (!response.ok) {
+    throw new BrainError("http_error", `${method} ${url.href} answered ${response.status}`, {
+      details: { status: response.status, body: text.slice(0, MAX_ERROR_BODY), retryable: retryable(response.status) },
+    });
+  }
+  if (text.trim() === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BrainError(
+      "invalid_output",
+      `${method} ${url.href} answered ${response.status} with a body that is not JSON`,
+    );
+  }
+}
+
+/**
+ * Runs one dispatched call whose whole work is `request`: the declaration's input
+ * schema parses the input, `request`'s JSON is the finishing result as plain
+ * data (a reserved `status` in it stays data), and the output schema validates it.
+ * A BrainError from `request` becomes an `error` outcome with the same code.
+ */
+export function runJsonCall(
+  dispatch: Dispatch,
+  request: (input: unknown, signal: AbortSignal) => Promise<JsonValue>,
+): void {
+  const run = async (input: unknown, ctx: { signal: AbortSignal; finish: (value: unknown) => Promise<unknown> }) => {
+    let value: JsonValue;
+    try {
+      value = await request(input, ctx.signal);
+    } catch (error) {
+      if (!(error instanceof BrainError) || ctx.signal.aborted) throw error;
+      const details = error.details as { retryable?: boolean } | undefined;
+      return ctx.finish(fail(error.code, error.message, {
+        ...(error.details === undefined ? {} : { details: error.details }),
+        ...(typeof details?.retryable === "boolean" ? { retryable: details.retryable } : {}),
+      }));
+    }
+    return ctx.finish(ok(value));
+  };
+  const { tool, options, invocation, sink } = dispatch;
+  runHostTool({ ...tool, run: run as typeof tool.run }, options, invocation, sink).catch(() => {});
+}
+
+function retryable(status: number): boolean {
+  return status === 429 || status >= 500;
+}

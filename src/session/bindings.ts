@@ -1,0 +1,58 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { checkGrant } from "../env/grants.ts";
+import type { AllowList } from "../contract/grant.ts";
+import type { Environment } from "../contract/placement.ts";
+import { checkName } from "../util/names.ts";
+import { makeWorkspace } from "./workspaces.ts";
+
+/**
+ * Admits a session's Environment bindings: one binding per name, each grant
+ * inside the allow-list. Creates each filesystem grant's workspace under
+ * `allow.workspaceRoot/<session>/<binding>` and returns the real paths by binding name.
+ */
+export async function bindEnvironments(
+  sessionId: string,
+  tools: readonly PlacedTool[],
+  allow: AllowList | undefined,
+): Promise<Map<string, string>> {
+  const workspaces = new Map<string, string>();
+  for (const env of uniqueBindings(tools).values()) {
+    const workspace = await admitEnvironment(sessionId, env, allow);
+    if (workspace) workspaces.set(env.name, workspace);
+  }
+  return workspaces;
+}
+
+/** The placements' Environments by name; one name bound twice with different authority is refused. */
+export function uniqueBindings(tools: readonly PlacedTool[]): Map<string, Environment> {
+  const bindings = new Map<string, Environment>();
+  for (const { env, tool } of tools) {
+    if (!env) continue;
+    checkName(`tool ${tool.name}: an Environment name`, env.name);
+    const bound = bindings.get(env.name);
+    if (bound && bound !== env && JSON.stringify(bound.describe()) !== JSON.stringify(env.describe())) {
+      throw new BrainError(
+        "invalid_argument",
+        `tool ${tool.name}: environment ${env.name} is bound twice with different authority; use separate names`,
+      );
+    }
+    if (!bound) bindings.set(env.name, env);
+  }
+  return bindings;
+}
+
+/**
+ * Checks one binding's grant against `allow` (`permission_denied` outside it) and
+ * creates its session workspace when the grant has one; returns the workspace's real path.
+ */
+export async function admitEnvironment(
+  sessionId: string,
+  env: Environment,
+  allow: AllowList | undefined,
+): Promise<string | undefined> {
+  if (!env.grant) return undefined;
+  checkGrant(env, allow);
+  if (!env.grant.filesystem) return undefined;
+  return await makeWorkspace(allow!.workspaceRoot!, sessionId, env.name);
+}

@@ -1,0 +1,67 @@
+import type { ModelAccess } from "../contract/placement.ts";
+import { BrainError } from "../outcome/errors.ts";
+import type { CallSink } from "../contract/call.ts";
+
+const status: Partial<Record<string, number>> = {
+  unauthorized: 401,
+  invalid_argument: 400,
+  call_finished: 409,
+  budget_exceeded: 429,
+  model_unavailable: 503,
+  timeout: 504,
+};
+
+/**
+ * The model execution service of one session: an HTTP endpoint on 127.0.0.1
+ * through which Tools of an HTTP Environment granted `model` call the session's
+ * model. Each dispatched call gets its own token; a request under it is the
+ * call's `ctx.model` (same origin, activation budget, journaling and stopping),
+ * and the token stops working when the call ends. Answers are the `ModelResult`
+ * JSON, or `{ error: { code, message } }` with a 4xx/5xx status.
+ */
+export class ModelService {
+  #calls = new Map<string, CallSink>();
+  #server: Deno.HttpServer<Deno.NetAddr> | undefined;
+
+  /** Grants `sink`'s call access until it ends; the server starts with the first grant. */
+  grant(sink: CallSink): ModelAccess {
+    this.#server ??= Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      (request) => this.#handle(request),
+    );
+    const token = crypto.randomUUID();
+    this.#calls.set(token, sink);
+    sink.signal.addEventListener("abort", () => this.#calls.delete(token), { once: true });
+    return { url: `http://127.0.0.1:${this.#server.addr.port}/model`, token };
+  }
+
+  /** Stops the server; later requests cannot connect. */
+  async close(): Promise<void> {
+    this.#calls.clear();
+    await this.#server?.shutdown();
+  }
+
+  async #handle(request: Request): Promise<Response> {
+    try {
+      if (request.method !== "POST" || new URL(request.url).pathname !== "/model") {
+        throw new BrainError("invalid_argument", "POST a ModelRequest to /model");
+      }
+      const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
+      const sink = token === undefined ? undefined : this.#calls.get(token);
+      if (!sink) throw new BrainError("unauthorized", "no open call holds this model token");
+      let body: unknown;
+      try {
+        body = await request.json();
+      } catch {
+        throw new BrainError("invalid_argument", "the model request body is not JSON");
+      }
+      return Response.json(await sink.model(body as never));
+    } catch (error) {
+      const known = error instanceof BrainError ? error : new BrainError("model_error", String(error));
+      return Response.json(
+        { error: { code: known.code, message: known.message } },
+        { status: status[known.code] ?? 502 },
+      );
+    }
+  }
+}

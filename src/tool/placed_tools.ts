@@ -1,0 +1,36 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { PlacedTool } from "../contract/placement.ts";
+import { factoryImplementation } from "./tool.ts";
+
+/**
+ * Checks a session's `tools` before anything is stored: an array of placed
+ * Tools (`lookup()`, not the factory `lookup`) with unique names. Throws
+ * `invalid_tool` for a factory or another value, `duplicate_tool` for a name
+ * placed twice.
+ */
+export function checkPlacedTools(tools: unknown): asserts tools is readonly PlacedTool[] {
+  if (!Array.isArray(tools)) {
+    throw new BrainError("invalid_tool", "tools must be an array of placed Tools, such as tools: [lookup()]");
+  }
+  const names = new Set<string>();
+  for (const [index, placed] of tools.entries()) {
+    if (factoryImplementation(placed)) {
+      const { name } = placed as { name: string };
+      throw new BrainError(
+        "invalid_tool",
+        `tools[${index}] is the factory of tool ${name}, not a placement: call it, as in tools: [${name}()] ` +
+          `(or ${name}({ env, ...options }))`,
+      );
+    }
+    if (typeof placed?.tool?.name !== "string" || typeof placed?.advertised !== "object") {
+      throw new BrainError(
+        "invalid_tool",
+        `tools[${index}] is not a placed Tool: declare it with tool({ ... }) and place it, as in tools: [lookup()]`,
+      );
+    }
+    if (names.has(placed.tool.name)) {
+      throw new BrainError("duplicate_tool", `tool ${placed.tool.name} is placed twice in one session`);
+    }
+    names.add(placed.tool.name);
+  }
+}

@@ -1,0 +1,259 @@
+import assert from "node:assert/strict";
+import { Client } from "@modelcontextprotocol/sdk/client";
+// @ts-types="@modelcontextprotocol/sdk/client/stdio"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { Brain, BrainError, type JournalRecord, type Outcome, ScriptedProvider } from "../../mod.ts";
+import { mcpEnv } from "../../src/mcp/mod.ts";
+import { ofKind, until } from "../agentloop/helpers.ts";
+import { counting, countingAllow, DENO, EVERYTHING, everything, EVERYTHING_ALLOW, EVERYTHING_ENV } from "./helpers.ts";
+
+/** The body of each record (no session, sequence or time), for comparing whole records. */
+function bodies(records: JournalRecord[]) {
+  return records.map(({ sessionId: _, sequence: __, at: ___, ...body }) => body);
+}
+
+/** The lines the counting server's `log` tool returned. */
+function logLines(outcome: Outcome): string[] {
+  assert.equal(outcome.status, "ok");
+  return (outcome as unknown as { value: { lines: string[] } }).value.lines;
+}
+
+/** The records of the call started at `call`, in journal order (without the Agentloop's messages about it). */
+function callRecords(records: JournalRecord[], call: number): JournalRecord[] {
+  return records.filter((record) =>
+    record.sequence === call || ("call" in record && record.call === call && !record.kind.endsWith("_message"))
+  );
+}
+
+Deno.test("mcpEnv places server-everything's tools with the JSON Schemas the server lists", async () => {
+  const bare = new Client({ name: "bare", version: "1" });
+  await bare.connect(
+    new StdioClientTransport({
+      command: DENO,
+      args: ["run", "--no-prompt", `--allow-env=${EVERYTHING_ENV.join(",")}`, EVERYTHING, "stdio"],
+      stderr: "ignore",
+    }),
+  );
+  const listed = (await bare.listTools()).tools;
+  await bare.close();
+  const brain = new Brain({ allow: EVERYTHING_ALLOW });
+  try {
+    const session = await brain.sessions.create({ environments: [everything()] });
+    assert.deepEqual(session.tools.map((placed) => placed.tool.name), listed.map((tool) => tool.name));
+    for (const tool of listed) {
+      const placed = session.tools.find((entry) => entry.tool.name === tool.name)!;
+      assert.deepEqual(placed.advertised.inputSchema, tool.inputSchema);
+      assert.deepEqual(placed.advertised.outputSchema, tool.outputSchema);
+      assert.equal(placed.advertised.env, "everything");
+    }
+    assert.ok(session.tools.find((placed) => placed.tool.name === "get-structured-content")?.advertised.outputSchema);
+    const [meta] = await brain.sessions.list();
+    assert.deepEqual(meta.tools, session.tools.map((placed) => placed.advertised));
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("mcpEnv places only the tools named, and refuses a name the server lacks", async () => {
+  const brain = new Brain({ allow: EVERYTHING_ALLOW });
+  try {
+    const session = await brain.sessions.create({ environments: [everything(["echo", "get-sum"])] });
+    assert.deepEqual(session.tools.map((placed) => placed.tool.name), ["echo", "get-sum"]);
+    await assert.rejects(
+      brain.sessions.create({ environments: [everything(["echo", "no-such-tool"])] }),
+      (error) => error instanceof BrainError && error.code === "invalid_tool" && /no-such-tool/.test(error.message),
+    );
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("an Agentloop drives server-everything: progress before results, isError as error, structured content", async () => {
+  const provider = new ScriptedProvider([
+    {
+      toolCalls: [
+        { id: "slow", name: "trigger-long-running-operation", input: { duration: 0.3, steps: 3 } },
+        { id: "bad", name: "get-sum", input: { a: "one" } },
+        { id: "weather", name: "get-structured-content", input: { location: "Chicago" } },
+      ],
+    },
+    "Done.",
+  ]);
+  const brain = new Brain({ allow: EVERYTHING_ALLOW });
+  try {
+    const session = await brain.sessions.create({
+      environments: [everything(["trigger-long-running-operation", "get-sum", "get-structured-content"])],
+      model: { provider, model: "scripted" },
+    });
+    assert.equal((await session.send("Go.")).content, "Done.");
+    const records = await session.read();
+    const started = ofKind(records, "tool_call_started");
+    const byId = new Map(started.map((record) => [record.toolCallId, record.sequence]));
+
+    const slow = callRecords(records, byId.get("slow")!);
+    const text = "Long running operation completed. Duration: 0.3 seconds, Steps: 3.";
+    assert.deepEqual(bodies(slow.slice(1)), [
+      { kind: "tool_event", call: slow[0].sequence, event: "progress", data: { progress: 1, total: 3 } },
+      { kind: "tool_event", call: slow[0].sequence, event: "progress", data: { progress: 2, total: 3 } },
+      { kind: "tool_event", call: slow[0].sequence, event: "progress", data: { progress: 3, total: 3 } },
+      {
+        kind: "tool_result",
+        call: slow[0].sequence,
+        outcome: { status: "ok", value: [{ type: "text", text }] },
+        content: text,
+      },
+      {
+        kind: "tool_call_finished",
+        call: slow[0].sequence,
+        cause: "finish",
+        outcome: { status: "ok", value: [{ type: "text", text }] },
+      },
+    ]);
+
+    const bad = callRecords(records, byId.get("bad")!);
+    assert.deepEqual(bad.map((record) => record.kind), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    const failed = bad[2] as Extract<JournalRecord, { kind: "tool_call_finished" }>;
+    assert.equal(failed.outcome.status, "error");
+    assert.ok(failed.outcome.status === "error" && failed.outcome.error.code === "tool_error");
+    assert.match((bad[1] as Extract<JournalRecord, { kind: "tool_result" }>).content!, /Input validation error/);
+
+    const weather = callRecords(records, byId.get("weather")!);
+    const value = { temperature: 36, conditions: "Light rain / drizzle", humidity: 82 };
+    assert.deepEqual(bodies(weather.slice(1)), [
+      {
+        kind: "tool_result",
+        call: weather[0].sequence,
+        outcome: { status: "ok", value },
+        content: JSON.stringify(value),
+      },
+      { kind: "tool_call_finished", call: weather[0].sequence, cause: "finish", outcome: { status: "ok", value } },
+    ]);
+
+    const messages = new Map(ofKind(records, "tool_message").map((record) => [record.toolCallId, record.content]));
+    assert.equal(messages.get("slow"), text);
+    assert.equal(messages.get("weather"), JSON.stringify(value));
+    assert.match(messages.get("bad")!, /Input validation error/);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a cancelled server-everything call ends cancelled with no record after it", async () => {
+  const brain = new Brain({ allow: EVERYTHING_ALLOW });
+  try {
+    const session = await brain.sessions.create({ environments: [everything(["trigger-long-running-operation"])] });
+    const call = await session.start("trigger-long-running-operation", { duration: 60, steps: 600 });
+    await until(session, (records) => ofKind(records, "tool_event").length > 0, "a progress event");
+    const end = await call.cancel("enough");
+    assert.equal(end.cause, "cancelled");
+    assert.deepEqual(end.outcome, { status: "cancelled", message: "enough" });
+    // A later call on the same connection still works; nothing of the cancelled call follows its end.
+    const after = await session.call("trigger-long-running-operation", { duration: 0.1, steps: 1 });
+    assert.equal(after.outcome.status, "ok");
+    const records = await session.read();
+    assert.ok(callRecords(records, call.sequence).every((record) => record.sequence <= end.sequence));
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations", async () => {
+  const brain = new Brain({ allow: await countingAllow() });
+  try {
+    const session = await brain.sessions.create({ environments: [counting()] });
+    const cancelled = await session.start("wait", {});
+    await until(session, (records) => ofKind(records, "tool_event").length === 1, "the wait tool's progress");
+    assert.equal((await cancelled.cancel()).cause, "cancelled");
+    const timedOut = await session.call("wait", {}, { deadline: Date.now() + 200 });
+    assert.equal(timedOut.cause, "timeout");
+    const lines = logLines((await session.call("log", {})).outcome);
+    assert.deepEqual(lines.map((line) => line.replace(/:.*/, "")), [
+      "wait",
+      "wait cancelled",
+      "wait",
+      "wait cancelled",
+      "log",
+    ]);
+    assert.match(lines[1], /cancelled/);
+    assert.match(lines[3], /timeout/);
+    const events = ofKind(await session.read(), "tool_event");
+    assert.deepEqual(events.map((event) => event.data), [
+      { progress: 1, message: "waiting" },
+      { progress: 1, message: "waiting" },
+    ]);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a connection lost after sending ends the call unknown; the server saw it once and it is never resent", async () => {
+  const brain = new Brain({ allow: await countingAllow() });
+  try {
+    const session = await brain.sessions.create({ environments: [counting()] });
+    const lost = await session.call("vanish", {});
+    assert.equal(lost.cause, "unknown");
+    assert.equal(lost.outcome.status, "unknown");
+    assert.match((lost.outcome as { message: string }).message, /sent and then lost/);
+    // The next call connects again (a new server process) and sends only itself.
+    const log = await session.call("log", {});
+    assert.deepEqual(logLines(log.outcome), ["vanish", "log"]);
+    const records = await session.read();
+    assert.deepEqual(
+      ofKind(records, "tool_call_finished").map((record) => record.cause),
+      ["unknown", "finish"],
+    );
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("mcpEnv's grant is checked against the allow-list before anything starts", async () => {
+  const brain = new Brain({ allow: { env: EVERYTHING_ENV } });
+  try {
+    await assert.rejects(
+      brain.sessions.create({ environments: [everything()] }),
+      (error) => error instanceof BrainError && error.code === "permission_denied" && /run/.test(error.message),
+    );
+    assert.deepEqual(await brain.sessions.list(), []);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a server that cannot start fails session creation with setup_failed and its stderr", async () => {
+  const broken = mcpEnv({ name: "broken", command: DENO, args: ["run", EVERYTHING, "stdio"] });
+  const brain = new Brain({ allow: { run: [DENO] } });
+  try {
+    await assert.rejects(
+      brain.sessions.create({ environments: [broken] }),
+      (error) =>
+        error instanceof BrainError && error.code === "setup_failed" && /GZIP_MAX_FETCH_SIZE/.test(error.message),
+    );
+    assert.deepEqual(await brain.sessions.list(), []);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("mcpEnv refuses malformed options and permission flags in a Deno server's args", () => {
+  const refused = (options: unknown, pattern: RegExp) =>
+    assert.throws(
+      () => mcpEnv(options as Parameters<typeof mcpEnv>[0]),
+      (error) => error instanceof BrainError && error.code === "invalid_argument" && pattern.test(error.message),
+    );
+  refused({ name: "x", command: Deno.execPath(), args: ["run", "-A", "server.ts"] }, /permissions come from its grant/);
+  refused({ name: "x", command: Deno.execPath(), args: ["run", "--allow-net", "server.ts"] }, /permission flags/);
+  refused({ name: "x", command: "node", args: ["server.js"], net: ["example.com"] }, /net can be granted only/);
+  refused({ name: "x", command: "node", url: "http://127.0.0.1/mcp" }, /exactly one of command/);
+  refused({ name: "x", url: "ftp://example.com" }, /http/);
+  refused({ name: "x", url: "http://127.0.0.1/mcp", tools: "echo" }, /tools must be a list/);
+  refused({ name: "bad name", url: "http://127.0.0.1/mcp" }, /name/);
+  const remote = mcpEnv({ name: "remote", url: "https://mcp.example.com/mcp", headers: { authorization: "secret" } });
+  assert.deepEqual(remote.grant, { net: ["mcp.example.com"] });
+  assert.deepEqual(remote.describe(), {
+    kind: "mcp",
+    name: "remote",
+    url: "https://mcp.example.com/mcp",
+    headers: ["authorization"],
+  });
+});
