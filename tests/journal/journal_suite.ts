@@ -93,12 +93,18 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
     withJournal(async (journal) => {
       await journal.createSession(session("s"));
       const outcome = { status: "ok" as const, value: { list: [{ deep: 1 }] } };
+      const [call] = await journal.append("s", [{
+        kind: "tool_call_started",
+        tool: "t",
+        input: null,
+        activation: "a",
+      }]);
       const [result, finished] = await journal.append("s", [
-        { kind: "tool_result", call: 1, outcome },
-        { kind: "tool_call_finished", call: 1, cause: "finish", outcome },
+        { kind: "tool_result", call: call.sequence, outcome },
+        { kind: "tool_call_finished", call: call.sequence, cause: "finish", outcome },
       ]);
       outcome.value.list[0].deep = 2;
-      for (const record of [result, finished, ...await journal.read("s")]) {
+      for (const record of [result, finished, ...await journal.read("s", { from: 2 })]) {
         const kept = (record as unknown as { outcome: typeof outcome }).outcome;
         assert.deepEqual(kept, { status: "ok", value: { list: [{ deep: 1 }] } });
         assert.ok(Object.isFrozen(record) && Object.isFrozen(kept.value.list[0]));
