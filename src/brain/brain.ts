@@ -1,6 +1,8 @@
 import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
 
 export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
@@ -80,6 +82,34 @@ export class Brain {
     if ("url" in options) return new Brain(options);
     Brain.#opened = await EmbeddedBackend.open(options);
     return new Brain();
+  }
+
+  /**
+   * The journal viewer of this embedded Brain: a web page at `/viewer/` and its
+   * read API, as one `fetch` handler. It only reads the journal, live; it ends
+   * its streams when the Brain closes. A remote Brain's viewer is its server's.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * const brain = new Brain();
+   * try {
+   *   const viewer = brain.viewer({ operatorToken: "secret" });
+   *   const response = await viewer.fetch(
+   *     new Request("http://localhost/v1/sessions", { headers: { authorization: "Bearer secret" } }),
+   *   );
+   *   console.log(await response.json()); // { sessions: [] }
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  viewer(options: ViewerOptions = {}): Viewer {
+    const backend = this.#backend;
+    if (!(backend instanceof EmbeddedBackend)) {
+      throw new BrainError("not_implemented", "a remote Brain's journal viewer is its server's, at /viewer/");
+    }
+    return createViewer(backend.journal, options);
   }
 
   /**

@@ -14,22 +14,37 @@ const NONE: Deno.PermissionOptionsObject = {
 };
 
 /**
- * The Deno permissions of a Component's Worker: exactly its Brain Environment's
- * grant, with the session workspace as the only path; nothing without one.
+ * The Deno permissions of a Component sandbox: exactly its Brain Environment's
+ * grant, with the session workspace as the only path, plus reading the
+ * Component's own cache entry (`code`); nothing else without an Environment.
  */
 export function componentPermissions(
   env: Environment | undefined,
   workspace: string | undefined,
+  code?: string,
 ): Deno.PermissionOptionsObject {
-  return isBrainEnv(env) ? grantPermissions((env as BrainEnvironment).grant, workspace) : { ...NONE };
+  const granted = isBrainEnv(env) ? grantPermissions((env as BrainEnvironment).grant, workspace) : { ...NONE };
+  if (code === undefined) return granted;
+  return { ...granted, read: [code, ...(Array.isArray(granted.read) ? granted.read : [])] };
+}
+
+/** The `deno run` permission flags that give a process exactly `permissions` (everything unnamed is denied). */
+export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
+  const flags: string[] = [];
+  for (const name of ["read", "write", "net", "env"] as const) {
+    const value = permissions[name];
+    if (Array.isArray(value) && value.length > 0) flags.push(`--allow-${name}=${value.join(",")}`);
+    else if (value === true) flags.push(`--allow-${name}`);
+  }
+  return flags;
 }
 
 const KEYS = { read: "path", write: "path", net: "host", env: "variable", run: "command", ffi: "path", sys: "kind" };
 
 /**
- * Run inside a Worker: says which part of `expected` the Worker's actual
- * permissions differ from, or undefined when they match. A runtime that
- * ignores Worker permissions (or grants more) fails here, before any guest code.
+ * Run inside a sandbox: says which part of `expected` the process's actual
+ * permissions differ from, or undefined when they match. A sandbox holding
+ * more than its grant fails here, before any guest code.
  */
 export function permissionMismatch(expected: Deno.PermissionOptionsObject): string | undefined {
   for (const [name, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {

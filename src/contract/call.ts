@@ -2,6 +2,8 @@ import type { Finished } from "./context.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
+import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
+import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 
 /** One dispatched Tool call, as an executor receives it. */
 export interface Invocation {
@@ -48,4 +50,52 @@ export interface CallSink {
    * the call's end stops a pending request. Rejects with `call_finished` once the call is ending.
    */
   model(request: ModelRequest): Promise<ModelResult>;
+  /**
+   * Commits Environment changes a Tool made through `ctx.environments`, in order
+   * with the call's other reports; resolves with the committed records.
+   */
+  record(bodies: RecordBody[]): Promise<JournalRecord[]>;
+}
+
+const reasonCodes: Record<TerminalCause, BrainErrorCode> = {
+  finish: "call_finished",
+  error: "call_finished",
+  timeout: "timeout",
+  cancelled: "cancelled",
+  unknown: "connection_lost",
+};
+
+/** One frozen reason per cause, built once: ending a call allocates no error. */
+const reasons = new Map<TerminalCause, BrainError>(
+  (Object.keys(reasonCodes) as TerminalCause[]).map((cause) => [
+    cause,
+    Object.freeze(new BrainError(reasonCodes[cause], `the call ended: ${cause}`, { details: { cause } })),
+  ]),
+);
+const causes = new Map([...reasons].map(([cause, reason]) => [reason, cause]));
+
+/**
+ * The `ctx.signal.reason` of a call that ended for `cause`, the same object in
+ * every transport: code `timeout`, `cancelled`, `connection_lost` (the call's
+ * outcome is unknown) or `call_finished` (the Tool finished), and
+ * `details.cause` naming the first terminal cause.
+ *
+ * @example
+ * ```ts ignore
+ * const reason = endedReason("timeout");
+ * console.log(reason.code, endedCause(reason)); // "timeout" "timeout"
+ * ```
+ */
+export function endedReason(cause: TerminalCause): BrainError {
+  return reasons.get(cause)!;
+}
+
+/** The terminal cause an abort `reason` names, when it is one of {@linkcode endedReason}'s. */
+export function endedCause(reason: unknown): TerminalCause | undefined {
+  return causes.get(reason as BrainError);
+}
+
+/** True when `value` is a {@linkcode TerminalCause}. */
+export function isTerminalCause(value: unknown): value is TerminalCause {
+  return typeof value === "string" && Object.hasOwn(reasonCodes, value);
 }

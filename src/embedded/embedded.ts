@@ -12,11 +12,13 @@ import { Ownership } from "../journal/ownership.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { BRAIN_MAX_INPUT_BYTES } from "../contract/budgets.ts";
 import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
-import type { Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import { Resources } from "./resources.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
@@ -30,6 +32,8 @@ export interface BrainOptions {
   path?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** Bytes of one Tool call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default (over it: `payload_too_large`). */
+  maxInputBytes?: number;
   /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
   maxModelCalls?: number;
   /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
@@ -46,6 +50,8 @@ export interface BrainOptions {
    * the same journal takes the session over once this passed. 10 s by default.
    */
   leaseMs?: number;
+  /** Limits and the cache folder of the child processes that run Components. */
+  components?: ComponentSettings;
 }
 
 /** The default {@linkcode BrainOptions.leaseMs}. */
@@ -60,6 +66,7 @@ export class EmbeddedBackend implements BrainBackend {
   /** The journal every session of this backend lives in. */
   readonly journal: Journal;
   #maxEmittedBytes: number;
+  #maxInputBytes: number;
   #maxModelCalls: number;
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
@@ -71,6 +78,7 @@ export class EmbeddedBackend implements BrainBackend {
   /** This Brain's owner id in session leases. */
   #node = crypto.randomUUID();
   #leaseMs: number;
+  #resources: Resources;
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
@@ -82,6 +90,7 @@ export class EmbeddedBackend implements BrainBackend {
     }
     this.journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
@@ -89,6 +98,7 @@ export class EmbeddedBackend implements BrainBackend {
     if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
       throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
     }
+    this.#resources = new Resources(options.components);
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
@@ -135,19 +145,25 @@ export class EmbeddedBackend implements BrainBackend {
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
-      const workspaces = await this.#admit(id, tools);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
       const ownership = await this.#own(id, 0);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop, undefined, ownership);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {
+      ended.abort();
       await release(placed);
+      // A refused creation leaves no folder; a concurrent creation of the same id keeps its own.
+      if (!(error instanceof BrainError && error.code === "session_exists")) {
+        await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+      }
       throw error;
     }
   }
@@ -167,15 +183,17 @@ export class EmbeddedBackend implements BrainBackend {
     else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       if (tools.length > 0) checkReattachment(id, meta.tools, tools);
       const writes = tools.length > 0 || model !== undefined;
       const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
-      const workspaces = await this.#admit(id, tools);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop, created, ownership);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created, ownership);
     } catch (error) {
+      ended.abort();
       await release(placed);
       await this.#releaseIfIdle(id);
       throw error;
@@ -258,6 +276,7 @@ export class EmbeddedBackend implements BrainBackend {
     await Promise.allSettled([...this.#live].map((session) => session.end()));
     await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
     this.#owned.clear();
+    await this.#resources.close();
     await this.journal.close();
   }
 
@@ -282,10 +301,17 @@ export class EmbeddedBackend implements BrainBackend {
     return placed;
   }
 
-  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+  async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+      await implementation?.admit({
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+        resources: this.#resources,
+        ended,
+      });
     }
     return workspaces;
   }
@@ -295,6 +321,7 @@ export class EmbeddedBackend implements BrainBackend {
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
     placed: EnvironmentTools[],
+    ended: AbortController,
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
@@ -309,13 +336,16 @@ export class EmbeddedBackend implements BrainBackend {
       allow: this.#allow,
       created,
       maxEmittedBytes: this.#maxEmittedBytes,
+      maxInputBytes: this.#maxInputBytes,
       maxModelCalls: this.#maxModelCalls,
       models: model && new ModelCaller({ journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: async (ended) => {
-        this.#live.delete(ended);
+      resources: this.#resources,
+      onEnd: async (session) => {
+        this.#live.delete(session);
+        ended.abort();
         await release(placed);
-        await this.#releaseIfIdle(ended.id);
+        await this.#releaseIfIdle(session.id);
       },
     });
     this.#live.add(session);
@@ -361,6 +391,13 @@ export function checkOwner(
 /** True when a session's registration is exactly the authenticated host's. */
 export function ownedBy(registered: HostRegistration | undefined, host: HostRegistration): boolean {
   return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
+}
+
+function positiveLimit(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
 }
 
 function modelNames(model: SessionModel): { provider: string; model: string } {

@@ -5,7 +5,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { environmentOptions } from "./host_env.ts";
 import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 
-/** An Environment that Brain runs itself (Components in isolated Workers) with exactly its grant. */
+/** An Environment that Brain runs itself (Components in sandbox processes) with exactly its grant. */
 export interface BrainEnvironment extends Environment {
   /** Always `brain`. */
   readonly kind: "brain";

@@ -1,10 +1,12 @@
 import type { ModelResult } from "../model/types.ts";
+import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { Finished } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
+import { sameText } from "../util/same_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
 
@@ -72,7 +74,7 @@ export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensi
   const app = new Hono();
 
   app.use("*", async (c, next) => {
-    if (token !== undefined && c.req.header("authorization") !== `Bearer ${token}`) {
+    if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
       return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
     }
     await next();
@@ -139,6 +141,12 @@ class RequestCall implements CallSink {
   model(): Promise<ModelResult> {
     return Promise.reject(
       new BrainError("permission_denied", "the Application tool extension grants no model calls (ctx.model)"),
+    );
+  }
+
+  record(): Promise<JournalRecord[]> {
+    return Promise.reject(
+      new BrainError("permission_denied", "the Application tool extension grants no Environment control"),
     );
   }
 

@@ -1,26 +1,29 @@
 /**
  * The host wire protocol: JSON text frames on one WebSocket per Brain client.
- * The client sends requests (`id` + `op`); Brain answers each with one `reply`
- * and pushes `invoke`, `abort`, `ended`, `record` and `closed` frames on its own.
- * A call started by a client is followed by an `ended` push, so the common path
- * never has the client send two frames in a row (Deno's WebSocket client leaves
- * Nagle's algorithm on, and a second small write would wait for a delayed ACK).
+ * The client sends requests (`id` + `op`) and notices (`op`, no id); Brain
+ * answers each request with one `reply` and pushes `invoke`, `abort`, `ended`,
+ * `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
+ * is answered by its `ended` push, and a `start` whose call this client hosts
+ * carries its invoke in the reply, so the common path is four frames.
  */
 import { z } from "zod";
-import type { AdvertisedTool, JournalRecord } from "../journal/records.ts";
+import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
+import { isTerminalCause } from "../contract/call.ts";
 import type { CallEnd } from "../session/call_state.ts";
+import type { AssistantMessage } from "../session/conversation.ts";
+import type { ModelRequest, ModelResult } from "../model/types.ts";
 
 /** Path of the WebSocket endpoint a host connects to. */
 export const HOST_PATH = "/v1/host";
 
+/** Close code of a socket refused because another instance of the same host is connected. */
+export const HOST_IN_USE = 4009;
+
 // Frames come from JSON.parse, so every present value is already JSON.
 const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
-const outcome = z.custom<Outcome>((value) => isEnvelope(value) && !("malformed" in parseEnvelope(value)), {
-  message: "not a well-formed outcome envelope",
-});
 const name = z.string().min(1);
 const sequence = z.number().int().positive();
 
@@ -29,7 +32,7 @@ const advertised = z.strictObject({
   description: z.string(),
   inputSchema: z.record(z.string(), json),
   outputSchema: z.record(z.string(), json).optional(),
-  implementation: z.enum(["host", "component"]),
+  implementation: z.enum(["host", "component", "descriptor", "http"]),
   env: z.string().optional(),
 }) satisfies z.ZodType<AdvertisedTool>;
 
@@ -66,8 +69,21 @@ const handle = z.strictObject({
 });
 const call = { session: name, call: sequence };
 
-/** Every request a host client sends; `id` pairs it with its reply. */
-export const clientFrame = z.discriminatedUnion("op", [
+/** Environment changes a host records through one of its calls (`ctx.environments` run in the client). */
+const environmentRecord = z.discriminatedUnion("kind", [
+  z.strictObject({ kind: z.literal("environment_created"), call: sequence, environment: name, description: json }),
+  z.strictObject({ kind: z.literal("environment_updated"), call: sequence, environment: name, description: json }),
+  z.strictObject({ kind: z.literal("environment_deleted"), call: sequence, environment: name }),
+  z.strictObject({
+    kind: z.literal("environment_setup"),
+    call: sequence,
+    environment: name,
+    outcome: z.custom<Outcome>(isOutcome, { message: "not a well-formed outcome envelope" }),
+  }),
+]) satisfies z.ZodType<RecordBody>;
+
+/** Requests that are rare enough to be checked with zod; the hot ones are checked by hand below. */
+const coldFrame = z.discriminatedUnion("op", [
   z.strictObject({ id: sequence, op: z.literal("attach"), handles: z.array(handle) }),
   z.strictObject({
     id: sequence,
@@ -85,15 +101,6 @@ export const clientFrame = z.discriminatedUnion("op", [
   z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),
   z.strictObject({ id: sequence, op: z.literal("send"), handle: name, content: z.string() }),
   z.strictObject({ id: sequence, op: z.literal("interrupt"), handle: name }),
-  z.strictObject({
-    id: sequence,
-    op: z.literal("start"),
-    handle: name,
-    tool: name,
-    input: json,
-    deadline: z.number().optional(),
-    activation: name.optional(),
-  }),
   z.strictObject({ id: sequence, op: z.literal("wait"), ...call }),
   z.strictObject({ id: sequence, op: z.literal("cancel"), ...call, message: z.string().optional() }),
   z.strictObject({
@@ -105,56 +112,175 @@ export const clientFrame = z.discriminatedUnion("op", [
   }),
   z.strictObject({ id: sequence, op: z.literal("subscribe"), session: name, from: z.number().int().optional() }),
   z.strictObject({ id: sequence, op: z.literal("unsubscribe"), stream: sequence }),
-  z.strictObject({ id: sequence, op: z.literal("emit"), ...call, event: z.string(), data: json }),
-  z.strictObject({ id: sequence, op: z.literal("model"), ...call, request: json }),
-  z.strictObject({ id: sequence, op: z.literal("result"), ...call, outcome, content: z.string().optional() }),
-  z.strictObject({
-    id: sequence,
-    op: z.literal("returned"),
-    ...call,
-    outcome: outcome.optional(),
-    content: z.string().optional(),
-  }),
-  z.strictObject({
-    id: sequence,
-    op: z.literal("finish"),
-    ...call,
-    outcome: outcome.optional(),
-    content: z.string().optional(),
-    cause: z.enum(["finish", "error"]),
-  }),
+  z.strictObject({ id: sequence, op: z.literal("model"), ...call, request: z.custom<ModelRequest>(isObject) }),
+  z.strictObject({ id: sequence, op: z.literal("record"), ...call, records: z.array(environmentRecord).min(1) }),
+  z.strictObject({ op: z.literal("parsed"), ask: sequence, value: json.optional(), error: json.optional() }),
 ]);
 
-/** A request frame from a host client. */
-export type ClientFrame = z.infer<typeof clientFrame>;
-/** The operation a request names. */
+type ColdFrame = z.infer<typeof coldFrame>;
+type Published = { outcome: Outcome; content?: string };
+
+/** Every frame a host client sends: requests carry an `id` their reply answers. */
+export type ClientFrame =
+  | ColdFrame
+  | {
+    id: number;
+    op: "start";
+    handle: string;
+    tool: string;
+    input: JsonValue;
+    deadline?: number;
+    activation?: string;
+  }
+  | { id: number; op: "emit"; session: string; call: number; event: string; data: JsonValue }
+  | { id: number; op: "result"; session: string; call: number } & Published
+  | { id: number; op: "returned"; session: string; call: number } & Partial<Published>
+  | { id: number; op: "finish"; session: string; call: number; cause: "finish" | "error" } & Partial<Published>
+  | { op: "ping" }
+  | { op: "pong" };
+
+/** The operation a frame names. */
 export type ClientOp = ClientFrame["op"];
+/** Operations a reply answers. */
+export type RequestOp = Extract<ClientFrame, { id: number }>["op"];
+/** A request of operation `O`, without its id. */
+export type RequestOf<O extends RequestOp> = Omit<Extract<ClientFrame, { op: O }>, "id">;
+/** Any request, without its id. */
+export type AnyRequest = ClientFrame extends infer F ? F extends { id: number } ? Omit<F, "id"> : never : never;
+/** A notice of operation `O`: a frame no reply answers. */
+export type NoticeOf<O extends Exclude<ClientOp, RequestOp>> = Extract<ClientFrame, { op: O }>;
 /** Agentloop options as a request carries them. */
 export type WireAgentloop = z.infer<typeof agentloop>;
-/** A request of operation `O`, without its id. */
-export type RequestOf<O extends ClientOp> = Omit<Extract<ClientFrame, { op: O }>, "id">;
 
-const wireError = z.strictObject({ code: z.string(), message: z.string(), details: json.optional() });
+/** What a `finish` resolves with: its terminal record's sequence, and whether the call had ended before it. */
+export interface FinishReply {
+  /** Sequence of the call's terminal record. */
+  sequence: number;
+  /** True when the call had already ended. */
+  late: boolean;
+}
+
+/** What a `start` resolves with; `run` says this client hosts the call and runs it now (no `invoke` follows). */
+export interface StartReply {
+  /** Sequence of the call's `tool_call_started` record. */
+  call: number;
+  /** Present when the invoke travels with this reply. */
+  run?: true;
+}
+
+/** The value each request's reply carries. */
+export interface Replies {
+  /** Handles that could not be reopened. */
+  attach: { failed: string[] };
+  /** Nothing. */
+  create: null;
+  /** Nothing. */
+  get: null;
+  /** Hashes the server has never received. */
+  lacking: string[];
+  /** Nothing. */
+  delete: null;
+  /** The host's sessions. */
+  list: SessionMeta[];
+  /** Nothing. */
+  end: null;
+  /** The reply that ended the activation. */
+  send: AssistantMessage;
+  /** Nothing. */
+  interrupt: null;
+  /** The started call. */
+  start: StartReply;
+  /** The call's end, or null when no record says it ended. */
+  wait: CallEnd | null;
+  /** The call's end. */
+  cancel: CallEnd;
+  /** Committed records. */
+  read: JournalRecord[];
+  /** Nothing: `record` frames follow. */
+  subscribe: null;
+  /** Nothing. */
+  unsubscribe: null;
+  /** The committed event's sequence. */
+  emit: number;
+  /** The model's answer. */
+  model: ModelResult;
+  /** The committed result's sequence. */
+  result: number;
+  /** Nothing. */
+  returned: null;
+  /** The terminal record (answered by the call's `ended` push). */
+  finish: FinishReply;
+  /** The committed records. */
+  record: JournalRecord[];
+}
+
+/** An error as it crosses the wire: its stable code, message and details. */
+export interface WireError {
+  /** The stable code. */
+  code: string;
+  /** What went wrong. */
+  message: string;
+  /** JSON details. */
+  details?: JsonValue;
+}
 
 /** Every frame Brain sends a host client. */
-export const serverFrame = z.discriminatedUnion("t", [
-  z.strictObject({ t: z.literal("reply"), id: sequence, value: json.optional(), error: wireError.optional() }),
-  z.strictObject({
-    t: z.literal("invoke"),
-    handle: name,
-    ...call,
-    tool: name,
-    input: json,
-    deadline: z.number().optional(),
-  }),
-  z.strictObject({ t: z.literal("abort"), ...call, cause: z.string() }),
-  z.strictObject({ t: z.literal("ended"), ...call, end: z.custom<CallEnd>((v) => isObject(v)) }),
-  z.strictObject({ t: z.literal("record"), stream: sequence, record: z.custom<JournalRecord>((v) => isObject(v)) }),
-  z.strictObject({ t: z.literal("closed"), stream: sequence }),
-]);
+export type ServerFrame =
+  | { t: "reply"; id: number; value?: unknown; error?: WireError }
+  | {
+    t: "invoke";
+    handle: string;
+    session: string;
+    call: number;
+    tool: string;
+    input: JsonValue;
+    deadline?: number;
+  }
+  | { t: "abort"; session: string; call: number; cause: TerminalCause }
+  | { t: "ended"; session: string; call: number; end: CallEnd; id?: number; late?: boolean }
+  | { t: "record"; stream: number; record: JournalRecord }
+  | { t: "closed"; stream: number }
+  | { t: "parse"; ask: number; handle: string; tool: string; io: "input" | "output"; value: JsonValue }
+  | { t: "ping" }
+  | { t: "pong" };
 
-/** A frame from Brain to a host client. */
-export type ServerFrame = z.infer<typeof serverFrame>;
+/** A frame that is not one: why, and what it belongs to as far as it can be told. */
+export interface Malformed {
+  /** Always true. */
+  malformed: true;
+  /** Why it is not a frame. */
+  message: string;
+  /** The request id it carries, so its reply can say why. */
+  id?: number;
+  /** The call it names. */
+  session?: string;
+  /** The call it names. */
+  call?: number;
+  /** The operation or type it names. */
+  kind?: string;
+}
+
+/** Parses one text frame from a host client; a malformed one says what it belongs to. */
+export function decodeClientFrame(data: unknown): ClientFrame | Malformed {
+  const parsed = parseJson(data);
+  if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
+  const frame = parsed as Record<string, unknown>;
+  const why = checkHot(frame);
+  if (why === null) return frame as ClientFrame;
+  if (why !== undefined) return malformed(frame, why);
+  const cold = coldFrame.safeParse(frame);
+  if (cold.success) return cold.data;
+  return malformed(frame, `malformed frame: ${z.prettifyError(cold.error)}`);
+}
+
+/** Parses one text frame from Brain; a malformed one says what it belongs to. */
+export function decodeServerFrame(data: unknown): ServerFrame | Malformed {
+  const parsed = parseJson(data);
+  if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
+  const frame = parsed as Record<string, unknown>;
+  const why = checkServerFrame(frame);
+  return why === undefined ? frame as ServerFrame : malformed(frame, why);
+}
 
 /** The header a client presents the server's operator credential in, to register a new host id. */
 export const SERVER_TOKEN_HEADER = "brain-server-token";
@@ -176,22 +302,13 @@ export function oversizeFrame(data: unknown, maxBytes: number): { id?: number; e
   return id === undefined ? { error } : { id: Number(id), error };
 }
 
-/** Parses one text frame with `schema`, or throws `protocol_error` saying why it is not one. */
-export function decodeFrame<T>(schema: z.ZodType<T>, data: unknown): T {
-  if (typeof data !== "string") throw new BrainError("protocol_error", "frames are JSON text");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(data);
-  } catch {
-    throw new BrainError("protocol_error", "a frame is not JSON");
-  }
-  const result = schema.safeParse(parsed);
-  if (!result.success) throw new BrainError("protocol_error", `malformed frame: ${z.prettifyError(result.error)}`);
-  return result.data;
+/** True when `decoded` is a frame that failed to parse. */
+export function isMalformed(decoded: object): decoded is Malformed {
+  return "malformed" in decoded;
 }
 
 /** An error as it crosses the wire: its stable code, message and details. */
-export function errorFrame(error: unknown): z.infer<typeof wireError> {
+export function errorFrame(error: unknown): WireError {
   if (error instanceof BrainError) {
     return error.details === undefined
       ? { code: error.code, message: error.message }
@@ -201,16 +318,132 @@ export function errorFrame(error: unknown): z.infer<typeof wireError> {
 }
 
 /** Rebuilds the BrainError a reply carries. */
-export function errorFromFrame(error: z.infer<typeof wireError>): BrainError {
+export function errorFromFrame(error: WireError): BrainError {
   return new BrainError(
     error.code as BrainErrorCode,
     error.message,
-    error.details === undefined ? {} : {
-      details: error.details,
-    },
+    error.details === undefined ? {} : { details: error.details },
   );
 }
 
-function isObject(value: unknown): boolean {
+/** Undefined for a well-formed hot frame's absence (not hot), null when it is a well-formed hot frame. */
+function checkHot(frame: Record<string, unknown>): string | null | undefined {
+  switch (frame.op) {
+    case "start":
+      if (!isSequence(frame.id)) return "a request needs a positive integer id";
+      if (!isName(frame.handle) || !isName(frame.tool)) return "start names a handle and a tool";
+      if (frame.input === undefined) return "start carries an input";
+      if (frame.deadline !== undefined && typeof frame.deadline !== "number") return "a deadline is a number";
+      if (frame.activation !== undefined && !isName(frame.activation)) return "an activation is a name";
+      return null;
+    case "emit":
+      return checkReport(frame) ??
+        (typeof frame.event === "string" && frame.data !== undefined ? null : "emit carries an event and data");
+    case "result":
+      return checkReport(frame) ?? checkPublished(frame, true);
+    case "returned":
+      return checkReport(frame) ?? checkPublished(frame, false);
+    case "finish":
+      return checkReport(frame) ?? checkPublished(frame, false) ??
+        (frame.cause === "finish" || frame.cause === "error" ? null : "a finish's cause is finish or error");
+    case "ping":
+    case "pong":
+      return null;
+    default:
+      return undefined;
+  }
+}
+
+function checkReport(frame: Record<string, unknown>): string | undefined {
+  if (!isSequence(frame.id)) return "a request needs a positive integer id";
+  if (!isName(frame.session) || !isSequence(frame.call)) return "a report names its session and call";
+  return undefined;
+}
+
+function checkPublished(frame: Record<string, unknown>, required: boolean): string | null | undefined {
+  if (frame.outcome === undefined) return required ? "a result carries an outcome" : null;
+  if (!isOutcome(frame.outcome)) return "not a well-formed outcome envelope";
+  return frame.content === undefined || typeof frame.content === "string" ? null : "content is a string";
+}
+
+function checkServerFrame(frame: Record<string, unknown>): string | undefined {
+  switch (frame.t) {
+    case "reply":
+      if (!isSequence(frame.id)) return "a reply needs a positive integer id";
+      return frame.error === undefined || isWireError(frame.error) ? undefined : "a reply's error is malformed";
+    case "invoke":
+      if (!isName(frame.handle) || !isName(frame.session) || !isSequence(frame.call)) return "invoke names a call";
+      if (!isName(frame.tool) || frame.input === undefined) return "invoke carries a tool and an input";
+      return frame.deadline === undefined || typeof frame.deadline === "number" ? undefined : "a deadline is a number";
+    case "abort":
+      if (!isName(frame.session) || !isSequence(frame.call)) return "abort names a call";
+      return isTerminalCause(frame.cause) ? undefined : "abort carries a terminal cause";
+    case "ended":
+      if (!isName(frame.session) || !isSequence(frame.call)) return "ended names a call";
+      if (frame.id !== undefined && !isSequence(frame.id)) return "ended answers a request id";
+      return isEnd(frame.end) ? undefined : "ended carries the call's end";
+    case "record":
+      return isSequence(frame.stream) && isObject(frame.record) ? undefined : "record carries a stream and a record";
+    case "closed":
+      return isSequence(frame.stream) ? undefined : "closed names a stream";
+    case "parse":
+      if (!isSequence(frame.ask) || !isName(frame.handle) || !isName(frame.tool)) return "parse names its request";
+      return (frame.io === "input" || frame.io === "output") && frame.value !== undefined
+        ? undefined
+        : "parse carries input or output";
+    case "ping":
+    case "pong":
+      return undefined;
+    default:
+      return `unknown frame type ${JSON.stringify(frame.t)}`;
+  }
+}
+
+function isEnd(end: unknown): end is CallEnd {
+  if (!isObject(end)) return false;
+  const { call, sequence, cause, outcome } = end as Record<string, unknown>;
+  return isSequence(call) && isSequence(sequence) && isTerminalCause(cause) && isOutcome(outcome);
+}
+
+function isWireError(error: unknown): error is WireError {
+  return isObject(error) && typeof (error as WireError).code === "string" &&
+    typeof (error as WireError).message === "string";
+}
+
+/** An outcome envelope; an `ok` one is checked by hand, the rare others by their schema. */
+function isOutcome(value: unknown): value is Outcome {
+  if (!isEnvelope(value)) return false;
+  if (value.status === "ok") return Object.keys(value).length === 2 && "value" in value;
+  return !("malformed" in parseEnvelope(value));
+}
+
+function parseJson(data: unknown): unknown {
+  if (typeof data !== "string") return undefined;
+  try {
+    return JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+}
+
+function malformed(frame: unknown, message: string): Malformed {
+  const found: Malformed = { malformed: true, message };
+  if (!isObject(frame)) return found;
+  const { id, session, call, op, t } = frame as Record<string, unknown>;
+  if (isSequence(id)) found.id = id;
+  if (isName(session) && isSequence(call)) Object.assign(found, { session, call });
+  if (typeof op === "string" || typeof t === "string") found.kind = String(op ?? t);
+  return found;
+}
+
+function isName(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0;
+}
+
+function isSequence(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) > 0;
+}
+
+function isObject(value: unknown): value is object {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }

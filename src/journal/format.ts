@@ -31,10 +31,14 @@ export function formatRecord(record: JournalRecord): string {
       return `${head}${JSON.stringify(record.content)}`;
     case "model_call_started": {
       const origin = record.origin.kind === "tool" ? `${record.origin.tool} (call ${record.origin.call})` : "agentloop";
-      const tools = record.request.tools.map((spec) => spec.name).join(", ");
-      return `${head}by ${origin} to ${record.provider}/${record.model}: ${record.request.messages.length} messages${
-        tools ? `, tools ${tools}` : ""
-      }`;
+      const request = "request" in record ? record.request : record.conversation;
+      const tools = request.tools?.map((spec) => spec.name).join(", ");
+      const messages = "request" in record
+        ? `${record.request.messages.length} messages`
+        : `${record.conversation.messages.length} new messages${
+          record.conversation.previous === undefined ? "" : ` after model call ${record.conversation.previous}`
+        }`;
+      return `${head}by ${origin} to ${record.provider}/${record.model}: ${messages}${tools ? `, tools ${tools}` : ""}`;
     }
     case "model_call_finished":
       return `${head}model call ${record.call} ${record.outcome.status}${

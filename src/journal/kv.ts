@@ -598,11 +598,12 @@ export class KvJournal implements Journal {
   async createSession(meta: SessionMeta): Promise<void> {
     this.#open();
     const head: Head = { sequence: 0, epoch: crypto.randomUUID() };
+    const encoded = encodeMeta(meta);
     const result = await commitAtomic(
       this.#kv,
       (op) =>
         op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
-          .set(keys.session(meta.id), encodeJson(meta))
+          .set(keys.session(meta.id), encoded)
           .set(keys.head(meta.id), head),
     );
     if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
@@ -611,12 +612,13 @@ export class KvJournal implements Journal {
   /** Replaces a session's metadata. */
   async updateSession(meta: SessionMeta): Promise<void> {
     this.#open();
+    const encoded = encodeMeta(meta);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.#kv.get(keys.session(meta.id));
       if (current.versionstamp === null) throw new BrainError("session_not_found", `no session ${meta.id}`);
       const result = await commitAtomic(
         this.#kv,
-        (op) => op.check(current).set(keys.session(meta.id), encodeJson(meta)),
+        (op) => op.check(current).set(keys.session(meta.id), encoded),
       );
       if (result.ok) return;
     }
@@ -732,4 +734,17 @@ async function missingFolder(path: string): Promise<string | undefined> {
   } catch (error) {
     return error instanceof Deno.errors.NotFound ? folder : undefined;
   }
+}
+
+/** A session's metadata as one KV value; `payload_too_large` past {@linkcode INLINE_MAX} (a KV value holds 64 KiB). */
+function encodeMeta(meta: SessionMeta): Uint8Array {
+  const encoded = encodeJson(meta);
+  if (encoded.byteLength > INLINE_MAX) {
+    throw new BrainError(
+      "payload_too_large",
+      `session ${meta.id}: its metadata (the placed Tools' declarations) is ${encoded.byteLength} bytes, over the ${INLINE_MAX} a KV journal holds`,
+      { details: { bytes: encoded.byteLength, maxBytes: INLINE_MAX } },
+    );
+  }
+  return encoded;
 }

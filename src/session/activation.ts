@@ -39,11 +39,8 @@ export class Activation {
     maxEmittedBytes?: number;
     maxModelCalls?: number;
   } = {}) {
-    for (const [name, value] of Object.entries({ maxEmittedBytes, maxModelCalls })) {
-      if (!Number.isSafeInteger(value) || value < 0) {
-        throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
-      }
-    }
+    checkLimit("maxEmittedBytes", maxEmittedBytes);
+    checkLimit("maxModelCalls", maxModelCalls);
     this.id = id;
     this.maxEmittedBytes = maxEmittedBytes;
     this.maxModelCalls = maxModelCalls;
@@ -79,5 +76,11 @@ export class Activation {
       );
     }
     this.#used += bytes;
+  }
+}
+
+function checkLimit(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
   }
 }

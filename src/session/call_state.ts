@@ -4,8 +4,9 @@ import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
-import type { CallSink, PublishedResult } from "../contract/call.ts";
+import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
 import { callAt } from "../util/timer.ts";
+import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
@@ -45,6 +46,7 @@ export class CallState implements CallSink {
   #disarm: (() => void) | undefined;
   #models: ModelCaller | undefined;
   #tool: string;
+  #lates = 0;
 
   /** Brain creates one per committed `tool_call_started` record; `models` is the session's model, if it has one. */
   constructor(
@@ -187,7 +189,7 @@ export class CallState implements CallSink {
   #claim(cause: TerminalCause): void {
     this.#claimed = cause;
     this.#disarm?.();
-    this.#controller.abort(endReasons[cause]);
+    this.#controller.abort(endedReason(cause));
   }
 
   #admit(bytes: number): BrainError | undefined {
@@ -236,7 +238,16 @@ export class CallState implements CallSink {
     return { call: this.call, sequence: end.sequence, cause: end.cause, outcome: end.outcome };
   }
 
+  /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
   #late(cause: string): Promise<void> {
+    if (this.#lates >= BRAIN_MAX_LATE_RECORDS) {
+      return Promise.reject(
+        new BrainError("budget_exceeded", `call ${this.call} already has ${BRAIN_MAX_LATE_RECORDS} late reports`, {
+          details: { call: this.call, maxLateRecords: BRAIN_MAX_LATE_RECORDS },
+        }),
+      );
+    }
+    this.#lates++;
     return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(() => {}, () => {});
   }
 
@@ -251,19 +262,6 @@ export class CallState implements CallSink {
 const RETRIED = new Set<string | undefined>(["storage_unavailable", "storage_full", "journal_conflict"]);
 /** Pauses before each retry of a failed terminal commit. */
 const TERMINAL_RETRY_MS = [50, 200, 1_000, 3_000];
-
-/** The abort reason of a call's signal per terminal cause, built once: most calls end by a plain finish. */
-const endReasons: Readonly<Record<TerminalCause, BrainError>> = Object.freeze({
-  finish: endReason("finish"),
-  error: endReason("error"),
-  timeout: endReason("timeout"),
-  cancelled: endReason("cancelled"),
-  unknown: endReason("unknown"),
-});
-
-function endReason(cause: TerminalCause): BrainError {
-  return Object.freeze(new BrainError(cause === "timeout" ? "timeout" : "cancelled", `the call ended: ${cause}`));
-}
 
 const defaultMessage = {
   timeout: "the call's deadline passed",

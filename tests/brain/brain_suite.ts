@@ -122,6 +122,43 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     await seen.promise;
   });
 
+  test("ctx.signal.reason carries the first terminal cause: deadline, cancellation or the Tool's own finish", async (brain) => {
+    const reasonOf = (reason: unknown) => {
+      assert.ok(reason instanceof BrainError);
+      return { code: reason.code, details: reason.details };
+    };
+    const timedOut = Promise.withResolvers<unknown>();
+    const cancelled = Promise.withResolvers<unknown>();
+    const started = Promise.withResolvers<void>();
+    const finished = Promise.withResolvers<unknown>();
+    const finisher = tool({
+      name: "finisher",
+      description: "Finishes, then reports its signal.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const done = await ctx.finish("done");
+        finished.resolve({ aborted: ctx.signal.aborted, reason: ctx.signal.reason, late: done.late });
+        return done;
+      },
+    });
+    const session = await brain.sessions.create({
+      tools: [waiter(timedOut)(), finisher()],
+    });
+    const cancelling = await brain.sessions.create({ tools: [waiter(cancelled, started)()] });
+    assert.equal((await session.call("waiter", {}, { deadline: Date.now() + 20 })).cause, "timeout");
+    assert.deepEqual(reasonOf(await timedOut.promise), { code: "timeout", details: { cause: "timeout" } });
+
+    const call = await cancelling.start("waiter", {});
+    await started.promise;
+    await call.cancel();
+    assert.deepEqual(reasonOf(await cancelled.promise), { code: "cancelled", details: { cause: "cancelled" } });
+
+    assert.equal((await session.call("finisher", {})).cause, "finish");
+    const seen = await finished.promise as { aborted: boolean; reason: unknown; late: boolean };
+    assert.deepEqual([seen.aborted, seen.late], [true, false]);
+    assert.deepEqual(reasonOf(seen.reason), { code: "call_finished", details: { cause: "finish" } });
+  });
+
   test("records() follows commits as they happen", async (brain) => {
     const session = await brain.sessions.create({ tools: [echo()] });
     const controller = new AbortController();

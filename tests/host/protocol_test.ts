@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { Brain, type BrainError, serveBrain } from "../../mod.ts";
+import { Brain, type BrainError, type CallEnd, serveBrain } from "../../mod.ts";
 import { rawHost } from "./raw_host.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
@@ -19,14 +19,59 @@ Deno.test("a host cannot report on a call it was not sent, nor start on a handle
   }
 });
 
-Deno.test("a malformed frame closes the host socket with a protocol error", async () => {
+Deno.test("a malformed request is answered protocol_error and the host socket stays open", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
   const raw = await rawHost(server.url, "raw", "raw-token");
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "launch_missiles" }));
-    const closed = await raw.closed;
-    assert.deepEqual([closed.code, closed.reason], [4002, "protocol error"]);
+    assert.deepEqual((await raw.next() as { id: number; error: { code: string } }).error.code, "protocol_error");
+    raw.socket.send("not json");
+    raw.socket.send(JSON.stringify({ id: 2, op: "list" }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 2, value: [] });
   } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});
+
+Deno.test("a malformed report ends only its own call, with error protocol_error; the host keeps serving", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  const advertised = { name: "t", description: "t", inputSchema: { type: "object" }, implementation: "host" };
+  try {
+    raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [advertised] }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    raw.socket.send(JSON.stringify({ id: 2, op: "start", handle: "h", tool: "t", input: {} }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 2, value: { call: 1, run: true } });
+    raw.socket.send(JSON.stringify({ id: 3, op: "start", handle: "h", tool: "t", input: {} }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 3, value: { call: 2, run: true } });
+    // An `ok` outcome without its value is not an outcome: call 1 ends `error`, call 2 is untouched.
+    raw.socket.send(
+      JSON.stringify({ id: 4, op: "finish", session: "s", call: 1, cause: "finish", outcome: { status: "ok" } }),
+    );
+    const frames = [await raw.next(), await raw.next()] as Record<string, unknown>[];
+    const ended = frames.find((frame) => frame.t === "ended") as { end: CallEnd };
+    assert.deepEqual([ended.end.cause, ended.end.outcome.status === "error" && ended.end.outcome.error.code], [
+      "error",
+      "protocol_error",
+    ]);
+    assert.equal(
+      (frames.find((frame) => frame.t === "reply") as { error: { code: string } }).error.code,
+      "protocol_error",
+    );
+    raw.socket.send(JSON.stringify({ id: 5, op: "finish", session: "s", call: 2, cause: "finish" }));
+    assert.deepEqual(await raw.next(), {
+      t: "ended",
+      session: "s",
+      call: 2,
+      end: { call: 2, sequence: 5, cause: "finish", outcome: { status: "ok", value: null } },
+      id: 5,
+      late: false,
+    });
+  } finally {
+    raw.socket.close();
+    await raw.closed;
     await server.shutdown();
   }
 });

@@ -290,7 +290,7 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   assert.equal((await session.call("waiter", {}, { deadline: Date.now() + 50 })).cause, "timeout");
   await settled.wait;
   const codes = await Promise.all([errors.hasty, errors.waiter]);
-  assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["cancelled", "timeout"]);
+  assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
   const records = await serverUntil(
     remote.server,
     session.id,

@@ -1,23 +1,44 @@
 import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import type { JsonValue } from "../../outcome/json.ts";
 import { fail } from "../../outcome/outcome.ts";
-import { runHostTool } from "../../run/host_tool.ts";
+import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
+import { callAt } from "../../util/timer.ts";
 import {
-  type ClientOp,
-  decodeFrame,
+  type AnyRequest,
+  type ClientFrame,
+  decodeServerFrame,
   errorFromFrame,
+  HOST_IN_USE,
   HOST_PATH,
+  isMalformed,
+  type Malformed,
+  type Replies,
   type RequestOf,
+  type RequestOp,
   SERVER_TOKEN_HEADER,
   type ServerFrame,
-  serverFrame,
+  type StartReply,
   type WireAgentloop,
 } from "../protocol.ts";
+import { CallMap } from "../call_map.ts";
 import { RecordStream } from "./record_stream.ts";
-import { RemoteSink } from "./remote_sink.ts";
+import { RemoteSink, type Report } from "./remote_sink.ts";
+
+/** What happened to the host connection: each change of state, with the failure behind it. */
+export interface HostConnectionEvent {
+  /**
+   * `attached`: requests flow; `lost`: an attached connection dropped;
+   * `failed`: an attempt to connect failed (`unauthorized`, `host_in_use` or
+   * `connection_lost`); after `lost` and `failed` the client retries in `retryInMs`.
+   */
+  type: "attached" | "lost" | "failed";
+  /** Why the connection was lost or refused. */
+  error?: BrainError;
+  /** Delay before the next attempt. */
+  retryInMs?: number;
+}
 
 /** Where and as whom a host connects. */
 export interface HostConnectionOptions {
@@ -33,6 +54,14 @@ export interface HostConnectionOptions {
   minDelay?: number;
   /** Longest reconnect delay in ms. */
   maxDelay?: number;
+  /** How often (ms) the client pings a server it has not heard from; one unanswered ping loses the link. */
+  pingIntervalMs?: number;
+  /** How long after a call's deadline its caller waits for Brain to confirm the end before giving up. */
+  deadlineGraceMs?: number;
+  /** Replace another instance of the same host that is connected, instead of being refused `host_in_use`. */
+  takeover?: boolean;
+  /** Told of every change of the connection's state. */
+  onEvent?: (event: HostConnectionEvent) => void;
 }
 
 /** How a request behaves when the connection is lost. */
@@ -44,18 +73,28 @@ export interface RequestOptions {
 }
 
 interface Pending {
-  frame: Record<string, unknown> & { id: number };
+  frame: Extract<ClientFrame, { id: number }>;
   retry: boolean;
   generation: number | undefined;
   sent: boolean;
-  resolve: (value: JsonValue) => void;
+  resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
+
+/** A caller's wait for the end of a call it started, bounded by the call's deadline when it has one. */
+interface EndWait {
+  end: PromiseWithResolvers<CallEnd>;
+  disarm: (() => void) | undefined;
+}
+
+/** Runs one call dispatched to a handle, reporting to `sink`. */
+export type Executor = (placed: PlacedTool, invocation: Invocation, sink: RemoteSink) => void;
 
 interface HostedHandle {
   session: string;
   tools: ReadonlyMap<string, PlacedTool>;
   conversation: HandleConversation;
+  execute: Executor;
 }
 
 /** The server model a handle's session names and its Agentloop options, resent when the handle is reattached. */
@@ -66,54 +105,87 @@ export interface HandleConversation {
   agentloop?: WireAgentloop;
 }
 
-type State = "connecting" | "attached" | "closed" | "failed";
+type State = "connecting" | "attached" | "waiting" | "closed";
 
 /**
  * The SDK side of the host connection: one WebSocket shared by every session
  * and Tool of one Brain client. Requests wait for the connection; dispatched
- * calls run with `runHostTool`. A lost connection aborts local in-flight calls,
- * fails requests that were sent and are not idempotent, and reconnects the same
- * host with exponential backoff. Nothing that was dispatched is ever run again.
+ * calls run with their handle's executor. A lost connection aborts local
+ * in-flight calls, fails requests that were sent and are not idempotent, and
+ * reconnects the same host with exponential backoff until `close()`, telling
+ * `onEvent` each time. Nothing that was dispatched is ever run again.
  */
 export class HostConnection {
-  #options: Required<Omit<HostConnectionOptions, "serverToken">> & Pick<HostConnectionOptions, "serverToken">;
+  #options:
+    & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken">>
+    & Pick<HostConnectionOptions, "onEvent" | "serverToken">;
+  #instance = crypto.randomUUID();
   #socket: WebSocket | undefined;
   #state: State = "connecting";
+  /** Why the last attempt to connect failed; requests made before the next attempt fail with it. */
   #failure: BrainError | undefined;
+  #refused: BrainError | undefined;
   /** Increments with every attached connection; a call's reports are valid only on the generation it arrived on. */
   #generation = 0;
   #attempt = 0;
-  #opened = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #pinger: ReturnType<typeof setInterval> | undefined;
+  #heard = true;
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #handles = new Map<string, HostedHandle>();
-  #running = new Map<string, AbortController>();
+  #running = new CallMap<AbortController>();
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
-  #ends = new Map<string, PromiseWithResolvers<CallEnd>>();
+  #ends = new CallMap<EndWait>();
   #socketClosed: Promise<void> = Promise.resolve();
 
   constructor(options: HostConnectionOptions) {
-    this.#options = { minDelay: 50, maxDelay: 2_000, ...options };
+    this.#options = {
+      ...options,
+      minDelay: options.minDelay ?? 50,
+      maxDelay: options.maxDelay ?? 2_000,
+      pingIntervalMs: options.pingIntervalMs ?? 10_000,
+      deadlineGraceMs: options.deadlineGraceMs ?? 1_000,
+      takeover: options.takeover ?? false,
+    };
     this.#connect();
   }
 
   /** Sends one request and resolves with its reply's value. */
-  request<O extends ClientOp>(op: O, body: Omit<RequestOf<O>, "op">, options: RequestOptions = {}): Promise<JsonValue> {
-    return this.#enqueue(op, body, options).promise;
+  request<O extends RequestOp>(
+    op: O,
+    body: Omit<RequestOf<O>, "op">,
+    options: RequestOptions = {},
+  ): Promise<Replies[O]> {
+    const { promise, resolve, reject } = Promise.withResolvers<Replies[O]>();
+    this.#enqueue({ op, ...body } as AnyRequest, options, resolve as (value: unknown) => void, reject);
+    return promise;
   }
 
   /**
    * The end of a call this client started: Brain pushes it, and after a
-   * reconnect it is asked for again, since reading it is idempotent.
+   * reconnect it is asked for again, since reading it is idempotent. With a
+   * `deadline`, it rejects `connection_lost` once the deadline and a grace have
+   * passed without Brain confirming the end, whatever the link does.
    * Call it right after the `start` reply, before the push can arrive.
    */
-  awaitEnd(session: string, call: number): Promise<CallEnd> {
-    const key = `${session}:${call}`;
-    const end = this.#ends.get(key) ?? Promise.withResolvers<CallEnd>();
-    this.#ends.set(key, end);
+  awaitEnd(session: string, call: number, deadline?: number): Promise<CallEnd> {
+    const end = Promise.withResolvers<CallEnd>();
     end.promise.catch(() => {});
+    const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
+      if (this.#ends.get(session, call) !== wait) return;
+      this.#ends.delete(session, call);
+      end.reject(
+        new BrainError(
+          "connection_lost",
+          `call ${call} of session ${session}: its deadline passed and Brain could not confirm its end; ` +
+            `its records say how it ended`,
+        ),
+      );
+    });
+    const wait: EndWait = { end, disarm };
+    this.#ends.set(session, call, wait);
     return end.promise;
   }
 
@@ -122,12 +194,14 @@ export class HostConnection {
     handle: string,
     session: string,
     tools: readonly PlacedTool[],
+    execute: Executor,
     conversation: HandleConversation = {},
   ): void {
     this.#handles.set(handle, {
       session,
       tools: new Map(tools.map((placed) => [placed.tool.name, placed])),
       conversation,
+      execute,
     });
   }
 
@@ -158,54 +232,86 @@ export class HostConnection {
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#timer);
-    this.#abortRunning("the Brain client closed");
+    clearInterval(this.#pinger);
+    this.#abortRunning();
     this.#failAll(new BrainError("session_closed", "this Brain is closed"));
     this.#socket?.close(1000, "closed");
     await this.#socketClosed;
   }
 
-  #enqueue(op: string, body: object, { retry = false, generation }: RequestOptions) {
-    const { promise, resolve, reject } = Promise.withResolvers<JsonValue>();
-    if (this.#state === "closed" || this.#state === "failed") {
-      reject(this.#failure ?? new BrainError("session_closed", "this Brain is closed"));
-      return { id: 0, promise };
+  #enqueue(
+    frame: AnyRequest,
+    { retry = false, generation }: RequestOptions,
+    resolve: (value: unknown) => void,
+    reject: (error: unknown) => void,
+  ): number {
+    if (this.#state === "closed") {
+      reject(new BrainError("session_closed", "this Brain is closed"));
+      return 0;
     }
     if (generation !== undefined && (generation !== this.#generation || this.#state !== "attached")) {
       reject(lost());
-      return { id: 0, promise };
+      return 0;
+    }
+    if (this.#state === "waiting" && this.#failure) {
+      reject(this.#failure);
+      return 0;
     }
     const id = this.#nextId++;
-    const pending: Pending = { frame: { id, op, ...body }, retry, generation, sent: false, resolve, reject };
+    const pending: Pending = {
+      frame: { id, ...frame } as Pending["frame"],
+      retry,
+      generation,
+      sent: false,
+      resolve,
+      reject,
+    };
     this.#pending.set(id, pending);
     if (this.#state === "attached") this.#send(pending);
-    return { id, promise };
+    return id;
   }
 
   #send(pending: Pending): void {
     pending.sent = true;
+    this.#write(pending.frame);
+  }
+
+  #write(frame: ClientFrame): void {
     try {
-      this.#socket!.send(JSON.stringify(pending.frame));
+      this.#socket?.send(JSON.stringify(frame));
     } catch {
-      // The socket is closing; its close event settles this request.
+      // The socket is closing; its close settles what was sent on it.
     }
   }
 
   #subscribe(stream: RecordStream): void {
-    const { id, promise } = this.#enqueue("subscribe", { session: stream.session, from: stream.next }, {});
-    if (id !== 0) this.#streams.set(id, stream);
-    promise.catch((error) => {
-      if (!(error instanceof BrainError && error.code === "connection_lost")) stream.end(error);
+    const id = this.#enqueue({ op: "subscribe", session: stream.session, from: stream.next }, {}, () => {}, (error) => {
+      if (!(error instanceof BrainError && error.code === "connection_lost" && this.#state !== "waiting")) {
+        stream.end(error);
+      }
     });
+    if (id !== 0) this.#streams.set(id, stream);
   }
 
   #connect(): void {
-    const { url, token, host, serverToken } = this.#options;
+    const { url, token, host, takeover, serverToken } = this.#options;
+    this.#state = "connecting";
+    this.#refused = undefined;
     const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
     endpoint.searchParams.set("host", host);
-    // Deno's WebSocket takes headers; the tokens never appear in a URL.
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
-    const socket = new WebSocket(endpoint, { headers } as unknown as string[]);
+    endpoint.searchParams.set("instance", this.#instance);
+    if (takeover) endpoint.searchParams.set("takeover", "1");
+    let socket: WebSocket;
+    try {
+      // Deno's WebSocket takes headers; the tokens never appear in a URL.
+      const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+      if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
+      socket = new WebSocket(endpoint, { headers } as unknown as string[]);
+    } catch (error) {
+      this.#failure = new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
+      this.#retry("failed", this.#failure);
+      return;
+    }
     this.#socket = socket;
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
@@ -214,19 +320,20 @@ export class HostConnection {
     socket.onerror = (event) => {
       const message = (event as ErrorEvent).message ?? "";
       if (/\b401\b/.test(message)) {
-        this.#fail(new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`));
-      } else if (!this.#opened) {
-        this.#fail(new BrainError("connection_lost", `cannot connect to the Brain server at ${url}: ${message}`));
+        this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
+      } else if (this.#state === "connecting") {
+        this.#refused ??= new BrainError("connection_lost", `cannot connect to the Brain server at ${url}: ${message}`);
       }
     };
-    socket.onclose = () => {
+    socket.onclose = (event) => {
       closed.resolve();
-      if (this.#socket === socket) this.#lost();
+      if (event.code === HOST_IN_USE) this.#refused = new BrainError("host_in_use", event.reason);
+      if (event.code === UNAUTHORIZED) this.#refused = new BrainError("unauthorized", event.reason);
+      this.#lost(socket);
     };
   }
 
   #attach(socket: WebSocket): void {
-    this.#opened = true;
     const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
       handle,
       session,
@@ -234,54 +341,65 @@ export class HostConnection {
       ...conversation,
     }));
     const id = this.#nextId++;
+    const frame = { id, op: "attach" as const, handles };
     this.#pending.set(id, {
-      frame: { id, op: "attach", handles },
+      frame,
       retry: false,
       generation: undefined,
       sent: true,
-      resolve: () => {
-        if (this.#socket !== socket || this.#state !== "connecting") return;
-        this.#state = "attached";
-        this.#generation++;
-        this.#attempt = 0;
-        for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
-        if (this.#generation > 1) this.#askForEnds();
-        const subscribed = new Set(this.#streams.values());
-        for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
+      resolve: () => this.#attached(socket),
+      reject: (error) => {
+        if (this.#socket !== socket) return;
+        this.#refused = error instanceof BrainError ? error : lost();
+        socket.close(1000, "attach refused");
+        this.#lost(socket);
       },
-      reject: (error) => this.#fail(error instanceof BrainError ? error : lost()),
     });
-    socket.send(JSON.stringify({ id, op: "attach", handles }));
+    this.#write(frame);
+  }
+
+  #attached(socket: WebSocket): void {
+    if (this.#socket !== socket || this.#state !== "connecting") return;
+    this.#state = "attached";
+    this.#generation++;
+    this.#attempt = 0;
+    this.#failure = undefined;
+    this.#heard = true;
+    this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
+    for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
+    if (this.#generation > 1) this.#askForEnds();
+    const subscribed = new Set(this.#streams.values());
+    for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
+    this.#options.onEvent?.({ type: "attached" });
+  }
+
+  #ping(socket: WebSocket): void {
+    if (this.#heard) {
+      this.#heard = false;
+      this.#write({ op: "ping" });
+      return;
+    }
+    // Nothing came back within a whole interval: the link is gone, whether or not a FIN ever arrives.
+    this.#refused = new BrainError("connection_lost", "the Brain server stopped answering pings");
+    socket.close(4008, "no answer to ping");
+    this.#lost(socket);
   }
 
   #receive(socket: WebSocket, data: unknown): void {
-    let frame: ServerFrame;
-    try {
-      frame = decodeFrame(serverFrame, data);
-    } catch {
-      socket.close(4002, "protocol error");
-      return;
-    }
+    if (this.#socket !== socket) return;
+    this.#heard = true;
+    const frame = decodeServerFrame(data);
+    if (isMalformed(frame)) return this.#malformed(frame);
     switch (frame.t) {
-      case "reply": {
-        const pending = this.#pending.get(frame.id);
-        if (!pending) return;
-        this.#pending.delete(frame.id);
-        if (frame.error) pending.reject(errorFromFrame(frame.error));
-        else pending.resolve(frame.value ?? null);
-        return;
-      }
+      case "reply":
+        return this.#reply(frame);
       case "invoke":
-        return this.#invoke(frame);
+        return this.#invoke(frame.handle, frame);
       case "abort":
-        this.#running.get(`${frame.session}:${frame.call}`)?.abort(
-          new BrainError("cancelled", `the call ended: ${frame.cause}`),
-        );
+        this.#running.get(frame.session, frame.call)?.abort(endedReason(frame.cause));
         return;
       case "ended":
-        this.#ends.get(`${frame.session}:${frame.call}`)?.resolve(frame.end);
-        this.#ends.delete(`${frame.session}:${frame.call}`);
-        return;
+        return this.#ended(frame);
       case "record":
         this.#streams.get(frame.stream)?.push(frame.record);
         return;
@@ -289,87 +407,150 @@ export class HostConnection {
         this.#streams.get(frame.stream)?.end();
         this.#streams.delete(frame.stream);
         return;
+      case "ping":
+        return this.#write({ op: "pong" });
+      case "pong":
+      case "parse":
+        return;
     }
   }
 
-  #invoke(frame: Extract<ServerFrame, { t: "invoke" }>): void {
-    const key = `${frame.session}:${frame.call}`;
+  #reply(frame: Extract<ServerFrame, { t: "reply" }>): void {
+    const pending = this.#pending.get(frame.id);
+    if (!pending) return;
+    this.#pending.delete(frame.id);
+    if (frame.error) return pending.reject(errorFromFrame(frame.error));
+    const request = pending.frame;
+    if (request.op === "start" && (frame.value as StartReply).run) {
+      // The invoke traveled with the reply: this client hosts the call it just started.
+      const { handle, tool, input, deadline } = request;
+      const session = this.#handles.get(handle)?.session;
+      if (session !== undefined) {
+        this.#invoke(handle, { session, call: (frame.value as StartReply).call, tool, input, deadline });
+      }
+    }
+    pending.resolve(frame.value ?? null);
+  }
+
+  #ended(frame: Extract<ServerFrame, { t: "ended" }>): void {
+    if (frame.id !== undefined) {
+      const pending = this.#pending.get(frame.id);
+      this.#pending.delete(frame.id);
+      pending?.resolve({ sequence: frame.end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
+    }
+    const wait = this.#ends.get(frame.session, frame.call);
+    if (!wait) return;
+    this.#ends.delete(frame.session, frame.call);
+    wait.disarm?.();
+    wait.end.resolve(frame.end);
+  }
+
+  /** A frame that is not one ends only what it names: the request it answers, or the call it dispatches. */
+  #malformed({ id, session, call, kind, message }: Malformed): void {
+    const error = new BrainError("protocol_error", `Brain sent a malformed frame: ${message}`);
+    const pending = id === undefined ? undefined : this.#pending.get(id);
+    if (kind === "reply" && pending) {
+      this.#pending.delete(id!);
+      pending.reject(error);
+    } else if (kind === "invoke" && session !== undefined && call !== undefined) {
+      const outcome = fail("protocol_error", error.message);
+      this.request("finish", { session, call, outcome, cause: "error" }, { generation: this.#generation })
+        .catch(() => {});
+    }
+  }
+
+  #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
+    const { session, call: sequence, tool, input, deadline } = call;
     const controller = new AbortController();
-    this.#running.set(key, controller);
+    this.#running.set(session, sequence, controller);
+    const generation = this.#generation;
+    const report: Report = (op, body) => this.request(op, body, { generation });
     const sink = new RemoteSink({
-      connection: this,
-      session: frame.session,
-      call: frame.call,
-      generation: this.#generation,
-      signal: controller.signal,
+      report,
+      session,
+      call: sequence,
+      controller,
       done: () => {
-        if (this.#running.get(key) === controller) this.#running.delete(key);
+        if (this.#running.get(session, sequence) === controller) this.#running.delete(session, sequence);
       },
     });
-    const placed = this.#handles.get(frame.handle)?.tools.get(frame.tool);
-    const failed = (code: string, message: string) => sink.finish({ outcome: fail(code, message) }, "error");
-    if (!placed) {
-      failed("unknown_tool", `this host holds no handler for ${frame.tool}`).catch(() => {});
+    const hosted = this.#handles.get(handle);
+    const placed = hosted?.tools.get(tool);
+    if (!hosted || !placed) {
+      sink.finish({ outcome: fail("unknown_tool", `this host holds no handler for ${tool}`) }, "error")
+        .catch(() => {});
       return;
     }
-    const invocation = {
-      sessionId: frame.session,
-      sequence: frame.call,
-      tool: frame.tool,
-      input: frame.input,
-      deadline: frame.deadline,
-    };
-    runHostTool(placed.tool, placed.options, invocation, sink)
-      .catch((error) => failed("tool_error", error instanceof Error ? error.message : String(error)))
-      .catch(() => {});
+    hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink);
   }
 
   #askForEnds(): void {
-    for (const [key, end] of this.#ends) {
-      const [session, call] = [key.slice(0, key.lastIndexOf(":")), Number(key.slice(key.lastIndexOf(":") + 1))];
+    for (const [session, call, wait] of this.#ends.entries()) {
       this.request("wait", { session, call }, { retry: true }).then(
-        (value) => {
-          this.#ends.delete(key);
-          end.resolve(value as unknown as CallEnd);
+        (end) => {
+          if (!end || this.#ends.get(session, call) !== wait) return;
+          this.#ends.delete(session, call);
+          wait.disarm?.();
+          wait.end.resolve(end);
         },
         (error) => {
-          this.#ends.delete(key);
-          end.reject(error);
+          if (this.#ends.get(session, call) !== wait) return;
+          this.#ends.delete(session, call);
+          wait.disarm?.();
+          wait.end.reject(error);
         },
       );
     }
   }
 
-  #lost(): void {
+  /** The socket is gone: an attached link was lost, or an attempt to connect failed. Retries either way. */
+  #lost(socket: WebSocket): void {
+    if (this.#socket !== socket) return;
     this.#socket = undefined;
-    if (this.#state === "closed" || this.#state === "failed") return;
-    this.#state = "connecting";
-    this.#abortRunning("the connection to Brain was lost");
-    for (const [id, pending] of this.#pending) {
-      if (pending.sent && pending.retry) pending.sent = false;
-      else if (pending.sent || pending.generation !== undefined) {
-        this.#pending.delete(id);
-        pending.reject(lost());
-      }
-    }
+    clearInterval(this.#pinger);
+    if (this.#state === "closed") return;
+    const attached = this.#state === "attached";
+    this.#abortRunning();
     this.#streams.clear();
+    if (attached) {
+      for (const [id, pending] of this.#pending) {
+        if (pending.sent && pending.retry) pending.sent = false;
+        else if (pending.sent || pending.generation !== undefined) {
+          this.#pending.delete(id);
+          pending.reject(lost());
+        }
+      }
+      this.#retry("lost", this.#refused ?? lost());
+      return;
+    }
+    // The attempt failed. A refusal, or a server never reached, fails every request with why;
+    // during an outage of a server that once answered, idempotent requests wait for the next attempt.
+    // The ends of started calls and followed records always wait for it.
+    const failure = this.#refused ?? new BrainError("connection_lost", `cannot connect to ${this.#options.url}`);
+    const outage = this.#generation > 0 && failure.code === "connection_lost";
+    this.#failure = outage ? undefined : failure;
+    for (const [id, pending] of this.#pending) {
+      if (outage && pending.retry) continue;
+      this.#pending.delete(id);
+      pending.reject(failure);
+    }
+    this.#retry("failed", failure);
+  }
+
+  #retry(type: "lost" | "failed", error: BrainError): void {
+    this.#state = "waiting";
     const { minDelay, maxDelay } = this.#options;
-    const delay = Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2);
-    this.#timer = setTimeout(() => this.#connect(), delay);
+    const retryInMs = Math.round(Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2));
+    this.#timer = setTimeout(() => this.#connect(), retryInMs);
+    this.#options.onEvent?.({ type, error, retryInMs });
   }
 
-  #fail(error: BrainError): void {
-    if (this.#state === "closed" || this.#state === "failed") return;
-    this.#state = "failed";
-    this.#failure = error;
-    clearTimeout(this.#timer);
-    this.#abortRunning(error.message);
-    this.#failAll(error);
-    this.#socket?.close(1000, "failed");
-  }
-
+  /** Fails every request, end and follower. */
   #failAll(error: BrainError): void {
-    for (const end of this.#ends.values()) end.reject(error);
+    for (const wait of this.#ends.values()) {
+      wait.disarm?.();
+      wait.end.reject(error);
+    }
     this.#ends.clear();
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
@@ -378,11 +559,14 @@ export class HostConnection {
     this.#streams.clear();
   }
 
-  #abortRunning(message: string): void {
-    for (const controller of this.#running.values()) controller.abort(new BrainError("connection_lost", message));
+  #abortRunning(): void {
+    for (const controller of this.#running.values()) controller.abort(endedReason("unknown"));
     this.#running.clear();
   }
 }
+
+/** Close code of a socket whose host's registration does not match (a concurrent registration won). */
+const UNAUTHORIZED = 4003;
 
 function lost(): BrainError {
   return new BrainError("connection_lost", "the connection to Brain was lost; the request may or may not have run");

@@ -14,7 +14,11 @@ import { type CallOptions, checkCallArguments, resolveTarget } from "../../sessi
 import type { ToolCall } from "../../session/session.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
-import { type HandleConversation, HostConnection } from "./connection.ts";
+import { type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
+import type { RemoteSink } from "./remote_sink.ts";
+import type { Invocation } from "../../contract/call.ts";
+import { runHostTool } from "../../run/host_tool.ts";
+import { fail } from "../../outcome/outcome.ts";
 import type { WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 
@@ -34,6 +38,24 @@ export interface RemoteBrainOptions {
    * a host id the server does not know yet; sent in the `brain-server-token` header.
    */
   serverToken?: string;
+  /**
+   * Replace another application instance connected as the same host (its open
+   * calls end `unknown`). Without it a second instance is refused `host_in_use`.
+   */
+  takeover?: boolean;
+  /** How often (ms) the client pings a server it has not heard from; 10 000 by default. */
+  pingIntervalMs?: number;
+  /**
+   * How long (ms) after a call's deadline its caller waits for the server to confirm the
+   * end before `ended` rejects `connection_lost`; 1 000 by default.
+   */
+  deadlineGraceMs?: number;
+  /**
+   * Told of every change of the host connection: `attached`, `lost` (it dropped) and
+   * `failed` (an attempt was refused or could not connect), with the error and the
+   * delay before the next attempt. The client retries until `close()`.
+   */
+  onConnection?: (event: HostConnectionEvent) => void;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -42,14 +64,19 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default", serverToken }: RemoteBrainOptions) {
+  constructor({ url, token, host = "default", serverToken, onConnection, ...options }: RemoteBrainOptions) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
     if (serverToken !== undefined && typeof serverToken !== "string") {
       throw new BrainError("invalid_argument", "serverToken must be a string");
     }
-    this.#connection = new HostConnection({ url, token, host, serverToken });
+    for (const [name, value] of Object.entries(options)) {
+      if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
+        throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
+      }
+    }
+    this.#connection = new HostConnection({ url, token, host, serverToken, onEvent: onConnection, ...options });
   }
 
   async create(
@@ -82,7 +109,7 @@ export class RemoteBackend implements BrainBackend {
 
   async list(): Promise<SessionMeta[]> {
     this.#assertOpen();
-    return await this.#connection.request("list", {}, { retry: true }) as unknown as SessionMeta[];
+    return await this.#connection.request("list", {}, { retry: true });
   }
 
   async close(): Promise<void> {
@@ -116,7 +143,7 @@ export class RemoteBackend implements BrainBackend {
     const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
-    this.#connection.addHandle(handle, id, tools, conversation);
+    this.#connection.addHandle(handle, id, tools, executeHosted, conversation);
     try {
       if (op === "create") {
         await this.#connection.request("create", {
@@ -147,9 +174,7 @@ export class RemoteBackend implements BrainBackend {
   async #uploads(tools: readonly PlacedTool[]): Promise<WireUpload[]> {
     const uploads = await Promise.all(tools.filter(isComponent).map(upload));
     if (uploads.length === 0) return [];
-    const lacking = new Set(
-      await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }) as string[],
-    );
+    const lacking = new Set(await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }));
     return uploads.map(({ bytes, ...rest }) => lacking.has(rest.sha256) ? { ...rest, bytes: bytes.toBase64() } : rest);
   }
 
@@ -179,6 +204,14 @@ async function upload({ tool, implementation, env, options }: PlacedTool & { imp
     ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
     options: options as Record<string, JsonValue>,
   };
+}
+
+/** Runs an application function dispatched to this client. */
+function executeHosted(placed: PlacedTool, invocation: Invocation, sink: RemoteSink): void {
+  runHostTool(placed.tool, placed.options, invocation, sink).catch((error) =>
+    sink.finish({ outcome: fail("tool_error", error instanceof Error ? error.message : String(error)) }, "error")
+      .catch(() => {})
+  );
 }
 
 function refuseCredentials(host: unknown): void {
@@ -244,19 +277,17 @@ class RemoteSession implements BrainSession {
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
-    const sequence = await this.#connection.request("start", {
+    const { call: sequence } = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
       ...(checked.activation ? { activation: checked.activation.id } : {}),
-    }) as number;
+    });
     const call = { session: this.id, call: sequence };
-    const ended = this.#connection.awaitEnd(this.id, sequence);
-    const cancel = async (message?: string) =>
-      await this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, {
-        retry: true,
-      }) as unknown as CallEnd;
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    const cancel = (message?: string) =>
+      this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, { retry: true });
     if (signal) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
@@ -279,9 +310,7 @@ class RemoteSession implements BrainSession {
   async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
-    const reply = this.#connection.request("send", { handle: this.#handle, content }) as unknown as Promise<
-      AssistantMessage
-    >;
+    const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
   }
 
@@ -292,9 +321,7 @@ class RemoteSession implements BrainSession {
   }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return await this.#connection.request("read", { session: this.id, ...options }, {
-      retry: true,
-    }) as unknown as JournalRecord[];
+    return await this.#connection.request("read", { session: this.id, ...options }, { retry: true });
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {

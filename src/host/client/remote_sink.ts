@@ -3,50 +3,64 @@ import type { ModelRequest, ModelResult } from "../../model/types.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
-import type { CallSink, PublishedResult } from "../../contract/call.ts";
-import type { HostConnection } from "./connection.ts";
+import { type CallSink, endedReason, type PublishedResult } from "../../contract/call.ts";
+import type { JournalRecord, RecordBody, TerminalCause } from "../../journal/records.ts";
+import type { Replies, RequestOf } from "../protocol.ts";
+
+/** The reports a host makes about a call Brain dispatched to it. */
+export type ReportOp = "emit" | "result" | "returned" | "finish" | "model" | "record";
+
+/** Sends one report of this call to Brain and resolves with its acknowledgement. */
+export type Report = <O extends ReportOp>(op: O, body: Omit<RequestOf<O>, "op">) => Promise<Replies[O]>;
 
 /**
  * The SDK's `CallSink` for a call Brain dispatched over the host connection:
- * each report is one request, resolved by Brain's acknowledgement once it is
- * committed. Reports are only valid on the connection the call arrived on.
+ * each report goes through `report`, resolved by Brain's acknowledgement once it
+ * is committed. A report that ends the call (a finish, a failed result) aborts
+ * `signal` here with the cause Brain committed; an end Brain decided arrives as
+ * an `abort` frame and aborts it with the same reason as an embedded call's.
  */
 export class RemoteSink implements CallSink {
-  /** Aborted when Brain ends the call or the connection is lost. */
-  readonly signal: AbortSignal;
-  #connection: HostConnection;
+  #controller: AbortController;
   #call: { session: string; call: number };
-  #generation: number;
+  #report: Report;
   #done: () => void;
 
   constructor(parts: {
-    connection: HostConnection;
+    report: Report;
     session: string;
     call: number;
-    generation: number;
-    signal: AbortSignal;
+    controller: AbortController;
     done: () => void;
   }) {
-    this.signal = parts.signal;
-    this.#connection = parts.connection;
+    this.#controller = parts.controller;
+    this.#report = parts.report;
     this.#call = { session: parts.session, call: parts.call };
-    this.#generation = parts.generation;
     this.#done = parts.done;
   }
 
+  /** Aborted when the call ends or the connection is lost. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
   /** Commits an extension Event; resolves with its sequence. */
-  async emit(event: string, data: JsonValue): Promise<number> {
-    return await this.#report("emit", { ...this.#call, event, data }) as number;
+  emit(event: string, data: JsonValue): Promise<number> {
+    return this.#report("emit", { ...this.#call, event, data });
   }
 
-  /** Commits a result; resolves with its sequence. */
+  /** Commits a result; resolves with its sequence. A failed outcome ends the call. */
   async emitResult({ outcome, content }: PublishedResult): Promise<number> {
-    return await this.#report("result", { ...this.#call, outcome, content }) as number;
+    const body = content === undefined ? { ...this.#call, outcome } : { ...this.#call, outcome, content };
+    const sequence = await this.#report("result", body);
+    if (outcome.status !== "ok") this.#ended("finish");
+    return sequence;
   }
 
-  /** Ends the synchronous phase. */
+  /** Ends the synchronous phase; a failed outcome ends the call. */
   async returned(result?: PublishedResult): Promise<void> {
     await this.#report("returned", { ...this.#call, ...result });
+    if (result && result.outcome.status !== "ok") this.#ended("finish");
   }
 
   /** Ends the call; the host never reports `unknown`, Brain decides that. */
@@ -56,10 +70,8 @@ export class RemoteSink implements CallSink {
   ): Promise<Finished> {
     try {
       if (cause === "unknown") throw new BrainError("invalid_argument", "only Brain ends a call as unknown");
-      const { sequence, late } = await this.#report("finish", { ...this.#call, ...result, cause }) as {
-        sequence: number;
-        late: boolean;
-      };
+      const { sequence, late } = await this.#report("finish", { ...this.#call, ...result, cause });
+      this.#ended(cause);
       return new Finished(sequence, late);
     } finally {
       this.#done();
@@ -72,14 +84,29 @@ export class RemoteSink implements CallSink {
    * after the outcome is committed. A lost connection rejects it `connection_lost`
    * while Brain ends the call and its pending request `unknown`; it is never resent.
    */
-  async model(request: ModelRequest): Promise<ModelResult> {
+  model(request: ModelRequest): Promise<ModelResult> {
     // Checked here too, so a request that is not JSON fails this call instead of the connection.
-    const checked = normalizeModelRequest(request) as unknown as JsonValue;
-    return await this.#report("model", { ...this.#call, request: checked }) as unknown as ModelResult;
+    return this.#report("model", { ...this.#call, request: normalizeModelRequest(request) });
   }
 
-  #report(op: "emit" | "result" | "returned" | "finish" | "model", body: Record<string, unknown>): Promise<JsonValue> {
-    // deno-lint-ignore no-explicit-any
-    return this.#connection.request(op, body as any, { generation: this.#generation });
+  /** Commits the Environment changes `ctx.environments` made, with the call's other reports. */
+  async record(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    const records = bodies.filter(isEnvironmentChange);
+    if (records.length !== bodies.length) {
+      throw new BrainError("invalid_argument", "a host records only Environment changes");
+    }
+    return await this.#report("record", { ...this.#call, records });
   }
+
+  /** The call ended by this host's own report; an earlier end Brain decided already aborted it. */
+  #ended(cause: TerminalCause): void {
+    if (!this.#controller.signal.aborted) this.#controller.abort(endedReason(cause));
+  }
+}
+
+type EnvironmentChange = RequestOf<"record">["records"][number];
+
+function isEnvironmentChange(body: RecordBody): body is EnvironmentChange {
+  return body.kind === "environment_created" || body.kind === "environment_updated" ||
+    body.kind === "environment_deleted" || body.kind === "environment_setup";
 }

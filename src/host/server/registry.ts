@@ -3,18 +3,30 @@ import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
 import type { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
-import type { CallSink, Invocation } from "../../contract/call.ts";
+import { type CallSink, endedCause, type Invocation } from "../../contract/call.ts";
 import type { ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
 import { sameText } from "../../util/same_text.ts";
 import { checkName } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
+import { CallMap } from "../call_map.ts";
+
+/** A call dispatched to a host and not yet finished by it. */
+interface Inflight {
+  sink: CallSink;
+  socket: WebSocket;
+  /** Set when the host itself reported the end, so no `abort` is sent after it. */
+  endedByHost: boolean;
+}
+
+type InvokeFrame = Extract<ServerFrame, { t: "invoke" }>;
 
 /**
  * Brain's record of one registered host: its identity and token hash, its
- * current socket, its open session handles, and the calls dispatched to it
- * that it has not finished. Handles outlive the socket; in-flight calls do not.
+ * current socket and the client instance behind it, its open session handles,
+ * and the calls dispatched to it that it has not finished. Handles outlive the
+ * socket; in-flight calls do not.
  */
 export class RegisteredHost {
   /** The host identity. */
@@ -23,12 +35,16 @@ export class RegisteredHost {
   readonly tokenHash: string;
   /** Open session handles by the client's handle id. */
   readonly handles: Map<string, Session> = new Map();
-  /** Activations named by this host's calls, by `session:id`; each is one server-side budget. */
-  readonly activations: Map<string, Activation> = new Map();
+  /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
+  readonly activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
   readonly components: UploadedComponents = new UploadedComponents();
   #socket: WebSocket | undefined;
-  #inflight = new Map<string, CallSink>();
+  #instance: string | undefined;
+  #inflight = new CallMap<Inflight>();
+  /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
+  #held: { handle: string; frame: InvokeFrame }[] = [];
+  #holds = new Map<string, number>();
   #limits: ServerLimits;
   #started = 0;
   #creating = 0;
@@ -38,7 +54,6 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
   }
-
   /**
    * Runs `create` when the host has room for one more session under
    * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.
@@ -82,12 +97,22 @@ export class RegisteredHost {
     return this.#socket?.readyState === WebSocket.OPEN;
   }
 
+  /**
+   * True when a socket of client `instance` may become the host's connection:
+   * none is connected, the connected one is the same instance's (a reconnect),
+   * or `takeover` is asked for.
+   */
+  admits(instance: string, takeover: boolean): boolean {
+    return takeover || !this.connected || this.#instance === instance;
+  }
+
   /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
-  attach(socket: WebSocket): void {
+  attach(socket: WebSocket, instance: string): void {
     const previous = this.#socket;
     this.#socket = socket;
+    this.#instance = instance;
     if (previous) {
-      this.#lose();
+      this.#lose(previous);
       previous.close(4000, "replaced by a new connection of the same host");
     }
   }
@@ -96,7 +121,7 @@ export class RegisteredHost {
   detach(socket: WebSocket): void {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
-    this.#lose();
+    this.#lose(socket);
   }
 
   /** Closes the current socket from Brain's side, as a network failure would. */
@@ -119,31 +144,84 @@ export class RegisteredHost {
       return;
     }
     const { sessionId: session, sequence: call, tool, input, deadline } = invocation;
-    const key = `${session}:${call}`;
-    this.#inflight.set(key, sink);
+    const inflight: Inflight = { sink, socket, endedByHost: false };
+    this.#inflight.set(session, call, inflight);
     sink.signal.addEventListener("abort", () => {
-      if (this.#inflight.get(key) === sink && this.#socket === socket) {
-        send(socket, { t: "abort", session, call, cause: String(sink.signal.reason?.message ?? "ended") });
-      }
+      if (inflight.endedByHost || this.#inflight.get(session, call) !== inflight) return;
+      const cause = endedCause(sink.signal.reason) ?? "cancelled";
+      if (this.#unhold(session, call)) return;
+      send(socket, { t: "abort", session, call, cause });
     }, { once: true });
-    send(socket, { t: "invoke", handle, session, call, tool, input, ...(deadline === undefined ? {} : { deadline }) });
+    const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
+    if (deadline !== undefined) frame.deadline = deadline;
+    if (this.#holds.has(handle)) this.#held.push({ handle, frame });
+    else send(socket, frame);
+  }
+
+  /** Holds invokes for `handle` until {@linkcode release}: a `start` on it is being committed. */
+  hold(handle: string): void {
+    this.#holds.set(handle, (this.#holds.get(handle) ?? 0) + 1);
+  }
+
+  /**
+   * Ends one hold of `handle`. True when the invoke of call `call` was held: the
+   * start's reply carries it instead. Invokes held before it are sent now.
+   */
+  release(handle: string, session: string | undefined, call: number | undefined): boolean {
+    const left = (this.#holds.get(handle) ?? 1) - 1;
+    if (left === 0) this.#holds.delete(handle);
+    else this.#holds.set(handle, left);
+    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
+    const flushed = this.#held.filter((held, at) =>
+      held.handle === handle && (left === 0 ? at !== index : index >= 0 && at < index)
+    );
+    this.#held = this.#held.filter((held, at) => at !== index && !flushed.includes(held));
+    const socket = this.#socket;
+    if (socket) { for (const { frame } of flushed) send(socket, frame); }
+    return index >= 0;
   }
 
   /** The sink of a call dispatched to this host and not yet finished by it. */
   sink(session: string, call: number): CallSink {
-    const sink = this.#inflight.get(`${session}:${call}`);
-    if (!sink) throw new BrainError("call_not_found", `call ${call} of session ${session} is not running on this host`);
-    return sink;
+    const inflight = this.#inflight.get(session, call);
+    if (!inflight) {
+      throw new BrainError("call_not_found", `call ${call} of session ${session} is not running on this host`);
+    }
+    return inflight.sink;
+  }
+
+  /** Notes that the host is ending the call itself (a finish, or a failed result), so no `abort` follows. */
+  endedByHost(session: string, call: number): void {
+    const inflight = this.#inflight.get(session, call);
+    if (inflight) inflight.endedByHost = true;
   }
 
   /** Forgets a call the host has finished. */
   settle(session: string, call: number): void {
-    this.#inflight.delete(`${session}:${call}`);
+    this.#inflight.delete(session, call);
   }
 
-  #lose(): void {
-    const lost = [...this.#inflight.values()];
-    this.#inflight.clear();
+  /** Forgets a session's activations once no handle holds it. */
+  forget(session: string): void {
+    if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
+  }
+
+  /** Removes a held invoke of a call that ended before its start was answered; true when it was held. */
+  #unhold(session: string, call: number): boolean {
+    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
+    if (index < 0) return false;
+    this.#held.splice(index, 1);
+    return true;
+  }
+
+  #lose(socket: WebSocket): void {
+    const lost: CallSink[] = [];
+    for (const [session, call, inflight] of this.#inflight.entries()) {
+      if (inflight.socket !== socket) continue;
+      this.#inflight.delete(session, call);
+      lost.push(inflight.sink);
+    }
+    this.#held = [];
     for (const sink of lost) if (!sink.signal.aborted) sink.finish(undefined, "unknown").catch(() => {});
   }
 }

@@ -20,10 +20,18 @@
  * JSON object of host ids to tokens or `sha-256:` token hashes, names hosts
  * admitted without it (the task may read files under `.brain/`). Without either
  * it exits 2.
+ *
+ * The allow-list for uploaded Components: `--workspaces DIR` holds session
+ * workspaces and permits `read` ones (`--filesystem read,write` permits writable
+ * ones too), `--net HOST,...` and `--env NAME,...` permit those grants. Component
+ * sandboxes are child Deno processes: the server needs `--allow-run` for Deno
+ * and write access to the workspaces folder; `--component-cache DIR` sets where
+ * transpiled Components are cached (`.brain/components` by default).
  */
 import { parseArgs } from "node:util";
 import { openAICompatible } from "../../model/openai.ts";
 import type { SessionModel } from "../../model/types.ts";
+import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { serveBrain } from "./server.ts";
 
@@ -36,6 +44,11 @@ const { values } = parseArgs({
     "model-url": { type: "string" },
     model: { type: "string" },
     "model-key": { type: "string" },
+    workspaces: { type: "string" },
+    filesystem: { type: "string" },
+    net: { type: "string" },
+    env: { type: "string" },
+    "component-cache": { type: "string" },
     "host-tokens": { type: "string" },
   },
 });
@@ -67,6 +80,8 @@ async function main(): Promise<void> {
     serverToken,
     hostTokens,
     leaseMs: leaseMs(),
+    allow: allowList(),
+    components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
   });
   console.log(`Brain listening on ${server.url}`);
   const stop = async () => {
@@ -97,6 +112,22 @@ function configuredModels(): Record<string, SessionModel> {
   const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
   return {
     default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
+  };
+}
+
+/** The allow-list the flags describe: nothing without them. */
+function allowList(): AllowList {
+  const list = (value: string | undefined) => value?.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const modes = list(values.filesystem) ?? ["read"];
+  for (const mode of modes) {
+    if (mode !== "read" && mode !== "write") {
+      throw new BrainError("invalid_argument", `--filesystem takes read and write, got ${mode}`);
+    }
+  }
+  return {
+    ...(values.workspaces ? { workspaceRoot: values.workspaces, filesystem: modes as ("read" | "write")[] } : {}),
+    net: list(values.net) ?? [],
+    env: list(values.env) ?? [],
   };
 }
 

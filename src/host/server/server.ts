@@ -1,12 +1,13 @@
 import { Hono } from "hono";
 import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
-import { OpenCalls, serveHostSocket } from "./socket_handler.ts";
-import { errorFrame, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
+import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
+import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { isName } from "../../util/names.ts";
+import { viewerRoutes } from "../../viewer/viewer.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -26,6 +27,12 @@ export interface BrainServer {
 export interface BrainServerOptions extends BrainOptions, HostAdmission {
   /** Per-host limits over {@linkcode SERVER_LIMITS}. */
   limits?: Partial<ServerLimits>;
+  /**
+   * How often (ms) the server pings a host it has not heard from; a host that
+   * stays silent for one more interval is disconnected and its open calls end
+   * `unknown`. 15 000 by default.
+   */
+  pingIntervalMs?: number;
 }
 
 /**
@@ -36,9 +43,14 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
  * is refused with `invalid_argument`. `options.models` are the models clients name
  * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`: `serverToken` sees every
+ * session there, and a host's id and token see the sessions placed in it.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, ...brainOptions } = options ?? {};
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = options ?? {};
+  if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
+    throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
+  }
   const limits = serverLimits(given);
   const backend = await EmbeddedBackend.open(brainOptions);
   let hosts: HostRegistry;
@@ -81,11 +93,26 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       upgraded.socket.onopen = () => upgraded.socket.close(4003, "unauthorized");
       return upgraded.response;
     }
+    const instance = c.req.query("instance") ?? crypto.randomUUID();
+    if (!host.admits(instance, c.req.query("takeover") === "1")) {
+      // Another instance of this host is connected: refused, rather than evicting it.
+      upgraded.socket.onopen = () =>
+        upgraded.socket.close(HOST_IN_USE, `host ${id} is connected from another instance`);
+      return upgraded.response;
+    }
     connections++;
-    host.attach(upgraded.socket);
-    serveHostSocket({ socket: upgraded.socket, host, backend, calls, maxFrameBytes: limits.maxFrameBytes });
+    host.attach(upgraded.socket, instance);
+    new HostSocketHandler({
+      socket: upgraded.socket,
+      host,
+      backend,
+      calls,
+      maxFrameBytes: limits.maxFrameBytes,
+      pingIntervalMs,
+    });
     return upgraded.response;
   });
+  app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
   return {
     fetch: app.fetch,

@@ -2,41 +2,43 @@ import { checkOwner, type EmbeddedBackend, ownedBy } from "../../embedded/embedd
 import type { Journal } from "../../journal/journal.ts";
 import type { AdvertisedTool, JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import type { JsonValue } from "../../outcome/json.ts";
-import type { Outcome } from "../../outcome/outcome.ts";
+import { fail, type Outcome } from "../../outcome/outcome.ts";
 import type { PublishedResult } from "../../contract/call.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { Activation } from "../../session/activation.ts";
 import type { Session, ToolCall } from "../../session/session.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
-import type { ModelRequest } from "../../model/types.ts";
 import {
   type ClientFrame,
-  clientFrame,
-  decodeFrame,
+  decodeClientFrame,
   errorFrame,
+  isMalformed,
+  type Malformed,
   oversizeFrame,
+  type Replies,
+  type RequestOf,
+  type RequestOp,
   type WireAgentloop,
 } from "../protocol.ts";
 import { type RegisteredHost, send } from "./registry.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
 import { checkName } from "../../util/names.ts";
+import { CallMap } from "../call_map.ts";
 
-/** Calls started through the server, by `session:call`, until they end. */
+/** Calls started through the server, by session and sequence, until they end. */
 export class OpenCalls {
-  #calls = new Map<string, ToolCall>();
+  #calls = new CallMap<ToolCall>();
 
   /** Keeps `call` until it ends. */
   track(session: string, call: ToolCall): void {
-    const key = `${session}:${call.sequence}`;
-    this.#calls.set(key, call);
-    call.ended.finally(() => this.#calls.delete(key)).catch(() => {});
+    this.#calls.set(session, call.sequence, call);
+    call.ended.finally(() => this.#calls.delete(session, call.sequence)).catch(() => {});
   }
 
   /** The open call, if it was started here and has not ended. */
   get(session: string, sequence: number): ToolCall | undefined {
-    return this.#calls.get(`${session}:${sequence}`);
+    return this.#calls.get(session, sequence);
   }
 }
 
@@ -48,229 +50,369 @@ export interface LinkParts {
   calls: OpenCalls;
   /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
   maxFrameBytes: number;
+  /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
+  pingIntervalMs: number;
 }
 
 /** How long past a lease a reattaching host waits for the Brain that held it. */
 const LEASE_GRACE_MS = 1_000;
 
-/**
- * Serves one host socket: session API requests, and the reports of calls
- * dispatched to the host. Reports are applied to their call in arrival order,
- * synchronously, so the journal sees them in the order the host made them.
- */
-export function serveHostSocket({ socket, host, backend, calls, maxFrameBytes }: LinkParts): void {
-  const journal = backend.journal;
-  const streams = new Map<number, AbortController>();
-  const closed = new AbortController();
+/** A reply already sent another way (the `ended` push that answers a finish). */
+const ANSWERED = Symbol("answered");
 
-  const registration = { id: host.id, tokenHash: host.tokenHash };
-  const owned = async (session: string): Promise<SessionMeta> => {
-    const meta = await journal.getSession(checkName("a session id", session));
-    if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
-    checkOwner(session, meta.host, registration);
-    return meta;
+type Handlers = {
+  [O in RequestOp]: (frame: Extract<ClientFrame, { op: O; id: number }>) => Promise<Replies[O] | typeof ANSWERED>;
+};
+type Conversation = { model?: string; agentloop?: WireAgentloop };
+
+/**
+ * Serves one host socket: the session API, the calls this client starts, and
+ * the reports of calls dispatched to it. Reports are applied to their call in
+ * arrival order, synchronously, so the journal sees them in the order the host
+ * made them. A frame that fails to parse ends only what it names: its request
+ * gets a `protocol_error` reply and its call ends with an `error` outcome.
+ */
+export class HostSocketHandler {
+  #socket: WebSocket;
+  #host: RegisteredHost;
+  #backend: EmbeddedBackend;
+  #journal: Journal;
+  #calls: OpenCalls;
+  #registration: { id: string; tokenHash: string };
+  #streams = new Map<number, AbortController>();
+  #closed = new AbortController();
+  /** Calls started on this socket whose `ended` push is still to be sent. */
+  #started = new CallMap<ToolCall>();
+  /** Finish requests of calls started here, answered by the call's `ended` push. */
+  #finishing = new CallMap<true>();
+  #heard = true;
+  #pinger: ReturnType<typeof setInterval>;
+  #maxFrameBytes: number;
+
+  constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
+    this.#maxFrameBytes = maxFrameBytes;
+    this.#socket = socket;
+    this.#host = host;
+    this.#backend = backend;
+    this.#journal = backend.journal;
+    this.#calls = calls;
+    this.#registration = { id: host.id, tokenHash: host.tokenHash };
+    socket.onmessage = (event) => this.#receive(event.data);
+    socket.onclose = () => this.#lost();
+    this.#pinger = setInterval(() => this.#ping(), pingIntervalMs);
+  }
+
+  #handlers: Handlers = {
+    // Sessions
+    attach: (frame) => this.#attach(frame),
+    create: (frame) => this.#create(frame),
+    get: async (frame) => (await this.#open(frame.handle, frame.session, frame.tools, frame), null),
+    lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
+    delete: (frame) => this.#delete(frame.session),
+    list: () => this.#list(),
+    end: async (frame) => (await this.#endHandle(frame.handle), null),
+    // Conversation: the Agentloop runs here; the reply waits for the activation that answers the message.
+    send: (frame) => this.#handle(frame.handle).send(frame.content),
+    interrupt: (frame) => (this.#handle(frame.handle).interrupt(), Promise.resolve(null)),
+    // Calls this client starts
+    start: (frame) => this.#start(frame),
+    wait: (frame) => this.#wait(frame.session, frame.call),
+    cancel: (frame) => this.#cancel(frame.session, frame.call, frame.message),
+    // Records
+    read: async (frame) => (await this.#owned(frame.session), this.#journal.read(frame.session, frame)),
+    subscribe: (frame) => this.#subscribe(frame.id, frame.session, frame.from),
+    unsubscribe: (frame) => (this.#streams.get(frame.stream)?.abort(), Promise.resolve(null)),
+    // Reports of calls dispatched to this host
+    emit: (frame) => this.#host.sink(frame.session, frame.call).emit(frame.event, frame.data),
+    // The call's own scope: its activation's budget, its identity as origin, its end stops the request.
+    model: (frame) => this.#host.sink(frame.session, frame.call).model(frame.request),
+    result: (frame) => {
+      const sink = this.#host.sink(frame.session, frame.call);
+      if (frame.outcome.status !== "ok") this.#host.endedByHost(frame.session, frame.call);
+      return sink.emitResult(published(frame)!);
+    },
+    returned: (frame) => {
+      const sink = this.#host.sink(frame.session, frame.call);
+      if (frame.outcome && frame.outcome.status !== "ok") this.#host.endedByHost(frame.session, frame.call);
+      return sink.returned(published(frame)).then(() => null);
+    },
+    finish: (frame) => this.#finish(frame),
+    record: (frame) => this.#record(frame.session, frame.call, frame.records),
   };
-  const handle = (id: string) => {
-    const session = host.handles.get(id);
-    if (!session) throw new BrainError("session_closed", `session handle ${id} is not open`);
-    return session;
-  };
-  const open = async (
-    id: string,
-    session: string,
-    tools: AdvertisedTool[] | undefined,
-    conversation: { model?: string; agentloop?: WireAgentloop },
-  ) => {
-    const meta = await owned(session);
-    if (!host.handles.has(id)) {
+
+  // -- frames ------------------------------------------------------------------------------------
+
+  #receive(data: unknown): void {
+    this.#heard = true;
+    const oversize = oversizeFrame(data, this.#maxFrameBytes);
+    if (oversize) {
+      if (oversize.id === undefined) this.#socket.close(1009, "frame too large");
+      else send(this.#socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
+      return;
+    }
+    const frame = decodeClientFrame(data);
+    if (isMalformed(frame)) return this.#malformed(frame);
+    if (frame.op === "ping") return send(this.#socket, { t: "pong" });
+    if (frame.op === "pong") return;
+    if (frame.op === "parsed") return;
+    const handler = this.#handlers[frame.op] as (frame: ClientFrame) => Promise<unknown>;
+    let reply: Promise<unknown>;
+    try {
+      reply = handler(frame);
+    } catch (error) {
+      reply = Promise.reject(error);
+    }
+    reply.then(
+      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id: frame.id, value: value ?? null }),
+      (error) => send(this.#socket, { t: "reply", id: frame.id, error: errorFrame(error) }),
+    );
+  }
+
+  /** A frame that is not one: its request is answered `protocol_error`, and the call it reports on ends `error`. */
+  #malformed({ id, session, call, kind, message }: Malformed): void {
+    const error = new BrainError("protocol_error", message);
+    if (session !== undefined && call !== undefined && isReport(kind)) {
+      let sink;
+      try {
+        sink = this.#host.sink(session, call);
+      } catch {
+        sink = undefined;
+      }
+      if (sink) {
+        this.#host.endedByHost(session, call);
+        sink.finish({ outcome: fail("protocol_error", `the host sent a malformed ${kind}: ${message}`) }, "error")
+          .catch(() => {});
+      }
+    }
+    if (id !== undefined) send(this.#socket, { t: "reply", id, error: errorFrame(error) });
+  }
+
+  #ping(): void {
+    if (this.#heard) {
+      this.#heard = false;
+      send(this.#socket, { t: "ping" });
+      return;
+    }
+    // Nothing came back within a whole interval: the link is gone, whether or not a FIN ever arrives.
+    this.#lost();
+    this.#socket.close(4008, "no answer to ping");
+  }
+
+  #lost(): void {
+    clearInterval(this.#pinger);
+    this.#closed.abort();
+    for (const controller of this.#streams.values()) controller.abort();
+    this.#host.detach(this.#socket);
+  }
+
+  // -- sessions ----------------------------------------------------------------------------------
+
+  async #attach(frame: RequestOf<"attach">): Promise<Replies["attach"]> {
+    const declared = new Set(frame.handles.map((declared) => declared.handle));
+    await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
+    const failed: string[] = [];
+    for (const { handle: id, session, tools, ...conversation } of frame.handles) {
+      await this.#open(id, session, tools, conversation).catch(() => failed.push(id));
+    }
+    return { failed };
+  }
+
+  async #create(frame: RequestOf<"create">): Promise<null> {
+    const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
+    const tools = await Promise.all(frame.tools.map(async (tool) => {
+      if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
+      const upload = uploads.get(tool.name);
+      if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload));
+    }));
+    const session = await this.#host.createSession(
+      this.#journal,
+      () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
+    );
+    this.#host.handles.set(frame.handle, session);
+    return null;
+  }
+
+  async #open(id: string, session: string, tools: AdvertisedTool[] | undefined, conversation: Conversation) {
+    const meta = await this.#owned(session);
+    if (!this.#host.handles.has(id)) {
       if (tools?.some((tool) => tool.implementation === "component")) {
         throw new BrainError(
           "unsupported_runtime",
           `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
         );
       }
-      const placed = (tools ?? []).map((tool) => remoteTool(host, id, tool));
+      const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
       // A restarted server waits out the lease of the process it replaces.
-      const waitMs = backend.leaseMs + LEASE_GRACE_MS;
-      host.handles.set(
-        id,
-        await backend.get(session, { tools: placed, ...served(conversation), waitMs }, registration),
+      const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
+      const opened = await this.#backend.get(
+        session,
+        { tools: placed, ...served(conversation), waitMs },
+        this.#registration,
       );
+      this.#host.handles.set(id, opened);
     }
     return meta;
-  };
-  const endHandle = async (id: string) => {
-    const session = host.handles.get(id);
-    host.handles.delete(id);
+  }
+
+  async #delete(session: string): Promise<null> {
+    // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
+    const meta = await this.#journal.getSession(checkName("a session id", session));
+    if (!meta || !ownedBy(meta.host, this.#registration)) return null;
+    const ids = [...this.#host.handles].filter(([, open]) => open.id === session).map(([id]) => id);
+    await Promise.allSettled(ids.map(this.#endHandle));
+    await this.#backend.delete(session);
+    return null;
+  }
+
+  async #list(): Promise<SessionMeta[]> {
+    return (await this.#backend.list()).filter((meta) => ownedBy(meta.host, this.#registration));
+  }
+
+  #endHandle = async (id: string): Promise<void> => {
+    const session = this.#host.handles.get(id);
+    this.#host.handles.delete(id);
     await session?.end();
-    if (session && ![...host.handles.values()].some((open) => open.id === session.id)) {
-      for (const key of host.activations.keys()) if (key.startsWith(`${session.id}:`)) host.activations.delete(key);
-    }
+    if (session) this.#host.forget(session.id);
   };
-  const activation = (session: Session, id: string): Activation => {
-    const key = `${session.id}:${id}`;
-    let found = host.activations.get(key);
+
+  async #owned(session: string): Promise<SessionMeta> {
+    const meta = await this.#journal.getSession(checkName("a session id", session));
+    if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
+    checkOwner(session, meta.host, this.#registration);
+    return meta;
+  }
+
+  #handle(id: string): Session {
+    const session = this.#host.handles.get(id);
+    if (!session) throw new BrainError("session_closed", `session handle ${id} is not open`);
+    return session;
+  }
+
+  // -- calls this client starts ------------------------------------------------------------------
+
+  async #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
+    const session = this.#handle(frame.handle);
+    const activation = frame.activation === undefined ? undefined : this.#activation(session, frame.activation);
+    // An invoke to this handle made while the intent commits travels with the reply.
+    this.#host.hold(frame.handle);
+    let call: ToolCall;
+    try {
+      call = await this.#host.startCall(() =>
+        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation })
+      );
+    } catch (error) {
+      this.#host.release(frame.handle, undefined, undefined);
+      throw error;
+    }
+    const run = this.#host.release(frame.handle, session.id, call.sequence);
+    this.#track(session.id, call);
+    return run ? { call: call.sequence, run: true } : { call: call.sequence };
+  }
+
+  #track(session: string, call: ToolCall): void {
+    this.#calls.track(session, call);
+    this.#started.set(session, call.sequence, call);
+    call.ended.then((end) => {
+      if (!this.#finishing.get(session, call.sequence)) this.#pushEnded(session, end);
+    }, () => this.#started.delete(session, call.sequence));
+  }
+
+  /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
+  #pushEnded(session: string, end: CallEnd, answer?: { id: number; late: boolean }): boolean {
+    if (!this.#started.delete(session, end.call)) return false;
+    send(this.#socket, { t: "ended", session, call: end.call, end, ...answer });
+    return true;
+  }
+
+  async #wait(session: string, call: number): Promise<CallEnd | null> {
+    await this.#owned(session);
+    const open = this.#calls.get(session, call)?.ended;
+    return await (open ??
+      findEnd(this.#journal.subscribe(session, { from: call, signal: this.#closed.signal }), call)) ?? null;
+  }
+
+  async #cancel(session: string, sequence: number, message: string | undefined): Promise<CallEnd> {
+    await this.#owned(session);
+    const call = this.#calls.get(session, sequence);
+    if (call) return await call.cancel(message);
+    const ended = await findEnd(await this.#journal.read(session, { from: sequence }), sequence);
+    if (ended) return ended;
+    throw new BrainError("call_not_found", `call ${sequence} of session ${session} is not open here`);
+  }
+
+  #activation(session: Session, id: string): Activation {
+    let activations = this.#host.activations.get(session.id);
+    if (!activations) this.#host.activations.set(session.id, activations = new Map());
+    let found = activations.get(id);
     if (!found) {
       const { maxEmittedBytes, maxModelCalls } = session.activation();
       found = new Activation({ id, maxEmittedBytes, maxModelCalls });
-      host.activations.set(key, found);
+      activations.set(id, found);
     }
     return found;
-  };
+  }
 
-  const operate = (frame: ClientFrame): Promise<unknown> => {
-    switch (frame.op) {
-      case "emit":
-        return host.sink(frame.session, frame.call).emit(frame.event, frame.data);
-      case "model":
-        // The call's own scope: its activation's budget, its identity as origin, its end stops the request.
-        return host.sink(frame.session, frame.call).model(frame.request as unknown as ModelRequest);
-      case "result":
-        return host.sink(frame.session, frame.call).emitResult(published(frame));
-      case "returned":
-        return host.sink(frame.session, frame.call).returned(frame.outcome ? published(frame) : undefined);
-      case "finish":
-        return host.sink(frame.session, frame.call).finish(frame.outcome ? published(frame) : undefined, frame.cause)
-          .then(({ sequence, late }) => ({ sequence, late }))
-          .finally(() => host.settle(frame.session, frame.call));
-      default:
-        return request(frame);
-    }
-  };
+  // -- records -----------------------------------------------------------------------------------
 
-  const request = async (frame: ClientFrame): Promise<unknown> => {
-    switch (frame.op) {
-      case "attach": {
-        const declared = new Set(frame.handles.map((declared) => declared.handle));
-        await Promise.allSettled([...host.handles.keys()].filter((id) => !declared.has(id)).map(endHandle));
-        const failed: string[] = [];
-        for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-          await open(id, session, tools, conversation).catch(() => failed.push(id));
-        }
-        return { failed };
-      }
-      case "create": {
-        const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
-        const tools = await Promise.all(frame.tools.map(async (tool) => {
-          if (tool.implementation !== "component") return remoteTool(host, frame.handle, tool);
-          const upload = uploads.get(tool.name);
-          if (!upload) {
-            throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
-          }
-          return uploadedTool(tool, upload, await host.components.component(upload));
-        }));
-        const session = await host.createSession(
-          journal,
-          () => backend.create({ id: frame.session, tools, ...served(frame) }, registration),
-        );
-        host.handles.set(frame.handle, session);
-        return null;
-      }
-      case "lacking":
-        return host.components.lacking(frame.sha256);
-      case "get":
-        await open(frame.handle, frame.session, frame.tools, frame);
-        return null;
-      case "delete": {
-        // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
-        const meta = await journal.getSession(checkName("a session id", frame.session));
-        if (!meta || !ownedBy(meta.host, registration)) return null;
-        const ids = [...host.handles].filter(([, session]) => session.id === frame.session).map(([id]) => id);
-        await Promise.allSettled(ids.map(endHandle));
-        await backend.delete(frame.session);
-        return null;
-      }
-      case "list":
-        return (await backend.list()).filter((meta) => ownedBy(meta.host, registration));
-      case "end":
-        await endHandle(frame.handle);
-        return null;
-      case "send":
-        // The Agentloop runs here; the reply waits for the activation that answers the message.
-        return await handle(frame.handle).send(frame.content);
-      case "interrupt":
-        handle(frame.handle).interrupt();
-        return null;
-      case "start": {
-        const session = handle(frame.handle);
-        const call = await host.startCall(() =>
-          session.start(frame.tool, frame.input, {
-            deadline: frame.deadline,
-            activation: frame.activation === undefined ? undefined : activation(session, frame.activation),
-          })
-        );
-        calls.track(session.id, call);
-        call.ended.then((end) => send(socket, { t: "ended", session: session.id, call: call.sequence, end }), () => {});
-        return call.sequence;
-      }
-      case "wait":
-        await owned(frame.session);
-        return await (calls.get(frame.session, frame.call)?.ended ??
-          findEnd(journal.subscribe(frame.session, { from: frame.call, signal: closed.signal }), frame.call));
-      case "cancel": {
-        await owned(frame.session);
-        const call = calls.get(frame.session, frame.call);
-        if (call) return await call.cancel(frame.message);
-        const ended = await findEnd(await journal.read(frame.session, { from: frame.call }), frame.call);
-        if (ended) return ended;
-        throw new BrainError("call_not_found", `call ${frame.call} of session ${frame.session} is not open here`);
-      }
-      case "read":
-        await owned(frame.session);
-        return await journal.read(frame.session, { from: frame.from, limit: frame.limit });
-      case "subscribe": {
-        await owned(frame.session);
-        const controller = new AbortController();
-        streams.set(frame.id, controller);
-        forward(journal, socket, frame.id, frame.session, frame.from, controller.signal)
-          .finally(() => streams.delete(frame.id));
-        return null;
-      }
-      case "unsubscribe":
-        streams.get(frame.stream)?.abort();
-        return null;
-      default:
-        throw new BrainError("protocol_error", `operation ${frame.op} is not a request`);
-    }
-  };
+  async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
+    await this.#owned(session);
+    const controller = new AbortController();
+    this.#streams.set(stream, controller);
+    this.#forward(stream, session, from, controller.signal).finally(() => this.#streams.delete(stream));
+    return null;
+  }
 
-  socket.onmessage = (event) => {
-    const oversize = oversizeFrame(event.data, maxFrameBytes);
-    if (oversize) {
-      if (oversize.id === undefined) socket.close(1009, "frame too large");
-      else send(socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
-      return;
-    }
-    let frame: ClientFrame;
+  /** Sends a session's records as `record` frames until `signal` aborts or the journal ends the follow. */
+  async #forward(stream: number, session: string, from: number | undefined, signal: AbortSignal): Promise<void> {
     try {
-      frame = decodeFrame(clientFrame, event.data);
+      for await (const record of this.#journal.subscribe(session, { from, signal })) {
+        send(this.#socket, { t: "record", stream, record });
+      }
     } catch {
-      socket.close(4002, "protocol error");
-      return;
+      // A deleted session or closed journal ends the stream like its end does.
     }
-    let reply: Promise<unknown>;
+    if (!signal.aborted) send(this.#socket, { t: "closed", stream });
+  }
+
+  // -- reports of dispatched calls ---------------------------------------------------------------
+
+  async #finish(frame: RequestOf<"finish"> & { id: number }): Promise<Replies["finish"] | typeof ANSWERED> {
+    const { session, call } = frame;
+    const sink = this.#host.sink(session, call);
+    this.#host.endedByHost(session, call);
+    this.#host.settle(session, call);
+    const started = this.#started.get(session, call);
+    if (started) this.#finishing.set(session, call, true);
     try {
-      reply = operate(frame);
-    } catch (error) {
-      reply = Promise.reject(error);
+      const { sequence, late } = await sink.finish(published(frame), frame.cause);
+      if (started && this.#pushEnded(session, await started.ended, { id: frame.id, late })) return ANSWERED;
+      return { sequence, late };
+    } finally {
+      if (started) {
+        this.#finishing.delete(session, call);
+        started.ended.then((end) => this.#pushEnded(session, end), () => {});
+      }
     }
-    reply.then(
-      (value) => send(socket, { t: "reply", id: frame.id, value: (value ?? null) as JsonValue }),
-      (error) => send(socket, { t: "reply", id: frame.id, error: errorFrame(error) }),
-    );
-  };
-  socket.onclose = () => {
-    closed.abort();
-    for (const controller of streams.values()) controller.abort();
-    host.detach(socket);
-  };
+  }
+
+  #record(session: string, call: number, records: RequestOf<"record">["records"]): Promise<JournalRecord[]> {
+    const sink = this.#host.sink(session, call);
+    if (records.some((record) => record.call !== call)) {
+      throw new BrainError("protocol_error", `a host records environment changes only for call ${call}`);
+    }
+    return sink.record(records);
+  }
+}
+
+const reports = new Set(["emit", "model", "result", "returned", "finish", "record"]);
+
+function isReport(kind: string | undefined): boolean {
+  return kind !== undefined && reports.has(kind);
 }
 
 /** The session's server model by name and its Agentloop options, as the backend takes them. */
-function served({ model, agentloop }: { model?: string; agentloop?: WireAgentloop }): {
-  model?: string;
-  agentloop?: AgentloopOptions;
-} {
+function served({ model, agentloop }: Conversation): { model?: string; agentloop?: AgentloopOptions } {
   if (model === undefined) return {};
   if (agentloop === undefined) return { model };
   const { system, toolDeadlineMs } = agentloop;
@@ -283,36 +425,19 @@ function served({ model, agentloop }: { model?: string; agentloop?: WireAgentloo
   };
 }
 
-function published(frame: { outcome?: Outcome; content?: string }): PublishedResult {
-  return frame.content === undefined
-    ? { outcome: frame.outcome! }
-    : { outcome: frame.outcome!, content: frame.content };
-}
-
-/** Sends a session's records as `record` frames until `signal` aborts or the journal ends the follow. */
-async function forward(
-  journal: Journal,
-  socket: WebSocket,
-  stream: number,
-  session: string,
-  from: number | undefined,
-  signal: AbortSignal,
-): Promise<void> {
-  try {
-    for await (const record of journal.subscribe(session, { from, signal })) {
-      send(socket, { t: "record", stream, record });
-    }
-  } catch {
-    // A deleted session or closed journal ends the stream like its end does.
-  }
-  if (!signal.aborted) send(socket, { t: "closed", stream });
+function published(frame: { outcome?: Outcome; content?: string }): PublishedResult | undefined {
+  if (frame.outcome === undefined) return undefined;
+  return frame.content === undefined ? { outcome: frame.outcome } : { outcome: frame.outcome, content: frame.content };
 }
 
 /** The end of `call` as its `tool_call_finished` record among `records` tells it, if it is there. */
-async function findEnd(records: AsyncIterable<JournalRecord> | JournalRecord[], call: number) {
+async function findEnd(
+  records: AsyncIterable<JournalRecord> | JournalRecord[],
+  call: number,
+): Promise<CallEnd | undefined> {
   for await (const record of records) {
     if (record.kind === "tool_call_finished" && record.call === call) {
-      return { call, sequence: record.sequence, cause: record.cause, outcome: record.outcome } satisfies CallEnd;
+      return { call, sequence: record.sequence, cause: record.cause, outcome: record.outcome };
     }
   }
   return undefined;
