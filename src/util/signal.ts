@@ -17,21 +17,3 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
     });
   });
 }
-
-/** Resolves true when `promise` settles, false when `signal` aborts first. */
-export async function settledBeforeAbort(
-  promise: Promise<unknown>,
-  signal: AbortSignal | undefined,
-): Promise<boolean> {
-  if (!signal) {
-    await promise;
-    return true;
-  }
-  try {
-    await raceSignal(promise, signal);
-    return true;
-  } catch (error) {
-    if (signal.aborted && error === signal.reason) return false;
-    throw error;
-  }
-}
