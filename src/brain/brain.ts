@@ -158,6 +158,7 @@ const GET_OPTIONS = allKeys<GetSessionOptions>({
   host: true,
   model: true,
   agentloop: true,
+  waitMs: true,
 });
 const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   journal: true,
@@ -167,6 +168,7 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   maxModelCalls: true,
   allow: true,
   models: true,
+  leaseMs: true,
   components: true,
 });
 const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
