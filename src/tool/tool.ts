@@ -9,7 +9,7 @@ import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
-import { exportInputSchema, exportSchema } from "./schema.ts";
+import { checkZod4, exportInputSchema, exportSchema } from "./schema.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
@@ -137,6 +137,7 @@ export function tool<
       `tool ${name}: give it a description, the text a model reads to decide when to call it`,
     );
   }
+  if (spec.options !== undefined) checkZod4(name, "options", spec.options);
   const declaration: ToolDeclaration = {
     name,
     description,
