@@ -51,3 +51,4 @@ export type { JsonValue } from "../outcome/json.ts";
 export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";
 export type * from "../journal/records.ts";
 export type * from "../model/types.ts";
+export type { AcquireOptions, AppendOptions, Lease } from "../journal/lease.ts";

@@ -23,3 +23,4 @@ export type { CallOptions } from "../session/call_arguments.ts";
 export type { CallEnd } from "../session/call_state.ts";
 export type { AssistantMessage, SendOptions } from "../session/conversation.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "../journal/journal.ts";
+export type { AcquireOptions, AppendOptions, Lease } from "../journal/lease.ts";

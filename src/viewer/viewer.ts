@@ -44,7 +44,7 @@ const STATUS: Partial<Record<BrainErrorCode, 400 | 401 | 404>> = {
  *
  * @example
  * ```ts
- * import { MemoryJournal } from "@aexhq/brain";
+ * import { MemoryJournal } from "@aexhq/brain/journal";
  * import { createViewer } from "./viewer.ts";
  * const viewer = createViewer(new MemoryJournal(), { operatorToken: "secret" });
  * const response = await viewer.fetch(

@@ -28,3 +28,4 @@ export type * from "../../journal/mod.ts";
 export type { AllowList } from "../../contract/grant.ts";
 export type { ComponentSettings } from "../../contract/placement.ts";
 export type { ModelCredentials, ModelProvider, ModelResult, ProviderCall, SessionModel } from "../../model/types.ts";
+export type { AcquireOptions, AppendOptions, Lease } from "../../journal/lease.ts";
