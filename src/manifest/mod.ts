@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts ignore
- * import { inspectToolModule } from "@aexhq/brain/tools";
+ * import { inspectToolModule } from "UNRESOLVED:inspectToolModule";
  *
  * const manifest = await inspectToolModule("./mod.ts");
  * for (const entry of manifest.tools) console.log(entry.name, entry.implementation);
