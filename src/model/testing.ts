@@ -5,7 +5,7 @@
  * @example
  * ```ts
  * import { Brain } from "@aexhq/brain";
- * import { ScriptedProvider } from "UNRESOLVED:ScriptedProvider";
+ * import { ScriptedProvider } from "@aexhq/brain/testing";
  *
  * const brain = new Brain();
  * try {
@@ -48,7 +48,7 @@ export type ScriptStep = ScriptedReply | ((call: ProviderCall) => ScriptedReply 
  *
  * @example
  * ```ts
- * import { ScriptedProvider } from "UNRESOLVED:ScriptedProvider";
+ * import { ScriptedProvider } from "@aexhq/brain/testing";
  * const provider = new ScriptedProvider([
  *   { toolCalls: [{ name: "lookup", input: { id: "7" } }] },
  *   "The record is Ada.",
