@@ -55,7 +55,7 @@ export interface ToolManifest {
  *
  * @example
  * ```ts ignore
- * import { inspectToolModule } from "UNRESOLVED:inspectToolModule";
+ * import { inspectToolModule } from "@aexhq/brain/tools";
  *
  * const manifest = await inspectToolModule("./examples/inspect/inspect.ts");
  * console.log(manifest.tools[0].component?.fromModule); // "./inspect.wasm"

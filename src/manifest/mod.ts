@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts ignore
- * import { inspectToolModule } from "UNRESOLVED:inspectToolModule";
+ * import { inspectToolModule } from "@aexhq/brain/tools";
  *
  * const manifest = await inspectToolModule("./mod.ts");
  * for (const entry of manifest.tools) console.log(entry.name, entry.implementation);
