@@ -3,7 +3,7 @@ import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } 
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
-import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
+import { allKeys, checkKnownKeys, checkObject } from "../outcome/known_keys.ts";
 import { promised } from "../util/promised.ts";
 import { isPostgresUrl } from "../journal/postgres_url.ts";
 
@@ -188,7 +188,7 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
 function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
-  if (remote(options)) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
+  if (remote(checkObject("Brain options", options))) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
   else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
 }
 
