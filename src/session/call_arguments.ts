@@ -20,9 +20,14 @@ export interface CallOptions {
   activation?: Activation;
   /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
   toolCallId?: string;
+  /**
+   * The W3C `traceparent` of the caller's span: the call's OpenTelemetry span
+   * becomes its child. By default the span active where the call starts is the parent.
+   */
+  traceparent?: string;
 }
 
-const CALL_OPTIONS = ["deadline", "timeoutMs", "signal", "activation", "toolCallId"];
+const CALL_OPTIONS = ["deadline", "timeoutMs", "signal", "activation", "toolCallId", "traceparent"];
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;
