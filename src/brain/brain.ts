@@ -3,6 +3,8 @@ import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } 
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
+import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
+import { promised } from "../util/promised.ts";
 
 export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
@@ -47,12 +49,15 @@ export class Brain {
    * {@linkcode Brain.open} for a `path`), or a client of the server at `options.url`.
    */
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
+    if (!Brain.#opened) checkBrainOptions(options);
     const backend = this.#backend = Brain.#opened ??
       ("url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
-      create: (create: CreateSessionOptions = {}) => backend.create(create),
-      get: (id: string, get: GetSessionOptions = {}) => backend.get(id, get),
+      create: (create: CreateSessionOptions = {}) =>
+        promised(() => checkKnownKeys("session options", create, CREATE_OPTIONS)).then(() => backend.create(create)),
+      get: (id: string, get: GetSessionOptions = {}) =>
+        promised(() => checkKnownKeys("session options", get, GET_OPTIONS)).then(() => backend.get(id, get)),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
@@ -77,6 +82,7 @@ export class Brain {
    * ```
    */
   static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
+    checkBrainOptions(options);
     if ("url" in options) return new Brain(options);
     Brain.#opened = await EmbeddedBackend.open(options);
     return new Brain();
@@ -134,4 +140,46 @@ export class Brain {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+const CREATE_OPTIONS = allKeys<CreateSessionOptions>({
+  tools: true,
+  environments: true,
+  id: true,
+  host: true,
+  model: true,
+  agentloop: true,
+});
+const GET_OPTIONS = allKeys<GetSessionOptions>({
+  tools: true,
+  environments: true,
+  host: true,
+  model: true,
+  agentloop: true,
+});
+const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
+  journal: true,
+  path: true,
+  maxEmittedBytes: true,
+  maxInputBytes: true,
+  maxModelCalls: true,
+  allow: true,
+  models: true,
+  components: true,
+});
+const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
+  url: true,
+  token: true,
+  host: true,
+  serverToken: true,
+  takeover: true,
+  pingIntervalMs: true,
+  deadlineGraceMs: true,
+  onConnection: true,
+});
+
+/** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
+function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
+  if ("url" in options) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
+  else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
 }

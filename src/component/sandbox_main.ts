@@ -10,7 +10,8 @@
 import { SyncFrames } from "./frames.ts";
 import { limitMemory, PAGE } from "./memory_limit.ts";
 import { permissionMismatch } from "./permissions.ts";
-import type { FromSandbox, HostCall, Reply, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import { GuestExit } from "./wasi/cli.ts";
 import { wasiImports } from "./wasi/imports.ts";
 import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
@@ -99,6 +100,25 @@ function exhausted(memoryBytes: number): boolean {
   return memories.some((memory) => memory.buffer.byteLength + margin > memoryBytes);
 }
 
+/** Runs one call on a fresh instance and says how it ended. */
+function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: number): FromSandbox {
+  calling = true;
+  try {
+    instance[EXPORT].run({ ...invocation, deadlineAtMs: BigInt(invocation.deadlineAtMs) });
+    return { type: "done" };
+  } catch (error) {
+    if (error instanceof GuestExit && error.ok) return { type: "done" };
+    return {
+      type: "done",
+      error: describe(error),
+      exhausted: exhausted(memoryBytes),
+      trapped: typeof (error as { payload?: unknown })?.payload !== "string" && !(error instanceof GuestExit),
+    };
+  } finally {
+    calling = false;
+  }
+}
+
 async function serve(): Promise<void> {
   const init = frames.read() as SandboxInit | undefined;
   if (init?.type !== "init") return;
@@ -115,24 +135,14 @@ async function serve(): Promise<void> {
     if (message === undefined) return;
     if (message.type !== "call") continue;
     memories = made.memories;
-    if (!made.instance) {
-      report({ type: "done", error: made.error, exhausted: exhausted(init.memoryBytes), trapped: true });
-    } else {
-      calling = true;
-      try {
-        made.instance[EXPORT].run({ ...message.invocation, deadlineAtMs: BigInt(message.invocation.deadlineAtMs) });
-        calling = false;
-        report({ type: "done" });
-      } catch (error) {
-        calling = false;
-        report({
-          type: "done",
-          error: describe(error),
-          exhausted: exhausted(init.memoryBytes),
-          trapped: typeof (error as { payload?: unknown })?.payload !== "string",
-        });
-      }
-    }
+    report(
+      made.instance ? run(made.instance, message, init.memoryBytes) : {
+        type: "done",
+        error: made.error,
+        exhausted: exhausted(init.memoryBytes),
+        trapped: true,
+      },
+    );
     made = await fresh();
   }
 }

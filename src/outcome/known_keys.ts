@@ -19,3 +19,12 @@ export function checkKnownKeys(where: string, options: object, known: readonly s
     `unknown ${where} ${unknown.map((key) => JSON.stringify(key)).join(", ")}: the known ones are ${known.join(", ")}`,
   );
 }
+
+/**
+ * Every key of `T`, as a list for {@linkcode checkKnownKeys}. The argument
+ * must name each key of `T` exactly once, so a new option that is not listed
+ * fails to compile instead of being refused at run time.
+ */
+export function allKeys<T>(keys: { [K in keyof Required<T>]: true }): readonly string[] {
+  return Object.freeze(Object.keys(keys));
+}

@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import { checkKnownKeys } from "../outcome/known_keys.ts";
+import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
 import type { Activation } from "./activation.ts";
@@ -27,7 +27,14 @@ export interface CallOptions {
   traceparent?: string;
 }
 
-const CALL_OPTIONS = ["deadline", "timeoutMs", "signal", "activation", "toolCallId", "traceparent"];
+const CALL_OPTIONS = allKeys<CallOptions>({
+  deadline: true,
+  timeoutMs: true,
+  signal: true,
+  activation: true,
+  toolCallId: true,
+  traceparent: true,
+});
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;
@@ -66,6 +73,12 @@ export function checkCallArguments(tool: string, input: JsonValue, options: Call
   const nonJson = findNonJson(input);
   if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
   checkKnownKeys("call options", options, CALL_OPTIONS);
+  if (options.traceparent !== undefined && typeof options.traceparent !== "string") {
+    throw new BrainError(
+      "invalid_argument",
+      `traceparent must be a W3C traceparent string, got a ${typeof options.traceparent}`,
+    );
+  }
   const { timeoutMs, ...rest } = options;
   if (timeoutMs === undefined) {
     checkDeadline(rest.deadline);

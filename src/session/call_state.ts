@@ -5,6 +5,7 @@ import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts"
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
+import { RacedAbortController } from "../util/signal.ts";
 import { callAt } from "../util/timer.ts";
 import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
@@ -39,7 +40,7 @@ export class CallState implements CallSink {
   #sessionId: string;
   #activation: Activation;
   #deadline: number | undefined;
-  #controller = new AbortController();
+  #controller = new RacedAbortController();
   #tail: Promise<unknown> = Promise.resolve();
   #claimed: TerminalCause | undefined;
   #lastResult: Outcome | undefined;

@@ -8,7 +8,7 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
-import { Brain, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
+import { Brain, BrainError, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { brainTracer } from "../../src/telemetry/tracer.ts";
 
@@ -178,5 +178,27 @@ Deno.test("trace context travels over the host connection: a remote Tool's spans
   } finally {
     await brain.close();
     await server.shutdown();
+  }
+});
+
+Deno.test("a call's traceparent option names its parent; a malformed one is ignored and a non-string refused", async () => {
+  using exporter = collectSpans();
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [failing()] });
+    const parent = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+    await session.call("failing", {}, { traceparent: parent });
+    await session.call("failing", {}, { traceparent: "not a traceparent" });
+    await assert.rejects(
+      session.call("failing", {}, { traceparent: 7 as unknown as string }),
+      (error) => error instanceof BrainError && error.code === "invalid_argument",
+    );
+    const [named, root] = exporter.getFinishedSpans();
+    assert.equal(named.spanContext().traceId, "0af7651916cd43dd8448eb211c80319c");
+    assert.equal(named.parentSpanContext?.spanId, "b7ad6b7169203331");
+    assert.equal(root.parentSpanContext, undefined);
+    assert.equal(exporter.getFinishedSpans().length, 2, "the refused call made no span");
+  } finally {
+    await brain.close();
   }
 });
