@@ -3,7 +3,7 @@
  * an `EventSource` over loopback, against the commit alone (the baseline).
  * Run with `deno task bench`.
  */
-import { MemoryJournal } from "../mod.ts";
+import { MemoryJournal } from "../src/journal/memory.ts";
 import { createViewer } from "../src/viewer/viewer.ts";
 
 const journal = new MemoryJournal();

@@ -8,7 +8,9 @@ import {
   SimpleSpanProcessor,
 } from "@opentelemetry/sdk-trace-base";
 import { z } from "zod";
-import { Brain, BrainError, ScriptedProvider, serveBrain, tool } from "../../mod.ts";
+import { Brain, BrainError, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { brainTracer } from "../../src/telemetry/tracer.ts";
 
