@@ -5,6 +5,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["util", "outcome"],
   ["model"],
   ["journal"],
+  ["telemetry"],
   ["contract"],
   ["tool"],
   ["run"],
@@ -15,7 +16,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ["viewer"],
   ["host"],
   ["brain"],
-  ["manifest", "mcp", "telemetry"],
+  ["manifest", "mcp"],
 ];
 const SRC = new URL("../src/", import.meta.url);
 
