@@ -116,6 +116,9 @@ export function tool<
   O extends Schema | undefined = undefined,
   P extends Schema | undefined = undefined,
 >(spec: ToolSpec<I, O, P>): ToolFactory<P> {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+    throw new BrainError("invalid_tool", "tool() takes a declaration object: { name, description, input, run }");
+  }
   const { name, description } = spec;
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
     throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
