@@ -2,13 +2,13 @@ import assert from "node:assert/strict";
 import { scratchDir } from "./scratch.ts";
 
 /**
- * Every ```ts block of the README, checked the way a newcomer uses it: in a
+ * Every TypeScript code block of the README, checked the way a newcomer uses it: in a
  * fresh app folder whose deno.json holds only the import map `deno add
  * jsr:@aexhq/brain` and `deno add npm:zod@4` would write (pointing at this
  * checkout, since JSR is not reachable here) and no `unstable` setting. A block
  * whose first line is `// name.ts` is saved under that name, so later blocks
- * can import it. Every block is type-checked; a block followed by a ```sh
- * block whose first line is `deno run ... name.ts` is also run with exactly
+ * can import it. Every block is type-checked; a block followed by a shell
+ * code block whose first line is `deno run ... name.ts` is also run with exactly
  * that command, so the README's flags are the flags it needs.
  */
 
