@@ -13,7 +13,8 @@ import { _setPreopens } from "npm:@bytecodealliance/preview2-shim@0.26/filesyste
 // deno-lint-ignore no-import-prefix
 import { componentize } from "npm:@bytecodealliance/componentize-js@0.23.0";
 
-_setPreopens({ "/": "/" });
+// Its types describe the browser shim; under Deno the Node shim takes host paths.
+_setPreopens({ "/": "/" } as never);
 const [sourcePath, witPath, worldName, out] = Deno.args;
 const { component } = await componentize({
   sourcePath,
