@@ -299,15 +299,18 @@ export class HostSocketHandler {
     let call: ToolCall;
     try {
       call = await this.#host.startCall(() =>
-        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation })
+        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation, traceparent: frame.traceparent })
       );
     } catch (error) {
       this.#host.release(frame.handle, undefined, undefined);
       throw error;
     }
-    const run = this.#host.release(frame.handle, session.id, call.sequence);
+    const held = this.#host.release(frame.handle, session.id, call.sequence);
     this.#track(session.id, call);
-    return run ? { call: call.sequence, run: true } : { call: call.sequence };
+    if (!held) return { call: call.sequence };
+    return held.traceparent === undefined
+      ? { call: call.sequence, run: true }
+      : { call: call.sequence, run: true, traceparent: held.traceparent };
   }
 
   #track(session: string, call: ToolCall): void {
