@@ -49,6 +49,7 @@ export {
   type OutcomeStatus,
 } from "./src/outcome/outcome.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
+export type { AcquireOptions, AppendOptions, Lease } from "./src/journal/lease.ts";
 export type {
   AdvertisedTool,
   ConversationRequest,

@@ -3,7 +3,7 @@ import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } 
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
-import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
+import { allKeys, checkKnownKeys, checkObject } from "../outcome/known_keys.ts";
 import { promised } from "../util/promised.ts";
 
 export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
@@ -64,10 +64,12 @@ export class Brain {
   }
 
   /**
-   * Opens a Brain, over the Deno KV file at `path` when given. Every call its
-   * journal still has open was in flight in a Brain that stopped: each ends
-   * with a committed `unknown` outcome before this resolves, and is never
-   * dispatched again. One Brain at a time owns a journal.
+   * Opens a Brain, over the Deno KV file at `path` when given. Opening owns
+   * nothing: several Brains (in several processes) may open one journal and
+   * read, follow and list every session. A session has one owner at a time,
+   * the Brain that created it or opened it with its Tools; another Brain takes
+   * it over only once the owner closed or its lease (`leaseMs`) lapsed, and then
+   * ends the calls the owner left open `unknown`, never dispatching them again.
    *
    * @example
    * ```ts
@@ -156,6 +158,7 @@ const GET_OPTIONS = allKeys<GetSessionOptions>({
   host: true,
   model: true,
   agentloop: true,
+  waitMs: true,
 });
 const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   journal: true,
@@ -165,6 +168,7 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   maxModelCalls: true,
   allow: true,
   models: true,
+  leaseMs: true,
   components: true,
 });
 const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
@@ -180,6 +184,6 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
 function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
-  if ("url" in options) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
+  if ("url" in checkObject("Brain options", options)) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
   else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
 }

@@ -83,6 +83,7 @@ export class Sandbox {
         `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
         MAIN,
       ],
+      env: { DENO_NO_UPDATE_CHECK: "1" },
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

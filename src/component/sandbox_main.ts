@@ -9,7 +9,7 @@
  */
 import { SyncFrames } from "./frames.ts";
 import { limitMemory, PAGE } from "./memory_limit.ts";
-import { permissionMismatch } from "./permissions.ts";
+import { permissionMismatch } from "./permission_mismatch.ts";
 import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
 import { GuestExit } from "./wasi/cli.ts";
 import { wasiImports } from "./wasi/imports.ts";

@@ -8,6 +8,7 @@ import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
+import { Ownership } from "../journal/ownership.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
@@ -43,9 +44,18 @@ export interface BrainOptions {
    * leave the server.
    */
   models?: Readonly<Record<string, SessionModel>>;
+  /**
+   * How long this Brain's hold on a session it writes to lasts without renewal
+   * (it renews every third of it): after its process dies, another Brain over
+   * the same journal takes the session over once this passed. 10 s by default.
+   */
+  leaseMs?: number;
   /** Limits and the cache folder of the child processes that run Components. */
   components?: ComponentSettings;
 }
+
+/** The default {@linkcode BrainOptions.leaseMs}. */
+export const DEFAULT_LEASE_MS = 10_000;
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -61,6 +71,13 @@ export class EmbeddedBackend implements BrainBackend {
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
+  /** The ownership each writing handle writes under; reading handles have none. */
+  #writers = new WeakMap<Session, Ownership>();
+  /** The sessions this Brain owns, while it has a writing handle of them. */
+  #owned = new Map<string, Promise<Ownership>>();
+  /** This Brain's owner id in session leases. */
+  #node = crypto.randomUUID();
+  #leaseMs: number;
   #resources: Resources;
   #closed = false;
 
@@ -77,14 +94,18 @@ export class EmbeddedBackend implements BrainBackend {
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
+      throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
+    }
     this.#resources = new Resources(options.components);
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
   /**
-   * Opens a backend, over the Deno KV file at `path` when given. Every call its
-   * journal still has open was in flight in a Brain that stopped: each ends
-   * `unknown` before this resolves, and is never dispatched again.
+   * Opens a backend, over the Deno KV file at `path` when given. Opening owns
+   * nothing: other Brains over the same journal keep their sessions until this
+   * one opens a session to write to it.
    */
   static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
     const { path, ...rest } = options;
@@ -92,14 +113,17 @@ export class EmbeddedBackend implements BrainBackend {
       throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
     }
     const journal = path === undefined ? rest.journal : await KvJournal.open(path);
-    const backend = new EmbeddedBackend({ ...rest, journal });
     try {
-      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+      return new EmbeddedBackend({ ...rest, journal });
     } catch (error) {
-      await backend.close();
+      await journal?.close();
       throw error;
     }
-    return backend;
+  }
+
+  /** How long this Brain's session leases last without renewal. */
+  get leaseMs(): number {
+    return this.#leaseMs;
   }
 
   async create(
@@ -131,7 +155,8 @@ export class EmbeddedBackend implements BrainBackend {
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
-      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop);
+      const ownership = await this.#own(id, 0);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {
       ended.abort();
       await release(placed);
@@ -145,7 +170,7 @@ export class EmbeddedBackend implements BrainBackend {
 
   async get(
     id: string,
-    { tools: given = [], environments = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools: given = [], environments = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
@@ -162,16 +187,75 @@ export class EmbeddedBackend implements BrainBackend {
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       if (tools.length > 0) checkReattachment(id, meta.tools, tools);
-      // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-      if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
+      const writes = tools.length > 0 || model !== undefined;
+      const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
       const workspaces = await this.#admit(id, tools, ended.signal);
       const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created, ownership);
     } catch (error) {
       ended.abort();
       await release(placed);
+      await this.#releaseIfIdle(id);
       throw error;
     }
+  }
+
+  /**
+   * This Brain's ownership of a session, taken now if it holds none: calls the
+   * session still has open then belong to an owner that stopped or lost it, and
+   * end `unknown`. Fails `session_owned` while another Brain holds it (after
+   * waiting up to `waitMs`).
+   */
+  #own(id: string, waitMs: number): Promise<Ownership> {
+    let owned = this.#owned.get(id);
+    if (!owned) {
+      owned = (async () => {
+        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        ownership.lost.addEventListener("abort", () => this.#lose(id, ownership), { once: true });
+        try {
+          await endOrphanedCalls(ownership.journal, id);
+        } catch (error) {
+          await ownership.release();
+          throw error;
+        }
+        return ownership;
+      })();
+      this.#owned.set(id, owned);
+      owned.catch(() => this.#owned.get(id) === owned && this.#owned.delete(id));
+    }
+    return owned;
+  }
+
+  /**
+   * For a reading handle: ends the calls of an owner that stopped, if no live
+   * Brain owns the session (after waiting up to `waitMs` for its lease to end).
+   */
+  async #sweepIfUnowned(id: string, waitMs: number): Promise<Ownership | undefined> {
+    if (this.#owned.has(id)) return await this.#owned.get(id);
+    try {
+      await this.#own(id, waitMs);
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "session_owned") return undefined;
+      throw error;
+    }
+    await this.#releaseIfIdle(id);
+    return undefined;
+  }
+
+  /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
+  #lose(id: string, ownership: Ownership): void {
+    this.#owned.delete(id);
+    for (const session of this.#live) {
+      if (this.#writers.get(session) === ownership) void session.end();
+    }
+  }
+
+  /** Gives a session's lease up once no handle of this Brain writes to it. */
+  async #releaseIfIdle(id: string): Promise<void> {
+    const owned = this.#owned.get(id);
+    if (!owned || [...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+    this.#owned.delete(id);
+    await (await owned.catch(() => undefined))?.release();
   }
 
   async delete(id: string): Promise<void> {
@@ -190,6 +274,8 @@ export class EmbeddedBackend implements BrainBackend {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    this.#owned.clear();
     await this.#resources.close();
     await this.journal.close();
   }
@@ -239,9 +325,11 @@ export class EmbeddedBackend implements BrainBackend {
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
+    ownership?: Ownership,
   ): Session {
+    const journal = ownership?.journal ?? this.journal;
     const session = new Session({
-      journal: this.journal,
+      journal,
       meta,
       tools,
       workspaces,
@@ -250,16 +338,18 @@ export class EmbeddedBackend implements BrainBackend {
       maxEmittedBytes: this.#maxEmittedBytes,
       maxInputBytes: this.#maxInputBytes,
       maxModelCalls: this.#maxModelCalls,
-      models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
+      models: model && new ModelCaller({ journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
       resources: this.#resources,
       onEnd: async (session) => {
         this.#live.delete(session);
         ended.abort();
         await release(placed);
+        await this.#releaseIfIdle(session.id);
       },
     });
     this.#live.add(session);
+    if (ownership) this.#writers.set(session, ownership);
     return session;
   }
 

@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -27,7 +28,7 @@ export interface BrainEnvironment extends Environment {
  * ```
  */
 export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvironment {
-  const { name: _name, control: _control, setup: _setup, ...grant } = options;
+  const { name: _name, control: _control, setup: _setup, ...grant } = checkObject("brainEnv options", options);
   const { name, control, setup } = environmentOptions(options);
   const mode = grant.filesystem?.workspace;
   if (grant.filesystem && mode !== "read" && mode !== "write") {

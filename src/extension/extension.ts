@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -58,7 +59,14 @@ const encoder = new TextEncoder();
  * console.log(typeof app.fetch); // "function"
  * ```
  */
-export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensionOptions): ToolExtension {
+export function toolExtension(options: ToolExtensionOptions): ToolExtension {
+  const { tools, lifetimeMs = 30_000, token } = checkObject("toolExtension options", options);
+  if (!Array.isArray(tools)) {
+    throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
+  }
+  if (token !== undefined && (typeof token !== "string" || token === "")) {
+    throw new BrainError("invalid_argument", "toolExtension's token must be a non-empty string");
+  }
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
   }

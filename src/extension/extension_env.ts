@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -55,7 +56,7 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * ```
  */
 export function extensionEnv(options: ExtensionEnvOptions): Environment {
-  const { name } = environmentOptions({ name: options.name });
+  const { name } = environmentOptions({ name: checkObject("extensionEnv options", options).name });
   const maxReportBytes = options.maxReportBytes ?? EXTENSION_MAX_REPORT_BYTES;
   if (!Number.isSafeInteger(maxReportBytes) || maxReportBytes <= 0) {
     throw new BrainError("invalid_argument", `environment ${name}: maxReportBytes must be a positive integer`);

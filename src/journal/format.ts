@@ -1,4 +1,5 @@
 import type { JournalRecord } from "./records.ts";
+import { BrainError } from "../outcome/errors.ts";
 
 /**
  * One readable line for a journal record: sequence, kind and its essentials.
@@ -11,6 +12,9 @@ import type { JournalRecord } from "./records.ts";
  * ```
  */
 export function formatRecord(record: JournalRecord): string {
+  if (typeof record !== "object" || record === null || typeof record.kind !== "string") {
+    throw new BrainError("invalid_argument", "formatRecord takes a journal record");
+  }
   const head = `${String(record.sequence).padStart(4)}  ${record.kind.padEnd(20)} `;
   switch (record.kind) {
     case "tool_call_started":

@@ -2,7 +2,7 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server";
 import type { BrainSession } from "../embedded/backend.ts";
-import { type ServeMcpOptions, toolServer } from "./tool_server.ts";
+import { checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
 
 /** A session's Tools as a streamable HTTP MCP endpoint: a web handler over `Request` and `Response`. */
 export interface McpHandler {
@@ -65,6 +65,7 @@ interface Connection {
  * ```
  */
 export function serveMcp(session: BrainSession, options: ServeMcpOptions = {}): McpHandler {
+  checkServeOptions(options);
   const connections = new Map<string, Connection>();
   return {
     async fetch(request: Request): Promise<Response> {

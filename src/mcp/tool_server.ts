@@ -11,6 +11,7 @@ import {
 import type { PlacedTool } from "../contract/placement.ts";
 import type { BrainSession } from "../embedded/backend.ts";
 import type { JournalRecord } from "../journal/records.ts";
+import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 
@@ -33,7 +34,8 @@ export interface ServeMcpOptions {
  * failed outcome is an error result that names its status; `unknown` says the
  * Tool may or may not have run. An MCP cancellation cancels the call.
  */
-export function toolServer(session: BrainSession, { name = "brain", deadlineMs }: ServeMcpOptions): Server {
+export function toolServer(session: BrainSession, options: ServeMcpOptions): Server {
+  const { name = "brain", deadlineMs } = checkServeOptions(options);
   const server = new Server({ name, version: "1" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: session.tools.map(listed) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -66,6 +68,18 @@ export function toolServer(session: BrainSession, { name = "brain", deadlineMs }
     throw new McpError(ErrorCode.InternalError, "the session ended before the call finished");
   });
   return server;
+}
+
+/** Returns `options` when they are well-formed; throws `invalid_argument` otherwise. */
+export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
+  const { name, deadlineMs } = options ?? {};
+  if (name !== undefined && (typeof name !== "string" || name === "")) {
+    throw new BrainError("invalid_argument", "name must be a non-empty string");
+  }
+  if (deadlineMs !== undefined && !(typeof deadlineMs === "number" && deadlineMs > 0 && Number.isFinite(deadlineMs))) {
+    throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
+  }
+  return options ?? {};
 }
 
 function listed(placed: PlacedTool): Tool {

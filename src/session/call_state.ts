@@ -207,13 +207,36 @@ export class CallState implements CallSink {
     }
   }
 
+  /**
+   * Commits the terminal record. A store that failed for a moment is tried
+   * again; if the journal says the call already ended (another owner ended it),
+   * `ended` reports that terminal record. Otherwise `ended` rejects with the
+   * error and the call's next owner ends it: a waiting caller always settles.
+   */
   #terminal(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome): Promise<CallEnd> {
     bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
-    this.#commit(bodies).then(
-      (records) => this.#end.resolve({ call: this.call, sequence: records.at(-1)!.sequence, cause, outcome }),
-      (error) => this.#end.reject(error),
-    );
+    const attempt = async (tries: number): Promise<CallEnd> => {
+      try {
+        const records = await this.#commit(bodies);
+        return { call: this.call, sequence: records.at(-1)!.sequence, cause, outcome };
+      } catch (error) {
+        const code = error instanceof BrainError ? error.code : undefined;
+        if (code === "call_finished") return await this.#recordedEnd(error as BrainError);
+        if (!RETRIED.has(code) || tries >= TERMINAL_RETRY_MS.length) throw error;
+        await new Promise((resolve) => setTimeout(resolve, TERMINAL_RETRY_MS[tries]));
+        return await attempt(tries + 1);
+      }
+    };
+    attempt(0).then((end) => this.#end.resolve(end), (error) => this.#end.reject(error));
     return this.ended;
+  }
+
+  /** The terminal record the journal already has for this call. */
+  async #recordedEnd(refused: BrainError): Promise<CallEnd> {
+    const records = await this.#journal.read(this.#sessionId, { from: this.call });
+    const end = records.find((record) => record.kind === "tool_call_finished" && record.call === this.call);
+    if (end?.kind !== "tool_call_finished") throw refused;
+    return { call: this.call, sequence: end.sequence, cause: end.cause, outcome: end.outcome };
   }
 
   /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
@@ -235,6 +258,11 @@ export class CallState implements CallSink {
     return committed;
   }
 }
+
+/** Codes of store failures a terminal commit is tried again after. */
+const RETRIED = new Set<string | undefined>(["storage_unavailable", "storage_full", "journal_conflict"]);
+/** Pauses before each retry of a failed terminal commit. */
+const TERMINAL_RETRY_MS = [50, 200, 1_000, 3_000];
 
 const defaultMessage = {
   timeout: "the call's deadline passed",

@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -172,11 +173,13 @@ export class Session {
 
   /** Committed records in sequence order. */
   read(options?: ReadOptions): Promise<JournalRecord[]> {
+    if (options !== undefined) checkObject("read options", options);
     return this.#journal.read(this.id, options);
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
+    if (options !== undefined) checkObject("records options", options);
     return this.#journal.subscribe(this.id, options);
   }
 

@@ -5,15 +5,15 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Hono } from "hono";
-import { Brain, type BrainSession, type JournalRecord } from "../../mod.ts";
-import { serveMcp } from "../../src/mcp/mod.ts";
+import { Brain, BrainError, type BrainSession, type JournalRecord } from "../../mod.ts";
+import { serveMcp, type ServeMcpOptions } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";
 import { hang, refuse, stepper } from "./fixtures/brain_tools.ts";
 import { arrivals, counting, countingAllow, DENO, recording } from "./helpers.ts";
 
 /** Serves `session` with serveMcp in a hono app on 127.0.0.1 and connects the SDK's client to it. */
-async function connectHttp(session: BrainSession) {
-  const mcp = serveMcp(session);
+async function connectHttp(session: BrainSession, options?: ServeMcpOptions) {
+  const mcp = serveMcp(session, options);
   const app = new Hono();
   app.all("/mcp", (c) => mcp.fetch(c.req.raw));
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
@@ -110,6 +110,21 @@ Deno.test("serveMcp over HTTP: an MCP cancellation ends the call cancelled", asy
       "the call's end",
     );
     assert.equal(ofKind(records, "tool_call_finished")[0].cause, "cancelled");
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("serveMcp with deadlineMs: a call past its deadline is an error result that says timeout", async () => {
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [hang()] });
+    assert.throws(() => serveMcp(session, { deadlineMs: -1 }), (error) => error instanceof BrainError);
+    await using connected = await connectHttp(session, { deadlineMs: 50 });
+    const result = await connected.client.callTool({ name: "hang", arguments: {} });
+    assert.equal(result.isError, true);
+    assert.match((result.content as { text: string }[])[0].text, /^timeout: /);
+    assert.deepEqual(ofKind(await session.read(), "tool_call_finished").map((record) => record.cause), ["timeout"]);
   } finally {
     await brain.close();
   }

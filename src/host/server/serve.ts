@@ -3,6 +3,9 @@
  * else `BRAIN_PORT`, else 8787; `--port 0` picks a free one. It prints
  * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
  * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory.
+ * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
+ * session lasts unrenewed: another server over the same journal takes its
+ * sessions over that long after it died (10000 by default).
  *
  * With `--model-url` (or `BRAIN_MODEL_URL`), the base URL of an OpenAI-compatible
  * API, the server has one model, `default`, that clients name with
@@ -37,6 +40,7 @@ const { values } = parseArgs({
   options: {
     port: { type: "string" },
     path: { type: "string" },
+    "lease-ms": { type: "string" },
     "model-url": { type: "string" },
     model: { type: "string" },
     "model-key": { type: "string" },
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
     models: configuredModels(),
     serverToken,
     hostTokens,
+    leaseMs: leaseMs(),
     allow: allowList(),
     components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
   });
@@ -85,6 +90,17 @@ async function main(): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
+}
+
+/** The lease length the flag or environment sets, if any. */
+function leaseMs(): number | undefined {
+  const raw = values["lease-ms"] ?? Deno.env.get("BRAIN_LEASE_MS");
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) {
+    throw new BrainError("invalid_argument", `--lease-ms must be a positive integer, got ${raw}`);
+  }
+  return ms;
 }
 
 /** The `default` model the flags or environment describe, or none without a model URL. */

@@ -6,6 +6,7 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../prot
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { checkObject } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 
@@ -47,7 +48,10 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * session there, and a host's id and token see the sessions placed in it.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = options ?? {};
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = checkObject(
+    "Brain server options",
+    options,
+  );
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
@@ -159,8 +163,9 @@ export interface ServedBrain extends BrainServer {
  * ```
  */
 export async function serveBrain(
-  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number },
+  served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
+  const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
   const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
