@@ -39,7 +39,11 @@ export interface McpStdioServer {
 export async function serveMcpStdio(session: BrainSession, options: ServeMcpOptions = {}): Promise<McpStdioServer> {
   const server = toolServer(session, options);
   const closed = Promise.withResolvers<void>();
-  server.onclose = () => closed.resolve();
+  const closing = server.onclose;
+  server.onclose = () => {
+    closing?.();
+    closed.resolve();
+  };
   await server.connect(new StdioServerTransport());
   // The SDK's transport does not notice the client closing stdin; the server ends then.
   const ended = () => void server.close();

@@ -8,6 +8,7 @@ import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { Activation } from "./activation.ts";
 import { AssistantDeltas } from "./assistant_deltas.ts";
+import { traceModelCall } from "../telemetry/model_call_trace.ts";
 
 /** Who is calling, on whose budget, and what stops the call. */
 export interface ModelCallScope {
@@ -17,6 +18,8 @@ export interface ModelCallScope {
   activation: Activation;
   /** Aborting stops the pending request; its outcome is then `unknown`. */
   signal: AbortSignal;
+  /** The W3C `traceparent` of the turn or Tool call making the request, parent of its span. */
+  traceparent?: string;
 }
 
 /** A model request built from the journal, with what its `model_call_started` record keeps of it. */
@@ -80,10 +83,11 @@ export class ModelCaller {
     request: NormalizedModelRequest,
     journaled: { request: NormalizedModelRequest } | { conversation: ConversationRequest },
     committed: ((sequence: number) => void) | undefined,
-    { origin, activation, signal }: ModelCallScope,
+    { origin, activation, signal, traceparent }: ModelCallScope,
   ): Promise<{ call: number; result: ModelResult }> {
     activation.chargeModelCall();
     const { provider, model, credentials = {} } = this.#model;
+    const trace = traceModelCall({ sessionId: this.#sessionId, provider: provider.name, model, origin }, traceparent);
     const [started] = await this.#journal.append(this.#sessionId, [{
       kind: "model_call_started",
       origin,
@@ -93,10 +97,14 @@ export class ModelCaller {
       ...journaled,
     }]);
     committed?.(started.sequence);
+    trace?.started(started.sequence);
     const finish = (outcome: Outcome, result?: ModelResult) => {
       const body: RecordBody = { kind: "model_call_finished", call: started.sequence, outcome };
       if (result?.usage) body.usage = result.usage;
-      return this.#journal.append(this.#sessionId, [body]);
+      return this.#journal.append(this.#sessionId, [body]).then((records) => {
+        trace?.end(outcome, result?.usage);
+        return records;
+      });
     };
     // Only the Agentloop's own turns are conversational; a Tool's ctx.model streams no deltas.
     const deltas = origin.kind === "agentloop"

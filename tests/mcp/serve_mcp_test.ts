@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Hono } from "hono";
-import { Brain, BrainError, type BrainSession, type JournalRecord } from "../../mod.ts";
+import { z } from "zod";
+import { Brain, BrainError, type BrainSession, type JournalRecord, tool } from "../../mod.ts";
 import { serveMcp, type ServeMcpOptions } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";
 import { hang, refuse, stepper } from "./fixtures/brain_tools.ts";
@@ -144,6 +145,67 @@ Deno.test("serveMcp over an mcpEnv session: a call lost after sending is an erro
       { kind: "tool_call_finished" }
     >[];
     assert.deepEqual(finished.map((record) => record.cause), ["unknown"]);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("serveMcp offers MCP tasks: a background Tool returns, finishes later, and the task has its result", async () => {
+  const gate = Promise.withResolvers<void>();
+  const background = tool({
+    name: "background",
+    description: "Returns at once and finishes when the gate opens.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      gate.promise.then(() => ctx.finish({ done: true }));
+      return { started: true };
+    },
+  });
+  const brain = new Brain();
+  try {
+    const session = await brain.sessions.create({ tools: [background(), hang()] });
+    await using connected = await connectHttp(session);
+    const { tools } = await connected.client.listTools();
+    assert.ok(tools.every((listed) => listed.execution?.taskSupport === "optional"));
+    const seen: string[] = [];
+    let result: unknown;
+    for await (
+      const message of connected.client.experimental.tasks.callToolStream(
+        { name: "background", arguments: {} },
+        undefined,
+        {
+          task: { ttl: 60_000 },
+        },
+      )
+    ) {
+      seen.push(message.type);
+      if (message.type === "taskCreated") {
+        await until(session, (records) => ofKind(records, "tool_returned").length === 1, "the Tool's return");
+        gate.resolve();
+      }
+      if (message.type === "result") result = message.result;
+    }
+    assert.equal(seen[0], "taskCreated");
+    assert.equal(seen.at(-1), "result");
+    assert.deepEqual((result as { structuredContent: unknown }).structuredContent, { done: true });
+    const records = await session.read();
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_result",
+      "tool_returned",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+
+    for await (
+      const message of connected.client.experimental.tasks.callToolStream({ name: "hang", arguments: {} }, undefined, {
+        task: { ttl: 60_000 },
+      })
+    ) {
+      if (message.type === "taskCreated") await connected.client.experimental.tasks.cancelTask(message.task.taskId);
+    }
+    const ended = await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 2, "the hang's end");
+    assert.equal(ofKind(ended, "tool_call_finished")[1].cause, "cancelled");
   } finally {
     await brain.close();
   }
