@@ -5,6 +5,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
 import { allKeys, checkKnownKeys, checkObject } from "../outcome/known_keys.ts";
 import { promised } from "../util/promised.ts";
+import { isPostgresUrl } from "../journal/postgres_url.ts";
 
 export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
@@ -51,7 +52,7 @@ export class Brain {
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
     if (!Brain.#opened) checkBrainOptions(options);
     const backend = this.#backend = Brain.#opened ??
-      ("url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options));
+      (remote(options) ? new RemoteBackend(options) : new EmbeddedBackend(options));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
       create: (create: CreateSessionOptions = {}) =>
@@ -64,7 +65,9 @@ export class Brain {
   }
 
   /**
-   * Opens a Brain, over the Deno KV file at `path` when given. Opening owns
+   * Opens a Brain, over the Deno KV file at `path` or the PostgreSQL database
+   * at `url` (`postgres://...`) when given (another `url` is a Brain server's,
+   * as for `new Brain({ url, token })`). Opening owns
    * nothing: several Brains (in several processes) may open one journal and
    * read, follow and list every session. A session has one owner at a time,
    * the Brain that created it or opened it with its Tools; another Brain takes
@@ -85,7 +88,7 @@ export class Brain {
    */
   static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
     checkBrainOptions(options);
-    if ("url" in options) return new Brain(options);
+    if (remote(options)) return new Brain(options);
     Brain.#opened = await EmbeddedBackend.open(options);
     return new Brain();
   }
@@ -163,6 +166,7 @@ const GET_OPTIONS = allKeys<GetSessionOptions>({
 const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
   journal: true,
   path: true,
+  url: true,
   maxEmittedBytes: true,
   maxInputBytes: true,
   maxModelCalls: true,
@@ -184,6 +188,11 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
 function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
-  if ("url" in checkObject("Brain options", options)) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
+  if (remote(checkObject("Brain options", options))) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
   else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
+}
+
+/** True for the options of a Brain server's client: a `url` that is not a PostgreSQL journal's. */
+function remote(options: BrainOptions | RemoteBrainOptions): options is RemoteBrainOptions {
+  return "url" in options && !isPostgresUrl(options.url);
 }

@@ -9,6 +9,7 @@ import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
 import { Ownership } from "../journal/ownership.ts";
+import { isPostgresUrl } from "../journal/postgres_url.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
@@ -30,6 +31,11 @@ export interface BrainOptions {
   journal?: Journal;
   /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
   path?: string;
+  /**
+   * A PostgreSQL database to keep sessions and records in (`postgres://user@host:port/db`),
+   * shared by every Brain given the same URL; only with `Brain.open`, instead of `journal` or `path`.
+   */
+  url?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
   /** Bytes of one Tool call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default (over it: `payload_too_large`). */
@@ -82,10 +88,10 @@ export class EmbeddedBackend implements BrainBackend {
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
-    if (options.path !== undefined) {
+    if (options.path !== undefined || options.url !== undefined) {
       throw new BrainError(
         "invalid_argument",
-        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+        "a Brain over a path or a url opens asynchronously: use await Brain.open({ path }) or Brain.open({ url })",
       );
     }
     this.journal = options.journal ?? new MemoryJournal();
@@ -108,11 +114,15 @@ export class EmbeddedBackend implements BrainBackend {
    * one opens a session to write to it.
    */
   static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
-    const { path, ...rest } = options;
-    if (path !== undefined && rest.journal) {
-      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    const { path, url, ...rest } = options;
+    if ([path, url, rest.journal].filter((given) => given !== undefined).length > 1) {
+      throw new BrainError("invalid_argument", "give a Brain one of a journal, a path or a url");
     }
-    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
+    const journal = path !== undefined
+      ? await KvJournal.open(path)
+      : url !== undefined
+      ? await openPostgres(url)
+      : rest.journal;
     try {
       return new EmbeddedBackend({ ...rest, journal });
     } catch (error) {
@@ -424,4 +434,13 @@ function checkModel(meta: SessionMeta, model: SessionModel): void {
       { details: { saved: meta.model ?? null, given } },
     );
   }
+}
+
+/** A PostgreSQL journal; its module (and the driver) loads only for a Brain that uses one. */
+async function openPostgres(url: string): Promise<Journal> {
+  if (!isPostgresUrl(url)) {
+    throw new BrainError("invalid_argument", `a Brain's journal url is postgres://..., got ${JSON.stringify(url)}`);
+  }
+  const { PostgresJournal } = await import("../journal/postgres.ts");
+  return await PostgresJournal.open(url);
 }

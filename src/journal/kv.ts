@@ -29,7 +29,8 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
-import { backoff, commitAtomic, storageError } from "./kv_write.ts";
+import { backoff, commitAtomic } from "./kv_write.ts";
+import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
 import { checkRecordBody } from "./frozen_record.ts";

@@ -1,4 +1,4 @@
-import { BrainError } from "../outcome/errors.ts";
+import { storageError } from "./storage_error.ts";
 
 /** Busy retries before a write gives up; with the backoff below that is well over a minute of contention. */
 const MAX_BUSY_RETRIES = 2_000;
@@ -22,22 +22,6 @@ export async function commitAtomic(
       await backoff(attempt);
     }
   }
-}
-
-/**
- * The typed error for a failure of the KV store itself: `storage_full` when
- * the disk or database is full, else `storage_unavailable`, with the store's
- * error as `cause`. A BrainError passes through unchanged.
- */
-export function storageError(error: unknown): BrainError {
-  if (error instanceof BrainError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const full = /full|no space|quota/i.test(message);
-  return new BrainError(
-    full ? "storage_full" : "storage_unavailable",
-    `the journal's store failed: ${message}`,
-    { cause: error },
-  );
 }
 
 function isLocked(error: unknown): boolean {

@@ -2,7 +2,10 @@
  * `deno task serve`: a Brain server on 127.0.0.1. The port comes from `--port`,
  * else `BRAIN_PORT`, else 8787; `--port 0` picks a free one. It prints
  * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
- * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory.
+ * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory;
+ * with `--journal postgres://user@host:port/db` (or `BRAIN_JOURNAL`) they live in
+ * that PostgreSQL database, which any number of servers may share: each session
+ * is owned by one server at a time and hosts follow it (`--journal PATH` is `--path PATH`).
  * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
  * session lasts unrenewed: another server over the same journal takes its
  * sessions over that long after it died (10000 by default).
@@ -33,6 +36,7 @@ import { openAICompatible } from "../../model/openai.ts";
 import type { SessionModel } from "../../model/types.ts";
 import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { isPostgresUrl } from "../../journal/postgres_url.ts";
 import { serveBrain } from "./server.ts";
 
 const { values } = parseArgs({
@@ -40,6 +44,7 @@ const { values } = parseArgs({
   options: {
     port: { type: "string" },
     path: { type: "string" },
+    journal: { type: "string" },
     "lease-ms": { type: "string" },
     "model-url": { type: "string" },
     model: { type: "string" },
@@ -68,7 +73,12 @@ async function main(): Promise<void> {
     throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
   }
 
-  const path = values.path ?? Deno.env.get("BRAIN_PATH");
+  const journal = values.journal ?? Deno.env.get("BRAIN_JOURNAL");
+  const url = isPostgresUrl(journal) ? journal : undefined;
+  if (journal !== undefined && url === undefined && values.path !== undefined) {
+    throw new BrainError("invalid_argument", "give --journal or --path, not both");
+  }
+  const path = url === undefined ? journal ?? values.path ?? Deno.env.get("BRAIN_PATH") : undefined;
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
   const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
@@ -76,6 +86,7 @@ async function main(): Promise<void> {
   const server = await serveBrain({
     port,
     path,
+    url,
     models: configuredModels(),
     serverToken,
     hostTokens,
