@@ -7,6 +7,7 @@ import type { Dispatch } from "../contract/placement.ts";
 import { parseInput } from "./host_tool.ts";
 import { normalizeOutput } from "./output.ts";
 import { toolError } from "./tool_error.ts";
+import { readBounded } from "../util/read_bounded.ts";
 
 const MAX_ERROR_BODY = 2_048;
 
@@ -27,7 +28,7 @@ export async function fetchJson(url: URL, init: RequestInit & { signal: AbortSig
       cause: error,
     });
   }
-  const text = await response.text();
+  const text = await readBounded(response.body, `the body of ${method} ${url.href}`);
   if (!response.ok) {
     throw new BrainError("http_error", `${method} ${url.href} answered ${response.status}`, {
       details: { status: response.status, body: text.slice(0, MAX_ERROR_BODY), retryable: retryable(response.status) },
