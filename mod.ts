@@ -30,7 +30,14 @@
  * @module
  */
 export { BrainError, type BrainErrorCode } from "./src/outcome/errors.ts";
-export { findNonJson, isJsonValue, type JsonValue } from "./src/outcome/json.ts";
+export { findNonJson, isJsonValue, type JsonValue, MAX_JSON_DEPTH } from "./src/outcome/json.ts";
+export { MAX_NAME_LENGTH } from "./src/util/names.ts";
+export {
+  BRAIN_MAX_CANCEL_REASON,
+  BRAIN_MAX_INPUT_BYTES,
+  BRAIN_MAX_LATE_RECORDS,
+  BRAIN_TELEMETRY_LIMITS,
+} from "./src/contract/budgets.ts";
 export {
   fail,
   isEnvelope,
@@ -42,8 +49,10 @@ export {
   type OutcomeStatus,
 } from "./src/outcome/outcome.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
+export type { AcquireOptions, AppendOptions, Lease } from "./src/journal/lease.ts";
 export type {
   AdvertisedTool,
+  ConversationRequest,
   JournalRecord,
   RecordBody,
   RecordKind,
@@ -73,11 +82,17 @@ export { checkGrant, grantPermissions, netAllowed } from "./src/env/grants.ts";
 export { type AllowList } from "./src/contract/grant.ts";
 export { http, type HttpOptions, httpTool } from "./src/http/http_tool.ts";
 export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./src/extension/extension.ts";
-export { extensionEnv, type ExtensionEnvOptions } from "./src/extension/extension_env.ts";
+export { EXTENSION_MAX_REPORT_BYTES, extensionEnv, type ExtensionEnvOptions } from "./src/extension/extension_env.ts";
 export type { ExtensionAck, ExtensionReport } from "./src/extension/protocol.ts";
 export { Finished, type ResultOptions, type ToolContext } from "./src/contract/context.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
-export type { Admission, Dispatch, Implementation } from "./src/contract/placement.ts";
+export type {
+  Admission,
+  BrainResources,
+  ComponentSettings,
+  Dispatch,
+  Implementation,
+} from "./src/contract/placement.ts";
 export type { Descriptor } from "./src/contract/grant.ts";
 export {
   type FactoryImplementation,
@@ -131,9 +146,10 @@ export {
   serveBrain,
   type ServedBrain,
 } from "./src/host/server/server.ts";
+export type { Viewer, ViewerOptions } from "./src/viewer/viewer.ts";
 export type { HostConnectionEvent } from "./src/host/client/connection.ts";
 export { SERVER_LIMITS, type ServerLimits } from "./src/host/server/limits.ts";
 export type { HostAdmission } from "./src/host/server/registry.ts";
 export { hashToken, type HostCredentials, type HostRegistration } from "./src/embedded/host_token.ts";
 export { Component, component, type ComponentOptions } from "./src/component/component.ts";
-export type { TelemetryEntry } from "./src/component/run_worker.ts";
+export type { TelemetryEntry } from "./src/component/sandbox.ts";

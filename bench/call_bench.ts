@@ -1,8 +1,16 @@
+/**
+ * What journaling costs one Tool call: a bare zod call (parseAsync in, call,
+ * parseAsync out, the baseline), the same call through the Vercel AI SDK's
+ * `tool()` + `execute`, and journaled calls on an embedded Brain over the
+ * memory journal. Run with `deno task bench`.
+ */
 import { z } from "zod";
+import { tool as aiTool } from "ai";
 import { Brain, tool } from "../mod.ts";
 
 const input = z.object({ a: z.number(), b: z.number() });
-const add = tool({ name: "add", description: "Add.", input, run: ({ a, b }, ctx) => ctx.finish(a + b) });
+const output = z.number();
+const add = tool({ name: "add", description: "Add.", input, output, run: ({ a, b }, ctx) => ctx.finish(a + b) });
 
 const brain = new Brain();
 const session = await brain.sessions.create({ tools: [add()] });
@@ -16,10 +24,22 @@ const emitting = tool({
   },
 });
 const eventful = await brain.sessions.create({ tools: [emitting()] });
+const aiAdd = aiTool({
+  description: "Add.",
+  inputSchema: input,
+  outputSchema: output,
+  execute: ({ a, b }: { a: number; b: number }) => Promise.resolve(a + b),
+});
+const options = { toolCallId: "call_1", messages: [] };
 
-Deno.bench("parse input and call the function directly", { group: "tool call", baseline: true }, async () => {
+Deno.bench("bare zod call: parseAsync in, call, parseAsync out", { group: "tool call", baseline: true }, async () => {
   const { a, b } = await input.parseAsync({ a: 1, b: 2 });
-  await Promise.resolve(a + b);
+  await output.parseAsync(await Promise.resolve(a + b));
+});
+
+Deno.bench("AI SDK tool(): parseAsync in, execute, parseAsync out", { group: "tool call" }, async () => {
+  const parsed = await input.parseAsync({ a: 1, b: 2 });
+  await output.parseAsync(await aiAdd.execute!(parsed, options));
 });
 
 Deno.bench("journaled call on an embedded Brain (memory journal)", { group: "tool call" }, async () => {
@@ -28,4 +48,24 @@ Deno.bench("journaled call on an embedded Brain (memory journal)", { group: "too
 
 Deno.bench("journaled call with three awaited emits", { group: "tool call" }, async () => {
   await eventful.call("emitting", { a: 1, b: 2 });
+});
+
+// Scaling: a call costs the same whatever the session's journal length and however many sessions are open.
+const short = await brain.sessions.create({ tools: [add()] });
+const long = await brain.sessions.create({ tools: [add()] });
+for (let index = 0; index < 10_000; index++) await long.call("add", { a: 1, b: 2 });
+const crowded = new Brain();
+const among = await crowded.sessions.create({ tools: [add()] });
+for (let index = 0; index < 1_000; index++) await crowded.sessions.create({ tools: [add()] });
+
+Deno.bench("call on a session with a short journal", { group: "call scaling", baseline: true }, async () => {
+  await short.call("add", { a: 1, b: 2 });
+});
+
+Deno.bench("call on a session 10,000 calls longer", { group: "call scaling" }, async () => {
+  await long.call("add", { a: 1, b: 2 });
+});
+
+Deno.bench("call on a Brain with 1,000 other open sessions", { group: "call scaling" }, async () => {
+  await among.call("add", { a: 1, b: 2 });
 });

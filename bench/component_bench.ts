@@ -1,6 +1,7 @@
 /**
  * A Component call against the same logic as an in-process Tool: the inspect
- * listing, and a burst of emits (each blocks the guest until Brain commits it).
+ * listing, a burst of emits (each blocks the guest until Brain commits it), a
+ * new session's first call, and the first admission (transpiling) of a Component.
  *
  *   deno task bench
  */
@@ -60,29 +61,49 @@ Deno.bench("inspect: in-process Tool", { group: "inspect", baseline: true }, asy
   await warmHost.call("inspect", { path: "a" });
 });
 
-Deno.bench("inspect: Component, warm (admitted; new Worker per call)", { group: "inspect" }, async () => {
-  await warmComponent.call("inspect", { path: "a" });
-});
+Deno.bench(
+  "inspect: Component, warm (pooled sandbox process, fresh instance per call)",
+  { group: "inspect" },
+  async () => {
+    await warmComponent.call("inspect", { path: "a" });
+  },
+);
 
-Deno.bench("inspect: Component, cold (read + transpile + probe Worker + call)", { group: "inspect" }, async () => {
-  const cold = await session(brain, {
-    tools: [tool({ ...inspectSpec, implementation: component(INSPECT) })({ env: reader, depth: 2 })],
-  });
-  await cold.call("inspect", { path: "a" });
+// A new session each time: the Component is admitted and transpiled already, so this is the sandbox start.
+const cachedInspect = tool({ ...inspectSpec, implementation: component(INSPECT) });
+const inProcess = inProcessInspect(() => workspace);
+Deno.bench("new session + first call: in-process Tool", { group: "cold", baseline: true }, async () => {
+  const cold = await brain.sessions.create({ tools: [inProcess({ env: reader, depth: 2 })] });
+  workspace = cold.workspace("reader")!;
+  await cold.call("inspect", { path: "." });
   await cold.end();
 });
+
+Deno.bench("new session + first call: cached Component (new sandbox process)", { group: "cold" }, async () => {
+  const cold = await brain.sessions.create({ tools: [cachedInspect({ env: reader, depth: 2 })] });
+  await cold.call("inspect", { path: "." });
+  await cold.end();
+});
+
+let firstAdmissions = 0;
+Deno.bench(
+  "first admission of a new Component (transpile in a child process)",
+  { group: "admission", n: 3, warmup: 0 },
+  async () => {
+    const fresh = new Brain({ allow, components: { cacheDir: `.tmp/bench-cache/${Date.now()}-${firstAdmissions++}` } });
+    try {
+      await fresh.sessions.create({
+        tools: [tool({ ...inspectSpec, implementation: component(INSPECT) })({ env: reader, depth: 2 })],
+      });
+    } finally {
+      await fresh.close();
+    }
+  },
+);
 
 // 100 emits: the probe emits its 3-byte input until the 800-byte budget refuses (8 bytes each).
 const EMITS = 100;
 const emitBrain = new Brain({ allow, maxEmittedBytes: EMITS * 8 });
-const oneEmitBrain = new Brain({ allow, maxEmittedBytes: 8 });
-const oneEmitComponent = await oneEmitBrain.sessions.create({
-  tools: [
-    tool({ name: "emit_loop", description: "probe", input: z.unknown(), implementation: component(PROBE) })({
-      env: reader,
-    }),
-  ],
-});
 const emitComponent = await emitBrain.sessions.create({
   tools: [
     tool({ name: "emit_loop", description: "probe", input: z.unknown(), implementation: component(PROBE) })({
@@ -111,16 +132,11 @@ Deno.bench(`${EMITS} emits: in-process Tool`, { group: "emit", baseline: true },
   await emitHost.call("emit_loop", "x");
 });
 
-Deno.bench(`${EMITS} emits: Component (Atomics.wait per emit)`, { group: "emit" }, async () => {
+Deno.bench(`${EMITS} emits: Component (a pipe round trip per emit)`, { group: "emit" }, async () => {
   await emitComponent.call("emit_loop", "x");
 });
 
-Deno.bench("1 emit: Component (the Worker cost alone)", { group: "emit" }, async () => {
-  await oneEmitComponent.call("emit_loop", "x");
-});
-
 globalThis.addEventListener("unload", () => {
-  void oneEmitBrain.close();
   void brain.close();
   void emitBrain.close();
 });

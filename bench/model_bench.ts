@@ -59,7 +59,7 @@ Deno.bench("new session, one Tool call with ctx.model", { group: "agentloop turn
 });
 
 Deno.bench(
-  "new session, session.send answered in one turn (5 ms wake window)",
+  "new session, session.send answered in one turn",
   { group: "agentloop turn" },
   async () => {
     const fresh = await session(instant);

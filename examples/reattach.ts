@@ -60,9 +60,12 @@ export function hostCredentials(): HostCredentials {
   return { id: "reattach-example", token };
 }
 
+/** How long a Brain's hold on its sessions lasts unrenewed: a resumed process takes over that long after a crash. */
+const LEASE_MS = 2_000;
+
 /** First run: creates the session, answers a lookup and leaves an export in flight. Returns the open Brain. */
 export async function start(path: string): Promise<{ brain: Brain; sessionId: string; lookup: CallEnd }> {
-  const brain = await Brain.open({ path });
+  const brain = await Brain.open({ path, leaseMs: LEASE_MS });
   try {
     const session = await brain.sessions.create({ tools: placedTools(), host: hostCredentials() });
     const answered = await session.call("lookup", { id: "7" });
@@ -76,9 +79,14 @@ export async function start(path: string): Promise<{ brain: Brain; sessionId: st
 
 /** After a restart: reattaches the handlers, reports how the export ended, and makes a new call. */
 export async function resume(path: string, sessionId: string) {
-  const brain = await Brain.open({ path });
+  const brain = await Brain.open({ path, leaseMs: LEASE_MS });
   try {
-    const session = await brain.sessions.get(sessionId, { tools: placedTools(), host: hostCredentials() });
+    // A crashed first run still holds the session until its lease ends: wait for it rather than fail `session_owned`.
+    const session = await brain.sessions.get(sessionId, {
+      tools: placedTools(),
+      host: hostCredentials(),
+      waitMs: 2 * LEASE_MS,
+    });
     const history = await session.read();
     const exported = history.find((record) => record.kind === "tool_call_started" && record.tool === "export_report");
     const exportEnd = history.find((record) =>

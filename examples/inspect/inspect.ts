@@ -2,7 +2,7 @@
  * The inspect Tool from the spec: a Component (built from inspect.wat by
  * `deno task build:components`) that lists a path in its workspace to a depth.
  *
- *   deno run --allow-read=. --allow-write=.tmp --allow-env examples/inspect/inspect.ts
+ *   deno run --allow-read=. --allow-write=.tmp --allow-run examples/inspect/inspect.ts
  *
  * @module
  */

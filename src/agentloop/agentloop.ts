@@ -21,9 +21,11 @@ export interface AgentloopOptions {
 /** Default deadline of a Tool call the Agentloop starts. */
 export const AGENTLOOP_TOOL_DEADLINE_MS = 300_000;
 
-/** Records that wake the loop: user messages and observations of Tool calls. */
-const wakingKinds = new Set<string>([
-  "user_message",
+/**
+ * Observations of the Tool calls the loop started: they wake it after the
+ * batching window. A user message wakes it at once.
+ */
+const observedKinds = new Set<string>([
   "tool_event",
   "tool_result",
   "tool_returned",
@@ -41,9 +43,10 @@ interface Waiter {
  * The loop of one session: model turn, then the Tool calls it asked for (placed
  * Tools are advertised with their input JSON Schema), then their results in the
  * journal, then the next turn, until the model answers without tool calls.
- * Background Tools keep running after that; their later committed observations
- * wake the loop (batched for {@linkcode WAKE_BATCH_MS}), and it calls the model
- * again only when there is something model-facing to present.
+ * A user message starts it at once. Background Tools keep running after that;
+ * their later committed observations wake the loop (batched for
+ * {@linkcode WAKE_BATCH_MS}), and it calls the model again only when there is
+ * something model-facing to present.
  */
 export class Agentloop implements Conversation {
   #session: Session;
@@ -86,6 +89,7 @@ export class Agentloop implements Conversation {
     const reply = new Promise<AssistantMessage>((resolve, reject) => {
       this.#waiters.push({ sequence: record.sequence, resolve, reject });
     });
+    this.#kick();
     return signal ? raceSignal(reply, signal) : reply;
   }
 
@@ -115,7 +119,10 @@ export class Agentloop implements Conversation {
   async #follow(from: number): Promise<void> {
     for await (const record of this.#session.records({ from, signal: this.#stop.signal })) {
       this.#view.add([record]);
-      if (wakingKinds.has(record.kind)) this.#batcher.notify();
+      if (record.kind === "user_message") this.#kick();
+      else if (observedKinds.has(record.kind) && this.#view.started((record as { call: number }).call)) {
+        this.#batcher.notify();
+      }
     }
   }
 
@@ -179,15 +186,15 @@ export class Agentloop implements Conversation {
     }
     for (;;) {
       answered.through = Math.max(answered.through, this.#view.lastUserMessage);
-      const { call, result } = await this.#models.call({
-        system: this.#system,
-        messages: this.#view.messages(),
-        tools: this.#session.tools.map(({ advertised }) => ({
-          name: advertised.name,
-          description: advertised.description,
-          inputSchema: advertised.inputSchema,
-        })),
-      }, { origin: { kind: "agentloop" }, activation, signal });
+      const tools = this.#session.tools.map(({ advertised }) => ({
+        name: advertised.name,
+        description: advertised.description,
+        inputSchema: advertised.inputSchema,
+      }));
+      const { call, result } = await this.#models.callConversation(
+        this.#view.nextRequest(this.#system, tools),
+        { origin: { kind: "agentloop" }, activation, signal },
+      );
       const [reply] = await this.#commit([{
         kind: "assistant_message",
         modelCall: call,

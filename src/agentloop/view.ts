@@ -1,5 +1,7 @@
-import type { JournalRecord } from "../journal/records.ts";
-import type { ModelMessage } from "../model/types.ts";
+import type { ConversationRequest, JournalRecord } from "../journal/records.ts";
+import type { ModelMessage, ModelToolSpec } from "../model/types.ts";
+import type { JournaledRequest } from "../session/model_call.ts";
+import { ConversationMessages, type ConversationRecord, isConversationRecord } from "./messages.ts";
 import { presentFinish, presentResult } from "./present.ts";
 
 type Of<K extends JournalRecord["kind"]> = Extract<JournalRecord, { kind: K }>;
@@ -27,18 +29,22 @@ export interface Observation {
   through: number;
 }
 
-const conversationKinds = new Set(["user_message", "assistant_message", "tool_message", "observation_message"]);
-
 /**
  * The Agentloop's cache of its session journal: the conversation records and
  * the Tool calls it started (linked by `toolCallId`). Records may arrive twice
  * or ahead of order; `contiguous` is the sequence up to which nothing is missing.
  */
 export class LoopView {
-  #records = new Map<number, JournalRecord>();
+  /** Sequences in the view above `contiguous`. */
+  #ahead = new Set<number>();
   #calls = new Map<number, LoopCall>();
   #contiguous = 0;
   #lastUserMessage = 0;
+  #conversation: ConversationRecord[] = [];
+  #messages = new ConversationMessages();
+  /** Conversation records no committed model request refers to yet. */
+  #unsent: number[] = [];
+  #previous: { sequence: number; system: string; toolsJson: string } | undefined;
 
   /** Every sequence up to this one is in the view. */
   get contiguous(): number {
@@ -48,11 +54,18 @@ export class LoopView {
   /** Adds committed records; already known sequences are ignored. */
   add(records: Iterable<JournalRecord>): void {
     for (const record of records) {
-      if (this.#records.has(record.sequence)) continue;
-      this.#records.set(record.sequence, record);
+      if (record.sequence <= this.#contiguous || this.#ahead.has(record.sequence)) continue;
+      if (record.sequence === this.#contiguous + 1) this.#contiguous++;
+      else this.#ahead.add(record.sequence);
+      if (isConversationRecord(record)) this.#addConversation(record);
       this.#index(record);
     }
-    while (this.#records.has(this.#contiguous + 1)) this.#contiguous++;
+    while (this.#ahead.delete(this.#contiguous + 1)) this.#contiguous++;
+  }
+
+  /** True when the loop started Tool call `call` (its `tool_call_started` carries a tool call id). */
+  started(call: number): boolean {
+    return this.#calls.has(call);
   }
 
   /** Resolves when the call's synchronous phase has ended: it returned or finished. */
@@ -101,30 +114,45 @@ export class LoopView {
    * message; a tool call left without one gets a placeholder answer.
    */
   messages(): ModelMessage[] {
-    const ordered = [...this.#records.values()]
-      .filter((record) => conversationKinds.has(record.kind))
-      .sort((a, b) => a.sequence - b.sequence);
-    const answers = new Map<string, string>();
-    for (const record of ordered) if (record.kind === "tool_message") answers.set(record.toolCallId, record.content);
-    const messages: ModelMessage[] = [];
-    for (const record of ordered) {
-      if (record.kind === "user_message") messages.push({ role: "user", content: record.content });
-      else if (record.kind === "observation_message") messages.push({ role: "user", content: record.content });
-      else if (record.kind === "assistant_message") {
-        const { content, toolCalls } = record;
-        messages.push(
-          toolCalls.length > 0 ? { role: "assistant", content, toolCalls } : { role: "assistant", content },
-        );
-        for (const { id } of toolCalls) {
-          messages.push({
-            role: "tool",
-            toolCallId: id,
-            content: answers.get(id) ?? "No result: the call did not complete.",
-          });
-        }
-      }
+    return this.#messages.snapshot();
+  }
+
+  /**
+   * The next model request, and how the journal keeps it: the conversation
+   * records added since the previous request that committed, and the system
+   * prompt and tools only when they changed. Call `started` with the sequence
+   * of its committed `model_call_started` record.
+   */
+  nextRequest(system: string, tools: ModelToolSpec[]): JournaledRequest {
+    const previous = this.#previous;
+    const toolsJson = JSON.stringify(tools);
+    const unsent = this.#unsent.length;
+    const conversation: ConversationRequest = { messages: this.#unsent.slice() };
+    if (previous) conversation.previous = previous.sequence;
+    if (previous?.system !== system) conversation.system = system;
+    if (previous?.toolsJson !== toolsJson) conversation.tools = tools;
+    return {
+      request: { system, messages: this.messages(), tools },
+      conversation,
+      started: (sequence) => {
+        this.#unsent.splice(0, unsent);
+        this.#previous = { sequence, system, toolsJson };
+      },
+    };
+  }
+
+  #addConversation(record: ConversationRecord): void {
+    this.#unsent.push(record.sequence);
+    if (record.sequence > this.#messages.last) {
+      this.#conversation.push(record);
+      this.#messages.add(record);
+      return;
     }
-    return messages;
+    // Ahead of order: rebuild the messages once from every conversation record.
+    this.#conversation.push(record);
+    this.#conversation.sort((a, b) => a.sequence - b.sequence);
+    this.#messages = new ConversationMessages();
+    for (const known of this.#conversation) this.#messages.add(known);
   }
 
   #lines(state: LoopCall, after: number): string[] {

@@ -1,6 +1,11 @@
 import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
+import { BrainError } from "../outcome/errors.ts";
+import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
+import { allKeys, checkKnownKeys, checkObject } from "../outcome/known_keys.ts";
+import { promised } from "../util/promised.ts";
+import { isPostgresUrl } from "../journal/postgres_url.ts";
 
 export type { BrainSession, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
@@ -45,22 +50,29 @@ export class Brain {
    * {@linkcode Brain.open} for a `path`), or a client of the server at `options.url`.
    */
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
+    if (!Brain.#opened) checkBrainOptions(options);
     const backend = this.#backend = Brain.#opened ??
-      ("url" in options ? new RemoteBackend(options) : new EmbeddedBackend(options));
+      (remote(options) ? new RemoteBackend(options) : new EmbeddedBackend(options));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
-      create: (create: CreateSessionOptions = {}) => backend.create(create),
-      get: (id: string, get: GetSessionOptions = {}) => backend.get(id, get),
+      create: (create: CreateSessionOptions = {}) =>
+        promised(() => checkKnownKeys("session options", create, CREATE_OPTIONS)).then(() => backend.create(create)),
+      get: (id: string, get: GetSessionOptions = {}) =>
+        promised(() => checkKnownKeys("session options", get, GET_OPTIONS)).then(() => backend.get(id, get)),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
   }
 
   /**
-   * Opens a Brain, over the Deno KV file at `path` when given. Every call its
-   * journal still has open was in flight in a Brain that stopped: each ends
-   * with a committed `unknown` outcome before this resolves, and is never
-   * dispatched again. One Brain at a time owns a journal.
+   * Opens a Brain, over the Deno KV file at `path` or the PostgreSQL database
+   * at `url` (`postgres://...`) when given (another `url` is a Brain server's,
+   * as for `new Brain({ url, token })`). Opening owns
+   * nothing: several Brains (in several processes) may open one journal and
+   * read, follow and list every session. A session has one owner at a time,
+   * the Brain that created it or opened it with its Tools; another Brain takes
+   * it over only once the owner closed or its lease (`leaseMs`) lapsed, and then
+   * ends the calls the owner left open `unknown`, never dispatching them again.
    *
    * @example
    * ```ts
@@ -75,9 +87,38 @@ export class Brain {
    * ```
    */
   static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
-    if ("url" in options) return new Brain(options);
+    checkBrainOptions(options);
+    if (remote(options)) return new Brain(options);
     Brain.#opened = await EmbeddedBackend.open(options);
     return new Brain();
+  }
+
+  /**
+   * The journal viewer of this embedded Brain: a web page at `/viewer/` and its
+   * read API, as one `fetch` handler. It only reads the journal, live; it ends
+   * its streams when the Brain closes. A remote Brain's viewer is its server's.
+   *
+   * @example
+   * ```ts
+   * import { Brain } from "@aexhq/brain";
+   * const brain = new Brain();
+   * try {
+   *   const viewer = brain.viewer({ operatorToken: "secret" });
+   *   const response = await viewer.fetch(
+   *     new Request("http://localhost/v1/sessions", { headers: { authorization: "Bearer secret" } }),
+   *   );
+   *   console.log(await response.json()); // { sessions: [] }
+   * } finally {
+   *   await brain.close();
+   * }
+   * ```
+   */
+  viewer(options: ViewerOptions = {}): Viewer {
+    const backend = this.#backend;
+    if (!(backend instanceof EmbeddedBackend)) {
+      throw new BrainError("not_implemented", "a remote Brain's journal viewer is its server's, at /viewer/");
+    }
+    return createViewer(backend.journal, options);
   }
 
   /**
@@ -104,4 +145,54 @@ export class Brain {
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }
+}
+
+const CREATE_OPTIONS = allKeys<CreateSessionOptions>({
+  tools: true,
+  environments: true,
+  id: true,
+  host: true,
+  model: true,
+  agentloop: true,
+});
+const GET_OPTIONS = allKeys<GetSessionOptions>({
+  tools: true,
+  environments: true,
+  host: true,
+  model: true,
+  agentloop: true,
+  waitMs: true,
+});
+const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
+  journal: true,
+  path: true,
+  url: true,
+  maxEmittedBytes: true,
+  maxInputBytes: true,
+  maxModelCalls: true,
+  allow: true,
+  models: true,
+  leaseMs: true,
+  components: true,
+});
+const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
+  url: true,
+  token: true,
+  host: true,
+  serverToken: true,
+  takeover: true,
+  pingIntervalMs: true,
+  deadlineGraceMs: true,
+  onConnection: true,
+});
+
+/** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
+function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
+  if (remote(checkObject("Brain options", options))) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
+  else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
+}
+
+/** True for the options of a Brain server's client: a `url` that is not a PostgreSQL journal's. */
+function remote(options: BrainOptions | RemoteBrainOptions): options is RemoteBrainOptions {
+  return "url" in options && !isPostgresUrl(options.url);
 }

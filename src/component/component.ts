@@ -1,14 +1,23 @@
 import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { Admission, Dispatch, Implementation } from "../contract/placement.ts";
+import { findNonJson } from "../outcome/json.ts";
+import { fail } from "../outcome/outcome.ts";
+import type { Admission, BrainResources, Dispatch, Environment, Implementation } from "../contract/placement.ts";
+import { parseInput } from "../run/host_tool.ts";
+import { denoExecutable } from "./deno_child.ts";
 import { DEFAULT_LOAD_LIMITS, loadComponentBytes } from "./load_bytes.ts";
 import { componentPermissions } from "./permissions.ts";
-import { probeWorker, runInWorker, type TelemetryEntry } from "./run_worker.ts";
-import { prepareComponent, type Prepared } from "./transpile.ts";
+import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
+import { SandboxPools } from "./sandbox_pool.ts";
+import { type Transpiled, transpiled } from "./transpiled.ts";
+import { WASI_INTERFACES } from "./wasi/imports.ts";
 
 /** Options of a {@linkcode Component}. */
 export interface ComponentOptions {
-  /** Receives the Component's best-effort `telemetry`; it never enters saved history or model context. */
+  /**
+   * Receives the Component's best-effort `telemetry` and what it prints to
+   * stdout and stderr; it never enters saved history or model context.
+   */
   telemetry?: (entry: TelemetryEntry) => void;
   /** Largest Component file accepted at admission, in bytes (default 64 MiB); past it admission fails with `payload_too_large`. */
   maxBytes?: number;
@@ -16,15 +25,21 @@ export interface ComponentOptions {
   fetchTimeoutMs?: number;
 }
 
+/** Interfaces a sandbox gives a guest, without versions. */
+const PROVIDED: ReadonlySet<string> = new Set(["brain:tool/host", ...WASI_INTERFACES]);
+const EXPORT = "brain:tool/tool@0.2.0";
+/** The key of a Brain's sandbox pools in its resources. */
+const POOLS = { name: "component sandboxes" };
+
 /**
  * A WebAssembly Component implementing a Tool against `brain:tool@0.2.0`
  * (`contracts/tool.wit`). Brain loads the file (read from a `file:` URL,
  * fetched from an `http:`/`https:` one, as a factory published to a registry
- * resolves `import.meta.url`) and transpiles it when a session that places it
- * is created; a successful admission is cached on this object, a failed one is
- * retried by the next session.
- * Each invocation runs in its own Worker whose Deno permissions are exactly
- * the placement's Brain Environment grant.
+ * resolves `import.meta.url`) and transpiles it (in a child process, cached on
+ * disk by content) when a session that places it is created.
+ * Calls run in sandboxes: child Deno processes whose permissions are exactly
+ * the placement's Brain Environment grant, killed at a call's deadline or
+ * cancellation. The application needs `--allow-run` for the Deno executable.
  */
 export class Component implements Implementation {
   /** Always `component`. */
@@ -33,10 +48,8 @@ export class Component implements Implementation {
   readonly url: URL;
   #telemetry: ComponentOptions["telemetry"];
   #limits: { maxBytes: number; timeoutMs: number };
-  #prepared: Promise<Prepared> | undefined;
-  #ready: Prepared | undefined;
-  #admitted = new Map<string, Promise<void>>();
   #bytes: Promise<Uint8Array> | undefined;
+  #transpiled = new Map<string, Transpiled>();
 
   /**
    * Use {@linkcode component} to create one. A Brain server passes the `bytes`
@@ -52,30 +65,28 @@ export class Component implements Implementation {
     };
   }
 
-  /** Loads, transpiles and compiles the Component (once), then checks the Worker permissions for this placement. */
-  async admit({ env, workspace }: Admission): Promise<void> {
+  /**
+   * Loads and transpiles the Component (once per cache folder), checks its
+   * imports, and keeps a warm sandbox for this placement while the session lives.
+   */
+  async admit({ env, workspace, resources, ended }: Admission): Promise<void> {
     if (env && !isBrainEnv(env)) {
       throw new BrainError(
         "unsupported_runtime",
         `the Component ${this.url.href} runs only in a brainEnv; environment ${env.name} is ${env.kind}`,
       );
     }
-    this.#ready = await this.#prepare();
-    const permissions = componentPermissions(env, workspace);
-    const key = JSON.stringify(permissions);
-    let admitted = this.#admitted.get(key);
-    if (!admitted) {
-      admitted = probeWorker(permissions).then((mismatch) => {
-        if (mismatch) {
-          throw new BrainError("unsupported_runtime", `cannot run the Component ${this.url.href}: ${mismatch}`, {
-            details: { permissions: key },
-          });
-        }
-      });
-      this.#admitted.set(key, admitted);
-      admitted.catch(() => this.#admitted.delete(key));
+    denoExecutable(`The Component ${this.url.href}`);
+    const pools = sandboxPools(resources);
+    let entry = this.#transpiled.get(pools.cacheDir);
+    if (!entry) {
+      entry = await transpiled(this.url, await this.load(), pools.cacheDir);
+      this.#check(entry);
+      this.#transpiled.set(pools.cacheDir, entry);
     }
-    await admitted;
+    const release = pools.hold(this.#spec(entry, pools, env, workspace));
+    if (ended?.aborted) release();
+    else ended?.addEventListener("abort", release, { once: true });
   }
 
   /**
@@ -90,25 +101,86 @@ export class Component implements Implementation {
     return this.#bytes;
   }
 
-  /** Runs one dispatched call in a fresh Worker. */
+  /** Runs one dispatched call in a sandbox of its placement. */
   execute(dispatch: Dispatch): void {
-    const prepared = this.#ready;
-    if (!prepared) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
-    const permissions = componentPermissions(dispatch.env, dispatch.workspace);
-    runInWorker(prepared, permissions, dispatch, this.#telemetry).catch((error) =>
-      dispatch.sink.finish({
-        outcome: { status: "error", error: { code: "tool_error", message: (error as Error).message } },
-      }, "error")
-    );
+    this.#run(dispatch).catch((error) => {
+      if (dispatch.sink.signal.aborted) return;
+      const code = error instanceof BrainError ? error.code : "tool_error";
+      return dispatch.sink.finish({ outcome: fail(code, (error as Error).message) }, "error");
+    }).catch(() => {});
   }
 
-  #prepare(): Promise<Prepared> {
-    if (!this.#prepared) {
-      this.#prepared = this.load().then((bytes) => prepareComponent(this.url, bytes));
-      this.#prepared.catch(() => (this.#prepared = undefined));
+  async #run(dispatch: Dispatch): Promise<void> {
+    const { sink, invocation, tool } = dispatch;
+    const pools = sandboxPools(dispatch.resources);
+    const entry = this.#transpiled.get(pools.cacheDir);
+    if (!entry) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
+    if (sink.signal.aborted) return;
+    const parsed = await parseInput(tool, invocation, sink);
+    if (!parsed || sink.signal.aborted) return;
+    const nonJson = findNonJson(parsed.value);
+    if (nonJson) {
+      await sink.finish({ outcome: fail("invalid_input", `parsed input is not JSON: ${nonJson}`) }, "error");
+      return;
     }
-    return this.#prepared;
+    let sandbox;
+    try {
+      sandbox = await pools.acquire(this.#spec(entry, pools, dispatch.env, dispatch.workspace), sink.signal);
+    } catch (error) {
+      if (sink.signal.aborted) return;
+      throw error;
+    }
+    let reusable = false;
+    try {
+      reusable = await sandbox.run(dispatch, parsed.value, this.#telemetry);
+    } finally {
+      pools.release(sandbox, reusable);
+    }
   }
+
+  #check({ meta }: Transpiled): void {
+    const missing = meta.imports.filter((name) => !PROVIDED.has(name));
+    if (missing.length > 0) {
+      throw new BrainError(
+        "unsupported_runtime",
+        `the Component ${this.url.href} imports ${missing.join(", ")}, which a Brain sandbox does not provide`,
+        { details: { missing } },
+      );
+    }
+    if (!meta.exports.includes(EXPORT)) {
+      throw new BrainError("invalid_tool", `the Component ${this.url.href} does not export ${EXPORT}`);
+    }
+  }
+
+  #spec(
+    { dir, meta }: Transpiled,
+    pools: SandboxPools,
+    env: Environment | undefined,
+    workspace: string | undefined,
+  ): SandboxSpec {
+    const permissions = componentPermissions(env, workspace, dir);
+    const grant = isBrainEnv(env) ? env.grant : {};
+    const { memoryMb } = pools.limits;
+    return {
+      key: JSON.stringify([dir, permissions, memoryMb]),
+      memoryMb,
+      init: {
+        type: "init",
+        glue: `${dir}/${meta.glue}`,
+        modules: Object.fromEntries(meta.modules.map((name) => [name, `${dir}/${name}`])),
+        workspace: grant.filesystem ? workspace : undefined,
+        write: grant.filesystem?.workspace === "write" && workspace !== undefined,
+        env: [...(grant.env ?? [])],
+        memoryBytes: memoryMb * 1024 * 1024,
+        permissions,
+      },
+    };
+  }
+}
+
+function sandboxPools(resources: BrainResources | undefined): SandboxPools {
+  if (!resources) throw new BrainError("unsupported_runtime", "a Component runs only in a Brain's session");
+  return resources.keep(POOLS, (settings) => new SandboxPools(settings));
 }
 
 /**

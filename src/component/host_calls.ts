@@ -5,17 +5,14 @@ import { isEnvelope } from "../outcome/outcome.ts";
 import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { type NormalizedOutput, normalizeOutput } from "../run/output.ts";
 import { raceSignal } from "../util/signal.ts";
-import type { FromWorker } from "./messages.ts";
-import { refusal, type Reply } from "./sync_channel.ts";
-
-type Call = Extract<FromWorker, { type: "call" }>;
+import { type HostCall, refusal, type Reply } from "./sandbox_protocol.ts";
 
 /**
  * Brain's side of a Component's host imports: each call goes to the call's
  * sink and resolves with the reply the guest sees. Outcome JSON is parsed and
  * validated like an application Tool's output; a malformed one is `invalid_output`.
  */
-export async function answerHostCall(call: Call, sink: CallSink, output: ZodType | undefined): Promise<Reply> {
+export async function answerHostCall(call: HostCall, sink: CallSink, output: ZodType | undefined): Promise<Reply> {
   const [first, second] = call.args;
   try {
     switch (call.op) {

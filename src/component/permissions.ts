@@ -14,40 +14,27 @@ const NONE: Deno.PermissionOptionsObject = {
 };
 
 /**
- * The Deno permissions of a Component's Worker: exactly its Brain Environment's
- * grant, with the session workspace as the only path; nothing without one.
+ * The Deno permissions of a Component sandbox: exactly its Brain Environment's
+ * grant, with the session workspace as the only path, plus reading the
+ * Component's own cache entry (`code`); nothing else without an Environment.
  */
 export function componentPermissions(
   env: Environment | undefined,
   workspace: string | undefined,
+  code?: string,
 ): Deno.PermissionOptionsObject {
-  return isBrainEnv(env) ? grantPermissions((env as BrainEnvironment).grant, workspace) : { ...NONE };
+  const granted = isBrainEnv(env) ? grantPermissions((env as BrainEnvironment).grant, workspace) : { ...NONE };
+  if (code === undefined) return granted;
+  return { ...granted, read: [code, ...(Array.isArray(granted.read) ? granted.read : [])] };
 }
 
-const KEYS = { read: "path", write: "path", net: "host", env: "variable", run: "command", ffi: "path", sys: "kind" };
-
-/**
- * Run inside a Worker: says which part of `expected` the Worker's actual
- * permissions differ from, or undefined when they match. A runtime that
- * ignores Worker permissions (or grants more) fails here, before any guest code.
- */
-export function permissionMismatch(expected: Deno.PermissionOptionsObject): string | undefined {
-  for (const [name, key] of Object.entries(KEYS) as [keyof typeof KEYS, string][]) {
-    const want = expected[name];
-    const state = (extra: Record<string, string> = {}) =>
-      Deno.permissions.querySync({ name, ...extra } as Deno.PermissionDescriptor).state;
-    if (Array.isArray(want)) {
-      for (const entry of want) {
-        if (state({ [key]: String(entry) }) !== "granted") return `${name} ${entry} is not granted`;
-      }
-      if (state() === "granted") return `${name} is granted beyond ${want.join(", ")}`;
-      if (name === "read" || name === "write") {
-        // An inherited path grant (say --allow-read=.) also covers the workspace's parent.
-        for (const path of ["/", ...want.map((entry) => `${entry}/..`)]) {
-          if (state({ path }) === "granted") return `${name} of ${path} is granted`;
-        }
-      }
-    } else if (want !== true && state() === "granted") return `${name} is granted`;
+/** The `deno run` permission flags that give a process exactly `permissions` (everything unnamed is denied). */
+export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
+  const flags: string[] = [];
+  for (const name of ["read", "write", "net", "env"] as const) {
+    const value = permissions[name];
+    if (Array.isArray(value) && value.length > 0) flags.push(`--allow-${name}=${value.join(",")}`);
+    else if (value === true) flags.push(`--allow-${name}`);
   }
-  return undefined;
+  return flags;
 }

@@ -21,6 +21,8 @@ export interface Dispatch {
   sink: CallSink;
   /** This call's access to the model execution service, when its binding grants `model`. */
   modelAccess?: ModelAccess;
+  /** What the Brain lends its implementations (a Component's sandboxes live there). */
+  resources?: BrainResources;
 }
 
 /** What an implementation is admitted with when a session is created or reopened. */
@@ -33,6 +35,36 @@ export interface Admission {
   workspace: string | undefined;
   /** What the Brain may grant; network an implementation itself uses must be inside it. */
   allow: AllowList | undefined;
+  /** What the Brain lends its implementations (a Component's sandboxes live there). */
+  resources?: BrainResources;
+  /** Aborted when the admitted session handle ends: what the implementation holds for it can go. */
+  ended?: AbortSignal;
+}
+
+/**
+ * Settings for the child processes that run Components (sandboxes), per Brain.
+ * Every number must be a positive integer.
+ */
+export interface ComponentSettings {
+  /**
+   * Folder of the transpiled-Component cache, shared by processes (absolute, or
+   * relative to the working directory); `.brain/components` by default.
+   */
+  cacheDir?: string;
+  /** Largest guest memory and JavaScript heap of one sandbox, in MiB (default 256). */
+  memoryMb?: number;
+  /** Most sandbox processes alive at once in this Brain (default 8); more calls wait for one. */
+  maxSandboxes?: number;
+  /** Most calls waiting for a sandbox (default 1000); past it a call ends `resource_exhausted`. */
+  maxQueuedCalls?: number;
+  /** Ready sandboxes kept per Component and grant while a session places it (default 1). */
+  warm?: number;
+}
+
+/** What a Brain lends the implementations it admits: state kept per Brain, released when the Brain closes. */
+export interface BrainResources {
+  /** This Brain's value under `key`, made by `create` on first use and disposed when the Brain closes. */
+  keep<T extends AsyncDisposable>(key: object, create: (settings: Readonly<ComponentSettings>) => T): T;
 }
 
 /**

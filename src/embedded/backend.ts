@@ -50,6 +50,12 @@ export interface GetSessionOptions {
   model?: SessionModel | string;
   /** Options of the session's Agentloop. */
   agentloop?: AgentloopOptions;
+  /**
+   * While another live Brain owns the session, wait up to this many ms for its
+   * lease to end: a handle with `tools` or `model` then fails `session_owned`,
+   * a handle for reading opens without ending that Brain's calls. 0 by default.
+   */
+  waitMs?: number;
 }
 
 /**
@@ -66,10 +72,12 @@ export interface Sessions {
   /** Creates a session with its Tools; non-host implementations are admitted first. */
   create(options?: CreateSessionOptions): Promise<BrainSession>;
   /**
-   * Opens an existing session; alone it gives a handle for reading. Supplying
-   * the original Tools (and the registered host's credentials) restores their
-   * handlers for future calls. Calls left open by a stopped Brain end `unknown`
-   * first; none is dispatched again.
+   * Opens an existing session; alone it gives a handle for reading, also while
+   * another Brain owns it. Supplying the original Tools (and the registered
+   * host's credentials) restores their handlers for future calls and makes
+   * this Brain the session's one owner: it fails `session_owned` while another
+   * live Brain owns it (or waits `waitMs`). Calls left open by a stopped owner
+   * end `unknown` first; none is dispatched again.
    */
   get(id: string, options?: GetSessionOptions): Promise<BrainSession>;
   /** Ends a session and removes it with its records. */

@@ -8,14 +8,18 @@ import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
+import { Ownership } from "../journal/ownership.ts";
+import { isPostgresUrl } from "../journal/postgres_url.ts";
 import type { SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
+import { BRAIN_MAX_INPUT_BYTES } from "../contract/budgets.ts";
 import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
 import type { SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
-import type { Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
+import { Resources } from "./resources.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
@@ -27,8 +31,15 @@ export interface BrainOptions {
   journal?: Journal;
   /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
   path?: string;
+  /**
+   * A PostgreSQL database to keep sessions and records in (`postgres://user@host:port/db`),
+   * shared by every Brain given the same URL; only with `Brain.open`, instead of `journal` or `path`.
+   */
+  url?: string;
   /** Bytes one activation may emit across results and events; {@linkcode BRAIN_MAX_EMITTED_BYTES} by default. */
   maxEmittedBytes?: number;
+  /** Bytes of one Tool call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default (over it: `payload_too_large`). */
+  maxInputBytes?: number;
   /** Model calls one activation may make; {@linkcode BRAIN_MAX_MODEL_CALLS} by default. */
   maxModelCalls?: number;
   /** What this Brain may grant to Brain-hosted Environments; nothing by default. */
@@ -39,7 +50,18 @@ export interface BrainOptions {
    * leave the server.
    */
   models?: Readonly<Record<string, SessionModel>>;
+  /**
+   * How long this Brain's hold on a session it writes to lasts without renewal
+   * (it renews every third of it): after its process dies, another Brain over
+   * the same journal takes the session over once this passed. 10 s by default.
+   */
+  leaseMs?: number;
+  /** Limits and the cache folder of the child processes that run Components. */
+  components?: ComponentSettings;
 }
+
+/** The default {@linkcode BrainOptions.leaseMs}. */
+export const DEFAULT_LEASE_MS = 10_000;
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -50,46 +72,68 @@ export class EmbeddedBackend implements BrainBackend {
   /** The journal every session of this backend lives in. */
   readonly journal: Journal;
   #maxEmittedBytes: number;
+  #maxInputBytes: number;
   #maxModelCalls: number;
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
   #live = new Set<Session>();
+  /** The ownership each writing handle writes under; reading handles have none. */
+  #writers = new WeakMap<Session, Ownership>();
+  /** The sessions this Brain owns, while it has a writing handle of them. */
+  #owned = new Map<string, Promise<Ownership>>();
+  /** This Brain's owner id in session leases. */
+  #node = crypto.randomUUID();
+  #leaseMs: number;
+  #resources: Resources;
   #closed = false;
 
   constructor(options: BrainOptions = {}) {
-    if (options.path !== undefined) {
+    if (options.path !== undefined || options.url !== undefined) {
       throw new BrainError(
         "invalid_argument",
-        "a Brain over a path opens asynchronously: use await Brain.open({ path })",
+        "a Brain over a path or a url opens asynchronously: use await Brain.open({ path }) or Brain.open({ url })",
       );
     }
     this.journal = options.journal ?? new MemoryJournal();
     this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
     this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
     this.#allow = options.allow;
     this.#models = { ...options.models };
+    this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
+    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
+      throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
+    }
+    this.#resources = new Resources(options.components);
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
   /**
-   * Opens a backend, over the Deno KV file at `path` when given. Every call its
-   * journal still has open was in flight in a Brain that stopped: each ends
-   * `unknown` before this resolves, and is never dispatched again.
+   * Opens a backend, over the Deno KV file at `path` when given. Opening owns
+   * nothing: other Brains over the same journal keep their sessions until this
+   * one opens a session to write to it.
    */
   static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
-    const { path, ...rest } = options;
-    if (path !== undefined && rest.journal) {
-      throw new BrainError("invalid_argument", "give a Brain either a journal or a path, not both");
+    const { path, url, ...rest } = options;
+    if ([path, url, rest.journal].filter((given) => given !== undefined).length > 1) {
+      throw new BrainError("invalid_argument", "give a Brain one of a journal, a path or a url");
     }
-    const journal = path === undefined ? rest.journal : await KvJournal.open(path);
-    const backend = new EmbeddedBackend({ ...rest, journal });
+    const journal = path !== undefined
+      ? await KvJournal.open(path)
+      : url !== undefined
+      ? await openPostgres(url)
+      : rest.journal;
     try {
-      for (const meta of await backend.journal.listSessions()) await endOrphanedCalls(backend.journal, meta.id);
+      return new EmbeddedBackend({ ...rest, journal });
     } catch (error) {
-      await backend.close();
+      await journal?.close();
       throw error;
     }
-    return backend;
+  }
+
+  /** How long this Brain's session leases last without renewal. */
+  get leaseMs(): number {
+    return this.#leaseMs;
   }
 
   async create(
@@ -111,25 +155,32 @@ export class EmbeddedBackend implements BrainBackend {
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
-      const workspaces = await this.#admit(id, tools);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop);
+      const ownership = await this.#own(id, 0);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {
+      ended.abort();
       await release(placed);
+      // A refused creation leaves no folder; a concurrent creation of the same id keeps its own.
+      if (!(error instanceof BrainError && error.code === "session_exists")) {
+        await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
+      }
       throw error;
     }
   }
 
   async get(
     id: string,
-    { tools: given = [], environments = [], host, model: chosen, agentloop }: GetSessionOptions = {},
+    { tools: given = [], environments = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
@@ -142,18 +193,79 @@ export class EmbeddedBackend implements BrainBackend {
     else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
     const placed = await this.#place(id, environments);
+    const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
       if (tools.length > 0) checkReattachment(id, meta.tools, tools);
-      // A live handle owns its session's open calls; without one, open calls are orphans of a stopped Brain.
-      if (![...this.#live].some((session) => session.id === id)) await endOrphanedCalls(this.journal, id);
-      const workspaces = await this.#admit(id, tools);
+      const writes = tools.length > 0 || model !== undefined;
+      const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
+      const workspaces = await this.#admit(id, tools, ended.signal);
       const created = await restoreCreated(id, await this.journal.read(id), this.#allow);
-      return this.#open(meta, tools, workspaces, placed, model, agentloop, created);
+      return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created, ownership);
     } catch (error) {
+      ended.abort();
       await release(placed);
+      await this.#releaseIfIdle(id);
       throw error;
     }
+  }
+
+  /**
+   * This Brain's ownership of a session, taken now if it holds none: calls the
+   * session still has open then belong to an owner that stopped or lost it, and
+   * end `unknown`. Fails `session_owned` while another Brain holds it (after
+   * waiting up to `waitMs`).
+   */
+  #own(id: string, waitMs: number): Promise<Ownership> {
+    let owned = this.#owned.get(id);
+    if (!owned) {
+      owned = (async () => {
+        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        ownership.lost.addEventListener("abort", () => this.#lose(id, ownership), { once: true });
+        try {
+          await endOrphanedCalls(ownership.journal, id);
+        } catch (error) {
+          await ownership.release();
+          throw error;
+        }
+        return ownership;
+      })();
+      this.#owned.set(id, owned);
+      owned.catch(() => this.#owned.get(id) === owned && this.#owned.delete(id));
+    }
+    return owned;
+  }
+
+  /**
+   * For a reading handle: ends the calls of an owner that stopped, if no live
+   * Brain owns the session (after waiting up to `waitMs` for its lease to end).
+   */
+  async #sweepIfUnowned(id: string, waitMs: number): Promise<Ownership | undefined> {
+    if (this.#owned.has(id)) return await this.#owned.get(id);
+    try {
+      await this.#own(id, waitMs);
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "session_owned") return undefined;
+      throw error;
+    }
+    await this.#releaseIfIdle(id);
+    return undefined;
+  }
+
+  /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
+  #lose(id: string, ownership: Ownership): void {
+    this.#owned.delete(id);
+    for (const session of this.#live) {
+      if (this.#writers.get(session) === ownership) void session.end();
+    }
+  }
+
+  /** Gives a session's lease up once no handle of this Brain writes to it. */
+  async #releaseIfIdle(id: string): Promise<void> {
+    const owned = this.#owned.get(id);
+    if (!owned || [...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+    this.#owned.delete(id);
+    await (await owned.catch(() => undefined))?.release();
   }
 
   async delete(id: string): Promise<void> {
@@ -172,6 +284,9 @@ export class EmbeddedBackend implements BrainBackend {
     if (this.#closed) return;
     this.#closed = true;
     await Promise.allSettled([...this.#live].map((session) => session.end()));
+    await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    this.#owned.clear();
+    await this.#resources.close();
     await this.journal.close();
   }
 
@@ -196,10 +311,17 @@ export class EmbeddedBackend implements BrainBackend {
     return placed;
   }
 
-  async #admit(id: string, tools: readonly PlacedTool[]): Promise<Map<string, string>> {
+  async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
     for (const { implementation, env, options } of tools) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+      await implementation?.admit({
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+        resources: this.#resources,
+        ended,
+      });
     }
     return workspaces;
   }
@@ -209,27 +331,35 @@ export class EmbeddedBackend implements BrainBackend {
     tools: readonly PlacedTool[],
     workspaces: Map<string, string>,
     placed: EnvironmentTools[],
+    ended: AbortController,
     model?: SessionModel,
     agentloop?: AgentloopOptions,
     created?: CreatedEnvironment[],
+    ownership?: Ownership,
   ): Session {
+    const journal = ownership?.journal ?? this.journal;
     const session = new Session({
-      journal: this.journal,
+      journal,
       meta,
       tools,
       workspaces,
       allow: this.#allow,
       created,
       maxEmittedBytes: this.#maxEmittedBytes,
+      maxInputBytes: this.#maxInputBytes,
       maxModelCalls: this.#maxModelCalls,
-      models: model && new ModelCaller({ journal: this.journal, sessionId: meta.id, model }),
+      models: model && new ModelCaller({ journal, sessionId: meta.id, model }),
       conversation: (parts) => new Agentloop(parts, agentloop),
-      onEnd: async (ended) => {
-        this.#live.delete(ended);
+      resources: this.#resources,
+      onEnd: async (session) => {
+        this.#live.delete(session);
+        ended.abort();
         await release(placed);
+        await this.#releaseIfIdle(session.id);
       },
     });
     this.#live.add(session);
+    if (ownership) this.#writers.set(session, ownership);
     return session;
   }
 
@@ -273,6 +403,13 @@ export function ownedBy(registered: HostRegistration | undefined, host: HostRegi
   return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
 }
 
+function positiveLimit(name: string, value: unknown): number {
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
+    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
+
 function modelNames(model: SessionModel): { provider: string; model: string } {
   if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
     throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
@@ -297,4 +434,13 @@ function checkModel(meta: SessionMeta, model: SessionModel): void {
       { details: { saved: meta.model ?? null, given } },
     );
   }
+}
+
+/** A PostgreSQL journal; its module (and the driver) loads only for a Brain that uses one. */
+async function openPostgres(url: string): Promise<Journal> {
+  if (!isPostgresUrl(url)) {
+    throw new BrainError("invalid_argument", `a Brain's journal url is postgres://..., got ${JSON.stringify(url)}`);
+  }
+  const { PostgresJournal } = await import("../journal/postgres.ts");
+  return await PostgresJournal.open(url);
 }

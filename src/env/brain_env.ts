@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -5,7 +6,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { environmentOptions } from "./host_env.ts";
 import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 
-/** An Environment that Brain runs itself (Components in isolated Workers) with exactly its grant. */
+/** An Environment that Brain runs itself (Components in sandbox processes) with exactly its grant. */
 export interface BrainEnvironment extends Environment {
   /** Always `brain`. */
   readonly kind: "brain";
@@ -27,7 +28,7 @@ export interface BrainEnvironment extends Environment {
  * ```
  */
 export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvironment {
-  const { name: _name, control: _control, setup: _setup, ...grant } = options;
+  const { name: _name, control: _control, setup: _setup, ...grant } = checkObject("brainEnv options", options);
   const { name, control, setup } = environmentOptions(options);
   const mode = grant.filesystem?.workspace;
   if (grant.filesystem && mode !== "read" && mode !== "write") {

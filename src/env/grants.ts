@@ -1,10 +1,11 @@
 import type { AllowList } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { checkObject } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 
 /** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
 export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> }, allow: AllowList = {}): void {
-  const grant: Readonly<BrainEnvGrant> = env.grant ?? {};
+  const grant: Readonly<BrainEnvGrant> = checkObject("checkGrant's environment", env).grant ?? {};
   const deny = (what: string) => {
     throw new BrainError("permission_denied", `environment ${env.name}: ${what} is outside this Brain's allow-list`, {
       details: { environment: env.name, denied: what },
@@ -27,7 +28,7 @@ export function netAllowed(host: string, allowed: readonly string[] | undefined)
 
 /** The Deno permissions that are exactly `grant`, with `workspace` as the only path. */
 export function grantPermissions(grant: BrainEnvGrant, workspace: string | undefined): Deno.PermissionOptionsObject {
-  const mode = grant.filesystem?.workspace;
+  const mode = checkObject("a grant", grant).filesystem?.workspace;
   return {
     read: mode && workspace ? [workspace] : false,
     write: mode === "write" && workspace ? [workspace] : false,

@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { Environment, EnvironmentOptions, SetupScript } from "../contract/placement.ts";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -5,8 +6,9 @@ import { checkName } from "../util/names.ts";
 
 /** Validates the options every Environment shares and returns them frozen. */
 export function environmentOptions(
-  { name, control, setup }: EnvironmentOptions,
+  options: EnvironmentOptions,
 ): { name: string; control: readonly EnvironmentOperation[]; setup: SetupScript | undefined } {
+  const { name, control, setup } = checkObject("Environment options", options);
   checkName("an Environment name", name);
   if (
     control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))

@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -6,6 +7,7 @@ import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { Finished } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
+import { sameText } from "../util/same_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
 
@@ -57,7 +59,14 @@ const encoder = new TextEncoder();
  * console.log(typeof app.fetch); // "function"
  * ```
  */
-export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensionOptions): ToolExtension {
+export function toolExtension(options: ToolExtensionOptions): ToolExtension {
+  const { tools, lifetimeMs = 30_000, token } = checkObject("toolExtension options", options);
+  if (!Array.isArray(tools)) {
+    throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
+  }
+  if (token !== undefined && (typeof token !== "string" || token === "")) {
+    throw new BrainError("invalid_argument", "toolExtension's token must be a non-empty string");
+  }
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
   }
@@ -73,7 +82,7 @@ export function toolExtension({ tools, lifetimeMs = 30_000, token }: ToolExtensi
   const app = new Hono();
 
   app.use("*", async (c, next) => {
-    if (token !== undefined && c.req.header("authorization") !== `Bearer ${token}`) {
+    if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
       return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
     }
     await next();

@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -19,7 +20,15 @@ export interface ExtensionEnvOptions {
   url: string | URL;
   /** Bearer token the extension requires, if any. */
   token?: string;
+  /**
+   * Bytes of one report line Brain reads from the extension; a longer line ends the call
+   * with `payload_too_large`. {@linkcode EXTENSION_MAX_REPORT_BYTES} by default.
+   */
+  maxReportBytes?: number;
 }
+
+/** The default longest report line, 8 MiB: a result up to the default emitted-bytes budget, with room to spare. */
+export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
 
 /**
  * Brain's side of an Application tool extension: host Tools placed in this
@@ -47,7 +56,11 @@ export interface ExtensionEnvOptions {
  * ```
  */
 export function extensionEnv(options: ExtensionEnvOptions): Environment {
-  const { name } = environmentOptions({ name: options.name });
+  const { name } = environmentOptions({ name: checkObject("extensionEnv options", options).name });
+  const maxReportBytes = options.maxReportBytes ?? EXTENSION_MAX_REPORT_BYTES;
+  if (!Number.isSafeInteger(maxReportBytes) || maxReportBytes <= 0) {
+    throw new BrainError("invalid_argument", `environment ${name}: maxReportBytes must be a positive integer`);
+  }
   let base: URL;
   try {
     base = new URL(options.url);
@@ -99,7 +112,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
     let settled = false;
     let drain: ReturnType<typeof setTimeout> | undefined;
     try {
-      for await (const line of lines(response.body)) {
+      for await (const line of lines(response.body, maxReportBytes)) {
         if (line.trim() === "") continue;
         const report = JSON.parse(line) as ExtensionReport;
         if (report.type === "expired") {
@@ -118,6 +131,14 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         }
         await acknowledge(ack);
         acknowledging = false;
+        // A refused finish still ends the call: the extension broke the protocol, and nothing may stay open.
+        if (report.type === "finish" && ack.error && !sink.signal.aborted) {
+          await sink.finish({
+            outcome: fail("protocol_error", `the extension's finish was refused: ${ack.error.message}`),
+          }, "error");
+        }
+        // Past the late-report budget nothing more is recorded: stop reading.
+        if (settled && ack.error?.code === "budget_exceeded") return;
         // Once the call has ended, read on (later reports are recorded late) until the extension
         // ends the response, so its connection is reused; a response that lingers is cut off.
         if (!settled && (report.type === "finish" || sink.signal.aborted)) {
@@ -127,6 +148,10 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
       }
     } catch (error) {
       if (settled || sink.signal.aborted) return;
+      if (error instanceof BrainError && error.code === "payload_too_large") {
+        await sink.finish({ outcome: fail(error.code, `the extension sent a report line ${error.message}`) }, "error");
+        return;
+      }
       return lost(sink, `the extension response broke: ${(error as Error).message}`);
     } finally {
       clearTimeout(drain);

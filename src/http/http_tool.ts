@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { netAllowed } from "../env/grants.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { Implementation } from "../contract/placement.ts";
@@ -95,7 +96,7 @@ export function http(url: string | URL, { headers = {} }: HttpOptions = {}): Imp
 export function httpTool<I extends Schema, O extends Schema | undefined = undefined>(
   spec: Omit<ToolSpec<I, O, undefined>, "run" | "implementation" | "options"> & { url: string | URL } & HttpOptions,
 ): ToolFactory<undefined> {
-  const { url, headers, ...contract } = spec;
+  const { url, headers, ...contract } = checkObject("httpTool spec", spec);
   return tool<I, O, undefined>({ ...contract, implementation: http(url, { headers }) });
 }
 

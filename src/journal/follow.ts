@@ -1,6 +1,5 @@
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 import type { JournalRecord } from "./records.ts";
-import { settledBeforeAbort } from "../util/signal.ts";
 
 /**
  * What wakes one subscription. A waiter takes `next()` before it reads, so a
@@ -28,6 +27,7 @@ export async function* follow(
 ): AsyncGenerator<JournalRecord> {
   if (signal?.aborted) return;
   const source = wakes();
+  const stop = signal && whenAborted(signal);
   try {
     let next = from;
     while (!signal?.aborted && !source.closed()) {
@@ -40,11 +40,18 @@ export async function* follow(
         next = record.sequence + 1;
       }
       if (records.length > 0) continue;
-      let more = false;
-      if (!await settledBeforeAbort(committed.then((value) => more = value), signal)) return;
-      if (!more) return;
+      if (!await (stop ? Promise.race([committed, stop.aborted]) : committed)) return;
     }
   } finally {
+    stop?.release();
     await source.close();
   }
+}
+
+/** Resolves false once `signal` aborts, from one listener for the whole subscription rather than one per wait. */
+function whenAborted(signal: AbortSignal): { aborted: Promise<false>; release(): void } {
+  const { promise, resolve } = Promise.withResolvers<false>();
+  const onAbort = () => resolve(false);
+  signal.addEventListener("abort", onAbort, { once: true });
+  return { aborted: promise, release: () => signal.removeEventListener("abort", onAbort) };
 }

@@ -1,4 +1,5 @@
 import type { JournalRecord } from "./records.ts";
+import { BrainError } from "../outcome/errors.ts";
 
 /**
  * One readable line for a journal record: sequence, kind and its essentials.
@@ -11,6 +12,9 @@ import type { JournalRecord } from "./records.ts";
  * ```
  */
 export function formatRecord(record: JournalRecord): string {
+  if (typeof record !== "object" || record === null || typeof record.kind !== "string") {
+    throw new BrainError("invalid_argument", "formatRecord takes a journal record");
+  }
   const head = `${String(record.sequence).padStart(4)}  ${record.kind.padEnd(20)} `;
   switch (record.kind) {
     case "tool_call_started":
@@ -31,10 +35,14 @@ export function formatRecord(record: JournalRecord): string {
       return `${head}${JSON.stringify(record.content)}`;
     case "model_call_started": {
       const origin = record.origin.kind === "tool" ? `${record.origin.tool} (call ${record.origin.call})` : "agentloop";
-      const tools = record.request.tools.map((spec) => spec.name).join(", ");
-      return `${head}by ${origin} to ${record.provider}/${record.model}: ${record.request.messages.length} messages${
-        tools ? `, tools ${tools}` : ""
-      }`;
+      const request = "request" in record ? record.request : record.conversation;
+      const tools = request.tools?.map((spec) => spec.name).join(", ");
+      const messages = "request" in record
+        ? `${record.request.messages.length} messages`
+        : `${record.conversation.messages.length} new messages${
+          record.conversation.previous === undefined ? "" : ` after model call ${record.conversation.previous}`
+        }`;
+      return `${head}by ${origin} to ${record.provider}/${record.model}: ${messages}${tools ? `, tools ${tools}` : ""}`;
     }
     case "model_call_finished":
       return `${head}model call ${record.call} ${record.outcome.status}${

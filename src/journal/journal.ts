@@ -1,3 +1,4 @@
+import type { AcquireOptions, AppendOptions, Lease } from "./lease.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for reading a session's records. */
@@ -20,10 +21,28 @@ export interface SubscribeOptions {
  * The durable truth of every session: ordered records with dense sequences.
  * A record is visible to `read` and `subscribe` only after `append` commits it;
  * `append` commits all its bodies atomically or none of them.
+ *
+ * A session has at most one owner at a time, holding its {@linkcode Lease}.
+ * An append with a lease commits only while that lease is the session's
+ * current one (else `fenced`); an append without one only while no one holds
+ * a live lease (else `session_owned`). A record that ends a call
+ * (`tool_call_finished`, `model_call_finished`) commits only while the call is
+ * open, checked in the same atomic write (else `call_finished`): a call has
+ * exactly one terminal record.
  */
 export interface Journal {
   /** Commits `bodies` in order and returns them with their sequences. */
-  append(sessionId: string, bodies: RecordBody[]): Promise<JournalRecord[]>;
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]>;
+  /**
+   * Takes the session's lease with a greater fencing token: fails with
+   * `session_owned` while another owner's lease is live, `session_not_found`
+   * for an unknown session.
+   */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease>;
+  /** Extends a lease by `ttlMs` from now; fails with `fenced` once it was taken over. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease>;
+  /** Gives a lease up so another owner may take the session at once; a lease already taken over is left alone. */
+  release(lease: Lease): Promise<void>;
   /** Returns committed records in sequence order. */
   read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]>;
   /** The last committed sequence, or 0 for an empty session. */

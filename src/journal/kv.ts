@@ -8,15 +8,29 @@ import {
   decodeRecord,
   encodeBody,
   encodeJson,
+  type Fence,
   type Head,
   INLINE_MAX,
   join,
   keys,
+  keySize,
+  type PendingBlob,
   split,
   type StoredRecord,
 } from "./kv_codec.ts";
+import {
+  type AcquireOptions,
+  type AppendOptions,
+  checkAcquire,
+  fencedError,
+  type Lease,
+  live,
+  ownedError,
+  type StoredLease,
+} from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
+import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
 import { checkRecordBody } from "./frozen_record.ts";
@@ -27,17 +41,39 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 export const MAX_RECORDS_PER_APPEND = 400;
 /** Inline bytes one atomic commit carries, under Deno KV's 800 KiB mutation limit with room for keys. */
 const ATOMIC_BYTES = 640_000;
+/** Key bytes one atomic commit carries, under Deno KV's 81,920 with room for the head and fence keys. */
+const ATOMIC_KEY_BYTES = 72_000;
+/** Mutations one atomic commit carries, under Deno KV's 1,000 with room for the head. */
+const ATOMIC_MUTATIONS = 990;
 /** Commits retried, with growing random backoff, after another writer took the head, before `journal_conflict`. */
 const MAX_ATTEMPTS = 1_000;
+/**
+ * A blob whose chunks were written this long ago and never committed, in a
+ * session without a live lease, belongs to a writer that died; `open` deletes it.
+ * Leased sessions are swept by each new owner when it takes the lease.
+ */
+export const ORPHAN_AGE_MS = 60_000;
+/** A stand-in epoch and sequence for sizing keys before the head is read: epochs are UUIDs. */
+const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
 
 interface CachedHead extends Head {
   versionstamp: string;
 }
 
+/** An append encoded for commit, with what it adds to an atomic commit's limits. */
+interface Prepared {
+  stored: StoredRecord[];
+  records: JournalRecord[];
+  bytes: number;
+  keyBytes: number;
+  mutations: number;
+}
+
 /** One `append` waiting in its session's queue. */
 interface Pending {
   bodies: RecordBody[];
-  prepared: Promise<{ stored: StoredRecord[]; records: JournalRecord[]; bytes: number }>;
+  lease: Lease | undefined;
+  prepared: Promise<Prepared>;
   /** True once `prepared` has settled, so a ready batch never waits for a slow one behind it. */
   ready: boolean;
   done: PromiseWithResolvers<JournalRecord[]>;
@@ -48,7 +84,11 @@ interface Pending {
  * checks the session head's versionstamp, so two writers, in this process or
  * another, never take the same sequence: the loser re-reads the head and
  * retries. Appends queued behind a running commit of the same session share
- * the next atomic commit, and each still commits all its records or none.
+ * the next atomic commit, sized by record count, key and value bytes, and each
+ * still commits all its records or none. A leased append also checks the
+ * session's fence key, which only a change of owner rewrites; a record ending
+ * a call commits only while the call's open-call key exists. Failures of the
+ * store itself reject with `storage_full` or `storage_unavailable`.
  *
  * `subscribe` follows every writer of the file: it watches the session's head
  * key, which each commit updates, and wakes at once on this instance's own
@@ -108,8 +148,9 @@ export class KvJournal implements Journal {
           '(or "unstable": ["kv"] in deno.json)',
       );
     }
+    let kv: Deno.Kv;
     try {
-      return new KvJournal(await Deno.openKv(path), path);
+      kv = await Deno.openKv(path);
     } catch (error) {
       const denied = error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied;
       if (denied) {
@@ -130,10 +171,108 @@ export class KvJournal implements Journal {
         { cause: error },
       );
     }
+    const journal = new KvJournal(kv, path);
+    await journal.#sweepOrphans().catch(() => {});
+    return journal;
+  }
+
+  /** Deletes the chunks that writers which died left uncommitted in sessions without a live lease. */
+  async #sweepOrphans(): Promise<void> {
+    const now = Date.now();
+    const leases = new Map<string, boolean>();
+    for await (const entry of this.#kv.list<PendingBlob>({ prefix: keys.pendings() })) {
+      const [, sessionId, blob] = entry.key as [string, string, string];
+      if (entry.value.at > now - ORPHAN_AGE_MS) continue;
+      if (!leases.has(sessionId)) leases.set(sessionId, live(await this.#storedLease(sessionId)));
+      if (!leases.get(sessionId)) await this.#dropBlob(sessionId, blob);
+    }
+  }
+
+  /** Deletes every uncommitted blob of a session; called by its new owner, whose fence no older writer passes. */
+  async #sweepSession(sessionId: string): Promise<void> {
+    for await (const entry of this.#kv.list({ prefix: keys.pendings(sessionId) })) {
+      await this.#dropBlob(sessionId, entry.key.at(-1) as string);
+    }
+  }
+
+  async #dropBlob(sessionId: string, blob: string): Promise<void> {
+    const doomed: Deno.KvKey[] = [];
+    for await (const entry of this.#kv.list({ prefix: keys.chunks(sessionId, blob) })) doomed.push(entry.key);
+    doomed.push(keys.pending(sessionId, blob));
+    for (let first = 0; first < doomed.length; first += 500) {
+      await commitAtomic(this.#kv, (op) => doomed.slice(first, first + 500).forEach((key) => op.delete(key)));
+    }
+  }
+
+  async #storedLease(sessionId: string): Promise<StoredLease | undefined> {
+    const [fence, lease] = await this.#kv.getMany<[Fence, { expiresAt: number }]>([
+      keys.fence(sessionId),
+      keys.lease(sessionId),
+    ]);
+    return fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+  }
+
+  /** Takes the session's lease with the next fencing token, unless another owner's is live; sweeps its orphans. */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return this.#guard(async () => {
+      checkAcquire(options);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const [fence, lease, head] = await this.#kv.getMany<[Fence, { expiresAt: number }, Head]>([
+          keys.fence(sessionId),
+          keys.lease(sessionId),
+          keys.head(sessionId),
+        ]);
+        if (head.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
+        const stored = fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+        if (live(stored) && stored.owner !== options.owner) throw ownedError(sessionId, stored);
+        const next: Fence = { owner: options.owner, token: (fence.value?.token ?? 0) + 1 };
+        const expiresAt = Date.now() + options.ttlMs;
+        const result = await commitAtomic(
+          this.#kv,
+          (op) =>
+            op.check(fence, lease, head).set(keys.fence(sessionId), next).set(keys.lease(sessionId), { expiresAt }),
+        );
+        if (!result.ok) {
+          await backoff(attempt);
+          continue;
+        }
+        await this.#sweepSession(sessionId);
+        return Object.freeze({ sessionId, ...next, expiresAt, fence: result.versionstamp });
+      }
+      throw new BrainError("journal_conflict", `session ${sessionId}: its lease kept changing`);
+    });
+  }
+
+  /** Extends a lease whose fence is still the session's. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    return this.#guard(async () => {
+      checkAcquire({ owner: lease.owner, ttlMs });
+      const expiresAt = Date.now() + ttlMs;
+      const result = await commitAtomic(
+        this.#kv,
+        (op) =>
+          op.check({ key: keys.fence(lease.sessionId), versionstamp: lease.fence })
+            .set(keys.lease(lease.sessionId), { expiresAt }),
+      );
+      if (!result.ok) throw fencedError(lease);
+      return Object.freeze({ ...lease, expiresAt });
+    });
+  }
+
+  /** Ends a lease that is still the session's, so another owner may take it at once. */
+  release(lease: Lease): Promise<void> {
+    return this.#guard(async () => {
+      await commitAtomic(
+        this.#kv,
+        (op) =>
+          op.check({ key: keys.fence(lease.sessionId), versionstamp: lease.fence })
+            .set(keys.lease(lease.sessionId), { expiresAt: 0 }),
+      );
+    });
   }
 
   /** Commits `bodies` atomically, after every earlier append of the session, and returns them with their sequences. */
-  append(sessionId: string, bodies: RecordBody[]): Promise<JournalRecord[]> {
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     try {
       this.#open();
     } catch (error) {
@@ -147,6 +286,7 @@ export class KvJournal implements Journal {
     const at = Date.now();
     const pending: Pending = {
       bodies,
+      lease: options?.lease,
       prepared: this.#prepare(sessionId, bodies, at),
       ready: false,
       done: Promise.withResolvers(),
@@ -162,23 +302,43 @@ export class KvJournal implements Journal {
     return pending.done.promise;
   }
 
-  /** Encodes the bodies; a record too large to sit inline is written as chunks first, invisible until committed. */
-  async #prepare(sessionId: string, bodies: RecordBody[], at: number) {
-    const stored: StoredRecord[] = [];
-    const records: JournalRecord[] = [];
+  /**
+   * Encodes the bodies; a record too large to sit inline is written as chunks
+   * first, invisible until committed. An append that alone exceeds what one
+   * atomic commit can carry fails `invalid_argument` before anything is written.
+   */
+  async #prepare(sessionId: string, bodies: RecordBody[], at: number): Promise<Prepared> {
+    bodies.forEach(checkRecordBody);
+    const encoded = bodies.map((body) => encodeBody(body, at));
+    const records = encoded.map((bytes) => deepFreeze(decodeRecord(bytes, sessionId, 0)));
     let bytes = 0;
-    for (const body of bodies) {
-      checkRecordBody(body);
-      const encoded = encodeBody(body, at);
-      records.push(deepFreeze(decodeRecord(encoded, sessionId, 0)));
-      if (encoded.byteLength <= INLINE_MAX && bytes + encoded.byteLength <= ATOMIC_BYTES) {
-        stored.push(encoded);
-        bytes += encoded.byteLength;
-      } else {
-        stored.push(await this.#writeChunks(sessionId, encoded));
-      }
+    const inline = encoded.map((record) => {
+      const fits = record.byteLength <= INLINE_MAX && bytes + record.byteLength <= ATOMIC_BYTES;
+      if (fits) bytes += record.byteLength;
+      return fits;
+    });
+    const recordKey = keySize(keys.record(sessionId, SIZING_EPOCH, 0));
+    const openKey = keySize(keys.openCall(sessionId, SIZING_EPOCH, 0));
+    const pendingKey = keySize(keys.pending(sessionId, SIZING_EPOCH));
+    let keyBytes = 0;
+    let mutations = 0;
+    bodies.forEach((body, index) => {
+      const indexed = opens(body) || closes(body) !== undefined;
+      keyBytes += recordKey + (indexed ? openKey : 0) + (inline[index] ? 0 : pendingKey);
+      mutations += 1 + (indexed ? 1 : 0) + (inline[index] ? 0 : 1);
+    });
+    if (keyBytes > ATOMIC_KEY_BYTES || mutations > ATOMIC_MUTATIONS) {
+      throw new BrainError(
+        "invalid_argument",
+        `session ${sessionId}: an append of ${bodies.length} records takes ${keyBytes} key bytes and ${mutations} ` +
+          `writes; one atomic commit holds ${ATOMIC_KEY_BYTES} and ${ATOMIC_MUTATIONS}: append fewer records at once`,
+      );
     }
-    return { stored, records, bytes };
+    const stored: StoredRecord[] = [];
+    for (const [index, record] of encoded.entries()) {
+      stored.push(inline[index] ? record : await this.#writeChunks(sessionId, record));
+    }
+    return { stored, records, bytes, keyBytes, mutations };
   }
 
   async #writeChunks(sessionId: string, bytes: Uint8Array): Promise<StoredRecord> {
@@ -187,10 +347,12 @@ export class KvJournal implements Journal {
     for (let first = 0; first < chunks.length; first += CHUNKS_PER_WRITE) {
       await commitAtomic(
         this.#kv,
-        (op) =>
+        (op) => {
+          if (first === 0) op.set(keys.pending(sessionId, blob), { at: Date.now() } satisfies PendingBlob);
           chunks.slice(first, first + CHUNKS_PER_WRITE).forEach((chunk, offset) =>
             op.set(keys.chunk(sessionId, blob, first + offset), chunk)
-          ),
+          );
+        },
       );
     }
     return { chunks: blob, count: chunks.length };
@@ -198,25 +360,22 @@ export class KvJournal implements Journal {
 
   /** Deletes the chunks of records whose commit failed; they were never visible. */
   async #dropChunks(sessionId: string, stored: StoredRecord[]): Promise<void> {
-    const doomed = stored.flatMap((record) =>
-      record instanceof Uint8Array
-        ? []
-        : Array.from({ length: record.count }, (_, index) => keys.chunk(sessionId, record.chunks, index))
-    );
-    for (let first = 0; first < doomed.length; first += 500) {
-      await commitAtomic(this.#kv, (op) => doomed.slice(first, first + 500).forEach((key) => op.delete(key)));
+    for (const record of stored) {
+      if (!(record instanceof Uint8Array)) await this.#dropBlob(sessionId, record.chunks);
     }
   }
 
   /** Commits the session's queued appends in order, as many per atomic commit as its limits allow. */
   async #drain(sessionId: string, queue: Pending[]): Promise<void> {
     while (queue.length > 0) {
-      const batch: { pending: Pending; prepared: Awaited<Pending["prepared"]> }[] = [];
+      const batch: { pending: Pending; prepared: Prepared }[] = [];
       let bytes = 0;
       let count = 0;
+      let keyBytes = 0;
+      let mutations = 0;
       while (queue.length > 0) {
         const pending = queue[0];
-        if (batch.length > 0 && !pending.ready) break;
+        if (batch.length > 0 && (!pending.ready || pending.lease !== batch[0].pending.lease)) break;
         let prepared;
         try {
           prepared = await pending.prepared;
@@ -228,7 +387,8 @@ export class KvJournal implements Journal {
         }
         if (
           batch.length > 0 &&
-          (bytes + prepared.bytes > ATOMIC_BYTES || count + pending.bodies.length > MAX_RECORDS_PER_APPEND)
+          (bytes + prepared.bytes > ATOMIC_BYTES || count + pending.bodies.length > MAX_RECORDS_PER_APPEND ||
+            keyBytes + prepared.keyBytes > ATOMIC_KEY_BYTES || mutations + prepared.mutations > ATOMIC_MUTATIONS)
         ) {
           break;
         }
@@ -236,18 +396,31 @@ export class KvJournal implements Journal {
         batch.push({ pending, prepared });
         bytes += prepared.bytes;
         count += pending.bodies.length;
+        keyBytes += prepared.keyBytes;
+        mutations += prepared.mutations;
       }
       if (batch.length === 0) continue;
       try {
-        const committed = await this.#commit(
+        const results = await this.#commit(
           sessionId,
+          batch[0].pending.lease,
           batch.map(({ pending, prepared }) => ({ ...prepared, bodies: pending.bodies })),
         );
-        batch.forEach(({ pending }, index) => pending.done.resolve(committed[index]));
-        this.#notifier.notify(sessionId);
-        this.#wakeFile?.touch();
+        const refused: StoredRecord[] = [];
+        batch.forEach(({ pending, prepared }, index) => {
+          const result = results[index];
+          if (result instanceof BrainError) {
+            pending.done.reject(result);
+            refused.push(...prepared.stored);
+          } else pending.done.resolve(result);
+        });
+        if (results.some((result) => !(result instanceof BrainError))) {
+          this.#notifier.notify(sessionId);
+          this.#wakeFile?.touch();
+        }
+        await this.#dropChunks(sessionId, refused).catch(() => {});
       } catch (error) {
-        for (const { pending } of batch) pending.done.reject(error);
+        for (const { pending } of batch) pending.done.reject(storageError(error));
         await this.#dropChunks(sessionId, batch.flatMap(({ prepared }) => prepared.stored)).catch(() => {});
       }
     }
@@ -255,35 +428,51 @@ export class KvJournal implements Journal {
     this.#queues.delete(sessionId);
   }
 
+  /**
+   * Commits the items that may commit in one atomic write checked against the
+   * head and the writer's fence (or the absence of a live lease); an item
+   * ending a call that is no longer open gets `call_finished` instead.
+   */
   async #commit(
     sessionId: string,
+    lease: Lease | undefined,
     batch: { bodies: RecordBody[]; stored: StoredRecord[]; records: JournalRecord[] }[],
-  ): Promise<JournalRecord[][]> {
+  ): Promise<(JournalRecord[] | BrainError)[]> {
     let head: CachedHead = this.#heads.get(sessionId) ?? await this.#readHead(sessionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const { epoch } = head;
+      const writer = lease ? { key: keys.fence(sessionId), versionstamp: lease.fence } : await this.#unowned(sessionId);
+      const open = await this.#stillOpen(sessionId, epoch, head.sequence, batch.flatMap((item) => item.bodies));
       let sequence = head.sequence;
-      const committed = batch.map(({ records }) =>
-        records.map((record) => deepFreeze({ ...record, sequence: sequence += 1 }))
-      );
+      const results = batch.map(({ bodies, records }) => {
+        const refused = endsOnlyOpen(sessionId, bodies, sequence, open);
+        if (refused) return refused;
+        return records.map((record) => deepFreeze({ ...record, sequence: sequence += 1 }));
+      });
+      if (sequence === head.sequence) return results;
       const result = await commitAtomic(this.#kv, (op) => {
-        op.check({ key: keys.head(sessionId), versionstamp: head.versionstamp });
-        batch.forEach(({ bodies, stored }, item) =>
+        op.check({ key: keys.head(sessionId), versionstamp: head.versionstamp }, writer);
+        batch.forEach(({ bodies, stored }, item) => {
+          const committed = results[item];
+          if (committed instanceof BrainError) return;
           bodies.forEach((body, index) => {
-            const taken = committed[item][index].sequence;
-            op.set(keys.record(sessionId, epoch, taken), stored[index]);
+            const taken = committed[index].sequence;
+            const record = stored[index];
+            op.set(keys.record(sessionId, epoch, taken), record);
+            if (!(record instanceof Uint8Array)) op.delete(keys.pending(sessionId, record.chunks));
             if (opens(body)) op.set(keys.openCall(sessionId, epoch, taken), true);
             const closed = closes(body);
             if (closed !== undefined) op.delete(keys.openCall(sessionId, epoch, closed));
-          })
-        );
+          });
+        });
         op.set(keys.head(sessionId), { sequence, epoch } satisfies Head);
       });
       if (result.ok) {
         this.#heads.set(sessionId, { sequence, epoch, versionstamp: result.versionstamp });
-        return committed;
+        return results;
       }
       this.#heads.delete(sessionId);
+      if (lease && (await this.#kv.get(keys.fence(sessionId))).versionstamp !== lease.fence) throw fencedError(lease);
       await backoff(attempt);
       head = await this.#readHead(sessionId);
     }
@@ -291,6 +480,32 @@ export class KvJournal implements Journal {
       "journal_conflict",
       `session ${sessionId}: another writer kept taking the head; gave up after ${MAX_ATTEMPTS} attempts`,
     );
+  }
+
+  /** The check an append without a lease commits under: no one holds a live lease, and no one takes it meanwhile. */
+  async #unowned(sessionId: string): Promise<Deno.AtomicCheck> {
+    const [fence, lease] = await this.#kv.getMany<[Fence, { expiresAt: number }]>([
+      keys.fence(sessionId),
+      keys.lease(sessionId),
+    ]);
+    const stored = fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+    if (live(stored)) throw ownedError(sessionId, stored);
+    return { key: keys.lease(sessionId), versionstamp: lease.versionstamp };
+  }
+
+  /**
+   * Which of the calls `bodies` end are open as of `head`: the head check of
+   * the commit that follows makes this read part of the same atomic write.
+   */
+  async #stillOpen(sessionId: string, epoch: string, head: number, bodies: RecordBody[]): Promise<Set<number>> {
+    const ended = bodies.flatMap((body) => closes(body) ?? []).filter((call) => call <= head);
+    const open = new Set<number>();
+    for (let first = 0; first < ended.length; first += 10) {
+      const calls = ended.slice(first, first + 10);
+      const entries = await this.#kv.getMany(calls.map((call) => keys.openCall(sessionId, epoch, call)));
+      entries.forEach((entry, index) => entry.versionstamp !== null && open.add(calls[index]));
+    }
+    return open;
   }
 
   async #readHead(sessionId: string): Promise<CachedHead> {
@@ -384,11 +599,12 @@ export class KvJournal implements Journal {
   async createSession(meta: SessionMeta): Promise<void> {
     this.#open();
     const head: Head = { sequence: 0, epoch: crypto.randomUUID() };
+    const encoded = encodeMeta(meta);
     const result = await commitAtomic(
       this.#kv,
       (op) =>
         op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
-          .set(keys.session(meta.id), encodeJson(meta))
+          .set(keys.session(meta.id), encoded)
           .set(keys.head(meta.id), head),
     );
     if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
@@ -397,12 +613,13 @@ export class KvJournal implements Journal {
   /** Replaces a session's metadata. */
   async updateSession(meta: SessionMeta): Promise<void> {
     this.#open();
+    const encoded = encodeMeta(meta);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.#kv.get(keys.session(meta.id));
       if (current.versionstamp === null) throw new BrainError("session_not_found", `no session ${meta.id}`);
       const result = await commitAtomic(
         this.#kv,
-        (op) => op.check(current).set(keys.session(meta.id), encodeJson(meta)),
+        (op) => op.check(current).set(keys.session(meta.id), encoded),
       );
       if (result.ok) return;
     }
@@ -434,7 +651,10 @@ export class KvJournal implements Journal {
    */
   async deleteSession(id: string): Promise<void> {
     this.#open();
-    await commitAtomic(this.#kv, (op) => op.delete(keys.session(id)).delete(keys.head(id)));
+    await commitAtomic(
+      this.#kv,
+      (op) => op.delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id)),
+    );
     this.#heads.delete(id);
     this.#notifier.notify(id);
     this.#wakeFile?.touch();
@@ -471,6 +691,8 @@ export class KvJournal implements Journal {
     this.#reads.add(running);
     try {
       return await running;
+    } catch (error) {
+      throw storageError(error);
     } finally {
       this.#reads.delete(running);
     }
@@ -479,6 +701,29 @@ export class KvJournal implements Journal {
   #open(): void {
     if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
   }
+}
+
+/**
+ * `call_finished` when `bodies`, committed after `head`, end a call that is not
+ * open (or end one twice); else undefined, with `open` updated for the next item.
+ */
+function endsOnlyOpen(
+  sessionId: string,
+  bodies: RecordBody[],
+  head: number,
+  open: Set<number>,
+): BrainError | undefined {
+  const after = new Set(open);
+  for (const [index, body] of bodies.entries()) {
+    const ended = closes(body);
+    if (ended !== undefined && !after.delete(ended)) {
+      return new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+    }
+    if (opens(body)) after.add(head + index + 1);
+  }
+  open.clear();
+  after.forEach((call) => open.add(call));
+  return undefined;
 }
 
 /** The folder `path` would live in when it does not exist; undefined when it does or cannot be checked. */
@@ -490,4 +735,17 @@ async function missingFolder(path: string): Promise<string | undefined> {
   } catch (error) {
     return error instanceof Deno.errors.NotFound ? folder : undefined;
   }
+}
+
+/** A session's metadata as one KV value; `payload_too_large` past {@linkcode INLINE_MAX} (a KV value holds 64 KiB). */
+function encodeMeta(meta: SessionMeta): Uint8Array {
+  const encoded = encodeJson(meta);
+  if (encoded.byteLength > INLINE_MAX) {
+    throw new BrainError(
+      "payload_too_large",
+      `session ${meta.id}: its metadata (the placed Tools' declarations) is ${encoded.byteLength} bytes, over the ${INLINE_MAX} a KV journal holds`,
+      { details: { bytes: encoded.byteLength, maxBytes: INLINE_MAX } },
+    );
+  }
+  return encoded;
 }

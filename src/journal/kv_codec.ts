@@ -25,9 +25,36 @@ export const keys = {
   openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["open", id, epoch, call],
   chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
   chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],
+  /** Marks a blob whose chunks are written but whose record is not committed yet; the commit deletes it. */
+  pending: (id: string, blob: string): Deno.KvKey => ["pending", id, blob],
+  pendings: (id?: string): Deno.KvKey => id === undefined ? ["pending"] : ["pending", id],
+  /** The session's current owner and fencing token; rewritten only when ownership changes. */
+  fence: (id: string): Deno.KvKey => ["fence", id],
+  /** Until when the session's owner holds it; rewritten on each renewal. */
+  lease: (id: string): Deno.KvKey => ["lease", id],
   /** Every prefix a session's data lives under, for deletion. */
-  owned: (id: string): Deno.KvKey[] => [["record", id], ["open", id], ["chunk", id]],
+  owned: (id: string): Deno.KvKey[] => [["record", id], ["open", id], ["chunk", id], ["pending", id]],
 };
+
+/** What the fence key holds. */
+export interface Fence {
+  owner: string;
+  token: number;
+}
+
+/** What the pending key of a blob holds: when its chunks were written. */
+export interface PendingBlob {
+  at: number;
+}
+
+/** Bytes of `key` in Deno KV's encoding, which its 80 KiB limit on the keys of one commit counts. */
+export function keySize(key: Deno.KvKey): number {
+  let size = 0;
+  for (const part of key) {
+    size += typeof part === "string" ? encoder.encode(part).byteLength + 2 : 9;
+  }
+  return size;
+}
 
 /** What the head key holds: the last committed sequence and the epoch its records are keyed by. */
 export interface Head {

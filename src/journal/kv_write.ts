@@ -1,3 +1,5 @@
+import { storageError } from "./storage_error.ts";
+
 /** Busy retries before a write gives up; with the backoff below that is well over a minute of contention. */
 const MAX_BUSY_RETRIES = 2_000;
 
@@ -16,7 +18,7 @@ export async function commitAtomic(
     try {
       return await op.commit();
     } catch (error) {
-      if (!isLocked(error) || attempt >= MAX_BUSY_RETRIES) throw error;
+      if (!isLocked(error) || attempt >= MAX_BUSY_RETRIES) throw storageError(error);
       await backoff(attempt);
     }
   }

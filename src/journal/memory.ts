@@ -5,12 +5,25 @@ import { follow } from "./follow.ts";
 import { frozenRecord } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import {
+  type AcquireOptions,
+  type AppendOptions,
+  checkAcquire,
+  fencedError,
+  type Lease,
+  live,
+  ownedError,
+  type StoredLease,
+} from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 interface StoredSession {
   meta: SessionMeta;
   records: JournalRecord[];
+  /** Sequences of the calls started and not yet ended. */
+  open: Set<number>;
+  lease?: StoredLease;
 }
 
 /**
@@ -32,14 +45,24 @@ export class MemoryJournal implements Journal {
   #closed = false;
 
   /** Commits `bodies` atomically and returns them with their sequences. */
-  append(sessionId: string, bodies: RecordBody[]): Promise<JournalRecord[]> {
-    return promised(() => this.#commit(sessionId, bodies));
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    return promised(() => this.#commit(sessionId, bodies, options?.lease));
   }
 
-  #commit(sessionId: string, bodies: RecordBody[]): JournalRecord[] {
+  #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
     const session = this.#session(sessionId);
-    const at = Date.now();
+    checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
+    const open = new Set(session.open);
+    bodies.forEach((body, index) => {
+      const ended = closes(body);
+      if (ended !== undefined && !open.delete(ended)) {
+        throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+      }
+      if (opens(body)) open.add(start + index);
+    });
+    session.open = open;
+    const at = Date.now();
     const copies = bodies.length > 1 ? new Map() : undefined;
     const committed = bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
     for (const record of committed) session.records.push(record);
@@ -64,9 +87,43 @@ export class MemoryJournal implements Journal {
   /** The `tool_call_started` records of calls without a `tool_call_finished`. */
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return promised(() => {
-      const records = this.#session(sessionId).records;
-      const finished = new Set(records.flatMap((record) => closes(record) ?? []));
-      return records.filter((record) => opens(record) && !finished.has(record.sequence));
+      const session = this.#session(sessionId);
+      return [...session.open].sort((a, b) => a - b).map((sequence) => session.records[sequence - 1]);
+    });
+  }
+
+  /** Takes the session's lease unless another owner's is live. */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return promised(() => {
+      checkAcquire(options);
+      const session = this.#session(sessionId);
+      if (live(session.lease) && session.lease.owner !== options.owner) throw ownedError(sessionId, session.lease);
+      session.lease = {
+        owner: options.owner,
+        token: (session.lease?.token ?? 0) + 1,
+        expiresAt: Date.now() + options.ttlMs,
+      };
+      return leaseOf(sessionId, session.lease);
+    });
+  }
+
+  /** Extends a lease that is still the session's current one. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    return promised(() => {
+      checkAcquire({ owner: lease.owner, ttlMs });
+      const session = this.#session(lease.sessionId);
+      if (session.lease?.token !== lease.token) throw fencedError(lease);
+      session.lease = { ...session.lease, expiresAt: Date.now() + ttlMs };
+      return leaseOf(lease.sessionId, session.lease);
+    });
+  }
+
+  /** Gives the lease up if it is still current. */
+  release(lease: Lease): Promise<void> {
+    return promised(() => {
+      this.#open();
+      const session = this.#sessions.get(lease.sessionId);
+      if (session?.lease?.token === lease.token) session.lease = { ...session.lease, expiresAt: 0 };
     });
   }
 
@@ -87,7 +144,7 @@ export class MemoryJournal implements Journal {
       if (this.#sessions.has(meta.id)) {
         throw new BrainError("session_exists", `session ${meta.id} already exists`);
       }
-      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [] });
+      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new Set() });
     });
   }
 
@@ -140,4 +197,15 @@ export class MemoryJournal implements Journal {
     if (!session) throw new BrainError("session_not_found", `no session ${id}`);
     return session;
   }
+}
+
+function leaseOf(sessionId: string, stored: StoredLease): Lease {
+  return Object.freeze({ sessionId, ...stored, fence: String(stored.token) });
+}
+
+/** Throws unless a commit with `lease` (or none) may write while the session's lease is `stored`. */
+function checkWriter(sessionId: string, stored: StoredLease | undefined, lease: Lease | undefined): void {
+  if (lease) {
+    if (stored?.token !== lease.token || stored.owner !== lease.owner) throw fencedError(lease);
+  } else if (live(stored)) throw ownedError(sessionId, stored);
 }

@@ -1,6 +1,12 @@
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
-import type { ModelCallOrigin, ModelToolCall, ModelUsage, NormalizedModelRequest } from "../model/types.ts";
+import type {
+  ModelCallOrigin,
+  ModelToolCall,
+  ModelToolSpec,
+  ModelUsage,
+  NormalizedModelRequest,
+} from "../model/types.ts";
 
 /** Why a Tool call ended: the first terminal cause, which later causes never replace. */
 export type TerminalCause = "finish" | "error" | "timeout" | "cancelled" | "unknown";
@@ -36,7 +42,21 @@ export type RecordBody =
     activation: string;
     provider: string;
     model: string;
+    /** The whole request, as a Tool's `ctx.model` gave it. */
     request: NormalizedModelRequest;
+  }
+  /**
+   * An Agentloop model request, committed before the provider sees it. It keeps
+   * only what is new since the loop's previous request: the request is rebuilt
+   * from the conversation records it refers to.
+   */
+  | {
+    kind: "model_call_started";
+    origin: ModelCallOrigin;
+    activation: string;
+    provider: string;
+    model: string;
+    conversation: ConversationRequest;
   }
   /**
    * How a model call ended, committed before its response returns: `ok` with the
@@ -65,6 +85,23 @@ export type RecordBody =
   | { kind: "environment_deleted"; call: number; environment: string }
   /** Tool call `call` ran an Environment's setup with `ctx.environments.setup`; `outcome` is `ok` or `setup_failed`. */
   | { kind: "environment_setup"; call: number; environment: string; outcome: Outcome };
+
+/**
+ * How an Agentloop model request is journaled: by reference to the conversation
+ * records (`user_message`, `assistant_message`, `tool_message`,
+ * `observation_message`) it was built from, extending the loop's previous request.
+ * Its messages are those records' messages in sequence order.
+ */
+export interface ConversationRequest {
+  /** Sequence of the loop's previous `model_call_started` this request extends; absent on the first. */
+  previous?: number;
+  /** Sequences of the conversation records added since `previous`. */
+  messages: number[];
+  /** The system prompt, when it differs from the previous request's (always on the first). */
+  system?: string;
+  /** The tools, when they differ from the previous request's (always on the first). */
+  tools?: ModelToolSpec[];
+}
 
 /** The kind of a journal record. */
 export type RecordKind = RecordBody["kind"];

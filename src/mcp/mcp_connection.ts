@@ -59,7 +59,7 @@ export class McpConnection {
     }
     let link: Link;
     try {
-      link = await raceSignal(this.#linked(), sink.signal);
+      link = this.#open() ?? await raceSignal(this.#linked(), sink.signal);
     } catch (error) {
       if (sink.signal.aborted) return;
       await sink.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error");
@@ -106,10 +106,16 @@ export class McpConnection {
     await link?.then((open) => open.client.close(), () => {});
   }
 
+  /** The open connection, if there is one. */
+  #open(): Link | undefined {
+    return this.#closed || this.#current?.transport.closed ? undefined : this.#current;
+  }
+
   #linked(): Promise<Link> {
     if (this.#closed) return Promise.reject(new BrainError("session_closed", "the MCP connection is closed"));
     if (this.#current?.transport.closed) this.#link = this.#current = undefined;
-    const link = this.#link ??= this.#connect();
+    if (this.#link) return this.#link;
+    const link = this.#link = this.#connect();
     link.then((open) => this.#current = open, () => {
       if (this.#link === link) this.#link = undefined;
     });
@@ -151,14 +157,27 @@ type HttpTarget = Extract<McpTarget, { kind: "http" }>;
  * watched: when one ends, `streamEnded` runs once the messages already read were delivered.
  */
 function httpTransport({ url, headers }: HttpTarget, streamEnded: (id: string | number) => void) {
+  // Deno's fetch may send a request again on a fresh connection when a reused one breaks
+  // before the response starts (measured: an MCP server ran one tools/call twice). A
+  // client that never reuses connections never does that.
+  const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const watched = async (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, init);
+    const response = await fetch(input, { ...init, client });
     const id = init?.method === "POST" ? toolsCallId(init.body) : undefined;
     if (id === undefined || !response.body) return response;
     const body = endWatched(response.body, () => setTimeout(() => streamEnded(id)));
     return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
   };
-  return new StreamableHTTPClientTransport(url, { requestInit: { headers: { ...headers } }, fetch: watched });
+  const transport = new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: { ...headers } },
+    fetch: watched,
+  });
+  const close = transport.close.bind(transport);
+  transport.close = async () => {
+    await close();
+    client.close();
+  };
+  return transport;
 }
 
 const LOST: number[] = [ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout];

@@ -2,7 +2,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
-import { lines } from "../util/lines.ts";
 
 /** How long a closing server may take to exit after its stdin closes, before it is killed. */
 const EXIT_GRACE_MS = 1_000;
@@ -97,21 +96,32 @@ export class StdioTransport implements Transport {
   }
 
   async #read(stdout: ReadableStream<Uint8Array>): Promise<void> {
+    const decoder = new TextDecoder();
+    let buffer = "";
     try {
-      for await (const line of lines(stdout)) {
-        if (line.trim() === "") continue;
-        let message: JSONRPCMessage;
-        try {
-          message = JSONRPCMessageSchema.parse(JSON.parse(line));
-        } catch (error) {
-          this.onerror?.(new Error(`the MCP server wrote a line that is not JSON-RPC: ${(error as Error).message}`));
-          continue;
+      for await (const chunk of stdout) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let newline: number;
+        while ((newline = buffer.indexOf("\n")) >= 0) {
+          this.#deliver(buffer.slice(0, newline));
+          buffer = buffer.slice(newline + 1);
         }
-        this.onmessage?.(message);
       }
     } catch (error) {
       this.onerror?.(error as Error);
     }
+  }
+
+  #deliver(line: string): void {
+    if (line.trim() === "") return;
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+    } catch (error) {
+      this.onerror?.(new Error(`the MCP server wrote a line that is not JSON-RPC: ${(error as Error).message}`));
+      return;
+    }
+    this.onmessage?.(message);
   }
 
   async #keepStderr(stderr: ReadableStream<Uint8Array>): Promise<void> {

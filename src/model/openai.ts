@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { fetchFailure } from "./fetch_failure.ts";
@@ -46,8 +47,16 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
-  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = options;
-  const base = new URL(options.baseUrl);
+  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = checkObject(
+    "openAICompatible options",
+    options,
+  );
+  let base: URL;
+  try {
+    base = new URL(options.baseUrl);
+  } catch {
+    throw new BrainError("invalid_argument", `openAICompatible needs a baseUrl, got ${String(options.baseUrl)}`);
+  }
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const endpoint = new URL("chat/completions", base);
   if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {

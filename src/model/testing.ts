@@ -42,6 +42,7 @@ export class ScriptedProvider implements ModelProvider {
 
   /** Creates a provider that answers with `steps` in order. */
   constructor(steps: ScriptStep[], { name = "scripted" }: { name?: string } = {}) {
+    if (!Array.isArray(steps)) throw new BrainError("invalid_argument", "a ScriptedProvider takes a list of steps");
     this.name = name;
     this.#steps = [...steps];
   }

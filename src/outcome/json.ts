@@ -10,13 +10,19 @@ export type JsonValue =
   | { [key: string]: JsonValue };
 
 /**
+ * How deep arrays and objects may nest in a value Brain accepts as JSON: deeper
+ * values are refused like non-JSON ones, so no check or encoding overflows the stack.
+ */
+export const MAX_JSON_DEPTH = 256;
+
+/**
  * Returns the path of the first part of `value` that is not plain JSON, or
  * `undefined` when all of it is. Rejected: `undefined`, non-finite numbers, BigInt,
  * functions, symbols, class instances (any prototype other than Object's or null),
- * sparse arrays and cycles.
+ * sparse arrays, cycles and nesting deeper than {@linkcode MAX_JSON_DEPTH}.
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
-  return isJson(value, []) ? undefined : visit(value, path, new Set());
+  return isJson(value, []) ? undefined : visit(value, path, new Set(), 0);
 }
 
 /** The allocation-free check behind {@linkcode findNonJson}; `ancestors` catches cycles. */
@@ -33,7 +39,7 @@ function isJson(value: unknown, ancestors: object[]): boolean {
       return false;
   }
   if (value === null) return true;
-  if (ancestors.includes(value)) return false;
+  if (ancestors.length >= MAX_JSON_DEPTH || ancestors.includes(value)) return false;
   ancestors.push(value);
   let json = true;
   if (Array.isArray(value)) {
@@ -74,7 +80,7 @@ function copy(value: unknown, ancestors: object[]): JsonValue | undefined {
       return undefined;
   }
   if (value === null) return null;
-  if (ancestors.includes(value)) return undefined;
+  if (ancestors.length >= MAX_JSON_DEPTH || ancestors.includes(value)) return undefined;
   ancestors.push(value);
   const copied = Array.isArray(value) ? copyArray(value, ancestors) : copyObject(value, ancestors);
   ancestors.pop();
@@ -107,7 +113,7 @@ function copyObject(value: object, ancestors: object[]): { [key: string]: JsonVa
   return copied;
 }
 
-function visit(value: unknown, path: string, seen: Set<object>): string | undefined {
+function visit(value: unknown, path: string, seen: Set<object>, depth: number): string | undefined {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -120,13 +126,14 @@ function visit(value: unknown, path: string, seen: Set<object>): string | undefi
       return `${path} is ${typeof value}`;
   }
   if (value === null) return undefined;
+  if (depth >= MAX_JSON_DEPTH) return `${path.slice(0, 64)}... nests deeper than ${MAX_JSON_DEPTH} levels`;
   if (seen.has(value)) return `${path} is a cycle`;
   seen.add(value);
   try {
     if (Array.isArray(value)) {
       for (let index = 0; index < value.length; index++) {
         if (!(index in value)) return `${path}[${index}] is a hole`;
-        const found = visit(value[index], `${path}[${index}]`, seen);
+        const found = visit(value[index], `${path}[${index}]`, seen, depth + 1);
         if (found) return found;
       }
       return undefined;
@@ -136,7 +143,7 @@ function visit(value: unknown, path: string, seen: Set<object>): string | undefi
       return `${path} is an instance of ${prototype?.constructor?.name ?? "a class"}`;
     }
     for (const [key, child] of Object.entries(value)) {
-      const found = visit(child, `${path}.${key}`, seen);
+      const found = visit(child, `${path}.${key}`, seen, depth + 1);
       if (found) return found;
     }
     return undefined;

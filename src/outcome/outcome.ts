@@ -1,3 +1,4 @@
+import { BrainError } from "./errors.ts";
 import { z } from "zod";
 import { findNonJson, type JsonValue } from "./json.ts";
 
@@ -109,5 +110,6 @@ export function fail(
 
 /** True for every outcome except `ok`. */
 export function isFailure(outcome: Outcome): boolean {
+  if (!isEnvelope(outcome)) throw new BrainError("invalid_argument", "isFailure takes an Outcome envelope");
   return outcome.status !== "ok";
 }

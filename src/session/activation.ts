@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 
 /** Default bytes a single activation may emit across all its Tools' results and events. */
@@ -30,20 +31,21 @@ export class Activation {
   #modelCalls = 0;
 
   /** Creates an activation with its own budgets. */
-  constructor({
-    id = crypto.randomUUID(),
-    maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES,
-    maxModelCalls = BRAIN_MAX_MODEL_CALLS,
-  }: {
+  constructor(options: {
     id?: string;
     maxEmittedBytes?: number;
     maxModelCalls?: number;
   } = {}) {
-    for (const [name, value] of Object.entries({ maxEmittedBytes, maxModelCalls })) {
-      if (!Number.isSafeInteger(value) || value < 0) {
-        throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
-      }
+    const {
+      id = crypto.randomUUID(),
+      maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES,
+      maxModelCalls = BRAIN_MAX_MODEL_CALLS,
+    } = checkObject("Activation options", options);
+    if (typeof id !== "string" || id === "") {
+      throw new BrainError("invalid_argument", "an activation id is a non-empty string");
     }
+    checkLimit("maxEmittedBytes", maxEmittedBytes);
+    checkLimit("maxModelCalls", maxModelCalls);
     this.id = id;
     this.maxEmittedBytes = maxEmittedBytes;
     this.maxModelCalls = maxModelCalls;
@@ -79,5 +81,11 @@ export class Activation {
       );
     }
     this.#used += bytes;
+  }
+}
+
+function checkLimit(name: string, value: number): void {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
   }
 }

@@ -1,6 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import { checkKnownKeys } from "../outcome/known_keys.ts";
+import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
 import type { Activation } from "./activation.ts";
@@ -22,7 +22,13 @@ export interface CallOptions {
   toolCallId?: string;
 }
 
-const CALL_OPTIONS = ["deadline", "timeoutMs", "signal", "activation", "toolCallId"];
+const CALL_OPTIONS = allKeys<CallOptions>({
+  deadline: true,
+  timeoutMs: true,
+  signal: true,
+  activation: true,
+  toolCallId: true,
+});
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;

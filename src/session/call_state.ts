@@ -5,7 +5,9 @@ import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts"
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
+import { RacedAbortController } from "../util/signal.ts";
 import { callAt } from "../util/timer.ts";
+import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
@@ -37,7 +39,7 @@ export class CallState implements CallSink {
   #sessionId: string;
   #activation: Activation;
   #deadline: number | undefined;
-  #controller = new AbortController();
+  #controller = new RacedAbortController();
   #tail: Promise<unknown> = Promise.resolve();
   #claimed: TerminalCause | undefined;
   #lastResult: Outcome | undefined;
@@ -45,6 +47,7 @@ export class CallState implements CallSink {
   #disarm: (() => void) | undefined;
   #models: ModelCaller | undefined;
   #tool: string;
+  #lates = 0;
 
   /** Brain creates one per committed `tool_call_started` record; `models` is the session's model, if it has one. */
   constructor(
@@ -204,16 +207,48 @@ export class CallState implements CallSink {
     }
   }
 
+  /**
+   * Commits the terminal record. A store that failed for a moment is tried
+   * again; if the journal says the call already ended (another owner ended it),
+   * `ended` reports that terminal record. Otherwise `ended` rejects with the
+   * error and the call's next owner ends it: a waiting caller always settles.
+   */
   #terminal(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome): Promise<CallEnd> {
     bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
-    this.#commit(bodies).then(
-      (records) => this.#end.resolve({ call: this.call, sequence: records.at(-1)!.sequence, cause, outcome }),
-      (error) => this.#end.reject(error),
-    );
+    const attempt = async (tries: number): Promise<CallEnd> => {
+      try {
+        const records = await this.#commit(bodies);
+        return { call: this.call, sequence: records.at(-1)!.sequence, cause, outcome };
+      } catch (error) {
+        const code = error instanceof BrainError ? error.code : undefined;
+        if (code === "call_finished") return await this.#recordedEnd(error as BrainError);
+        if (!RETRIED.has(code) || tries >= TERMINAL_RETRY_MS.length) throw error;
+        await new Promise((resolve) => setTimeout(resolve, TERMINAL_RETRY_MS[tries]));
+        return await attempt(tries + 1);
+      }
+    };
+    attempt(0).then((end) => this.#end.resolve(end), (error) => this.#end.reject(error));
     return this.ended;
   }
 
+  /** The terminal record the journal already has for this call. */
+  async #recordedEnd(refused: BrainError): Promise<CallEnd> {
+    const records = await this.#journal.read(this.#sessionId, { from: this.call });
+    const end = records.find((record) => record.kind === "tool_call_finished" && record.call === this.call);
+    if (end?.kind !== "tool_call_finished") throw refused;
+    return { call: this.call, sequence: end.sequence, cause: end.cause, outcome: end.outcome };
+  }
+
+  /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
   #late(cause: string): Promise<void> {
+    if (this.#lates >= BRAIN_MAX_LATE_RECORDS) {
+      return Promise.reject(
+        new BrainError("budget_exceeded", `call ${this.call} already has ${BRAIN_MAX_LATE_RECORDS} late reports`, {
+          details: { call: this.call, maxLateRecords: BRAIN_MAX_LATE_RECORDS },
+        }),
+      );
+    }
+    this.#lates++;
     return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(() => {}, () => {});
   }
 
@@ -223,6 +258,11 @@ export class CallState implements CallSink {
     return committed;
   }
 }
+
+/** Codes of store failures a terminal commit is tried again after. */
+const RETRIED = new Set<string | undefined>(["storage_unavailable", "storage_full", "journal_conflict"]);
+/** Pauses before each retry of a failed terminal commit. */
+const TERMINAL_RETRY_MS = [50, 200, 1_000, 3_000];
 
 const defaultMessage = {
   timeout: "the call's deadline passed",

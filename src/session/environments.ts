@@ -43,6 +43,7 @@ export class SessionEnvironments {
   #ended = new AbortController();
   /** Creates, updates and deletes run one at a time, so their records commit in the order they take effect. */
   #changes: Promise<unknown> = Promise.resolve();
+  #refusedControls = new Map<string, EnvironmentControl>();
 
   /** Built from a session's admitted bindings and their workspaces, and the created Environments its journal keeps. */
   constructor(
@@ -70,6 +71,19 @@ export class SessionEnvironments {
     return raceSignal(entry.setup, signal);
   }
 
+  /** The control of Tools placed in `caller` when it grants none, built once per binding: most calls have it. */
+  #refused(caller: Environment | undefined): EnvironmentControl {
+    const key = caller?.name ?? "";
+    let refused = this.#refusedControls.get(key);
+    if (!refused) {
+      refused = refusedControl(
+        caller ? `binding ${caller.name} grants no control` : "the Tool has no Environment binding",
+      );
+      this.#refusedControls.set(key, refused);
+    }
+    return refused;
+  }
+
   /**
    * `ctx.environments` for call `call` of a Tool placed in `caller`, bounded by
    * the call's `signal`; `record` commits its changes with the call's records.
@@ -80,12 +94,8 @@ export class SessionEnvironments {
     call: number,
     record: CallRecorder,
   ): EnvironmentControl {
-    const granted = new Set(caller?.control ?? []);
-    if (granted.size === 0) {
-      return refusedControl(
-        caller ? `binding ${caller.name} grants no control` : "the Tool has no Environment binding",
-      );
-    }
+    if (!caller?.control?.length) return this.#refused(caller);
+    const granted = new Set(caller.control);
     const guard =
       <A extends unknown[], R>(operation: EnvironmentOperation, run: (...args: A) => Promise<R>) =>
       async (...args: A): Promise<R> => {

@@ -1,11 +1,10 @@
 import type { Journal } from "../journal/journal.ts";
-import type { RecordBody } from "../journal/records.ts";
+import type { ConversationRequest, RecordBody } from "../journal/records.ts";
 import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
-import type { ModelCallOrigin, ModelResult, SessionModel } from "../model/types.ts";
+import type { ModelCallOrigin, ModelResult, NormalizedModelRequest, SessionModel } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { frozenJson, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
-import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { Activation } from "./activation.ts";
 import { AssistantDeltas } from "./assistant_deltas.ts";
@@ -18,6 +17,16 @@ export interface ModelCallScope {
   activation: Activation;
   /** Aborting stops the pending request; its outcome is then `unknown`. */
   signal: AbortSignal;
+}
+
+/** A model request built from the journal, with what its `model_call_started` record keeps of it. */
+export interface JournaledRequest {
+  /** The request the provider receives. */
+  request: NormalizedModelRequest;
+  /** What the journal keeps of it. */
+  conversation: ConversationRequest;
+  /** Called with the sequence of the request's `model_call_started` once it committed. */
+  started(sequence: number): void;
 }
 
 /**
@@ -43,12 +52,36 @@ export class ModelCaller {
    * sequence of its `model_call_started` record. An interrupted call ends
    * `unknown` and rejects with the signal's reason.
    */
-  async call(
-    request: unknown,
+  call(request: unknown, scope: ModelCallScope): Promise<{ call: number; result: ModelResult }> {
+    if (scope.signal.aborted) return Promise.reject(scope.signal.reason);
+    let normalized: NormalizedModelRequest;
+    try {
+      normalized = normalizeModelRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#call(normalized, { request: normalized }, undefined, scope);
+  }
+
+  /**
+   * Like `call`, for a request the Agentloop built from committed conversation
+   * records: it is not checked again (each record was checked when it
+   * committed), and it is journaled as `conversation`, by reference.
+   */
+  callConversation(
+    { request, conversation, started }: JournaledRequest,
+    scope: ModelCallScope,
+  ): Promise<{ call: number; result: ModelResult }> {
+    if (scope.signal.aborted) return Promise.reject(scope.signal.reason);
+    return this.#call(request, { conversation }, started, scope);
+  }
+
+  async #call(
+    request: NormalizedModelRequest,
+    journaled: { request: NormalizedModelRequest } | { conversation: ConversationRequest },
+    committed: ((sequence: number) => void) | undefined,
     { origin, activation, signal }: ModelCallScope,
   ): Promise<{ call: number; result: ModelResult }> {
-    if (signal.aborted) throw signal.reason;
-    const normalized = normalizeModelRequest(request);
     activation.chargeModelCall();
     const { provider, model, credentials = {} } = this.#model;
     const [started] = await this.#journal.append(this.#sessionId, [{
@@ -57,8 +90,9 @@ export class ModelCaller {
       activation: activation.id,
       provider: provider.name,
       model,
-      request: normalized,
+      ...journaled,
     }]);
+    committed?.(started.sequence);
     const finish = (outcome: Outcome, result?: ModelResult) => {
       const body: RecordBody = { kind: "model_call_finished", call: started.sequence, outcome };
       if (result?.usage) body.usage = result.usage;
@@ -73,7 +107,7 @@ export class ModelCaller {
       if (signal.aborted) throw signal.reason;
       const answer = provider.complete({
         model,
-        request: normalized,
+        request,
         credentials,
         signal,
         ...(deltas ? { onDelta: deltas.add } : {}),
@@ -88,7 +122,7 @@ export class ModelCaller {
     await deltas?.close();
     const { usage: _usage, ...response } = result;
     await finish(ok(response as unknown as JsonValue), result);
-    return { call: started.sequence, result: deepFreeze(structuredClone(result)) };
+    return { call: started.sequence, result: frozenJson(result) as unknown as ModelResult };
   }
 }
 

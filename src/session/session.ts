@@ -1,3 +1,4 @@
+import { checkObject } from "../outcome/known_keys.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -6,11 +7,12 @@ import { SessionEnvironments } from "./environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Invocation } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
@@ -39,6 +41,8 @@ export interface SessionParts {
   /** The Tool-created Environments the session's journal keeps, admitted again. */
   created?: readonly CreatedEnvironment[];
   maxEmittedBytes: number;
+  /** Bytes of one call's input JSON; {@linkcode BRAIN_MAX_INPUT_BYTES} by default. */
+  maxInputBytes?: number;
   /** Model calls one activation may make. */
   maxModelCalls?: number;
   /** The session's model calls, when it has a model. */
@@ -46,6 +50,8 @@ export interface SessionParts {
   /** Creates the session's Agentloop, when it has a model. */
   conversation?: (parts: ConversationParts) => Conversation;
   /** Called once when the handle ends; the end waits for it. */
+  /** What the Brain lends implementations; every dispatch carries it. */
+  resources?: BrainResources;
   onEnd: (session: Session) => void | Promise<void>;
 }
 
@@ -59,6 +65,7 @@ export class Session {
   #journal: Journal;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
+  #maxInputBytes: number;
   #maxModelCalls: number | undefined;
   #models: ModelCaller | undefined;
   #conversation: Conversation | undefined;
@@ -68,6 +75,7 @@ export class Session {
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
+  #resources: BrainResources | undefined;
 
   /** Brain constructs sessions; applications use `brain.sessions`. */
   constructor(parts: SessionParts) {
@@ -75,6 +83,7 @@ export class Session {
     this.#journal = parts.journal;
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
+    this.#maxInputBytes = parts.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES;
     this.#maxModelCalls = parts.maxModelCalls;
     this.#models = parts.models;
     this.#workspaces = parts.workspaces;
@@ -86,6 +95,7 @@ export class Session {
       parts.created,
     );
     this.#onEnd = parts.onEnd;
+    this.#resources = parts.resources;
     if (parts.models && parts.conversation) {
       this.#conversation = parts.conversation({
         session: this,
@@ -118,6 +128,7 @@ export class Session {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
+    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
     const { deadline, signal } = checked;
     const activation = checked.activation ?? this.activation();
     const [started] = await this.#journal.append(this.id, [{
@@ -130,7 +141,8 @@ export class Session {
     }]);
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
     this.#open.set(state.call, state);
-    state.ended.finally(() => this.#open.delete(state.call)).catch(() => {});
+    const closed = () => this.#open.delete(state.call);
+    state.ended.then(closed, closed);
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
@@ -144,7 +156,13 @@ export class Session {
     return Object.freeze({
       sequence: state.call,
       ended: state.ended,
-      cancel: (message?: string) => state.stop("cancelled", message),
+      cancel: (message?: string) => {
+        try {
+          return state.stop("cancelled", checkCancelReason(message));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
     });
   }
 
@@ -155,11 +173,13 @@ export class Session {
 
   /** Committed records in sequence order. */
   read(options?: ReadOptions): Promise<JournalRecord[]> {
+    if (options !== undefined) checkObject("read options", options);
     return this.#journal.read(this.id, options);
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
+    if (options !== undefined) checkObject("records options", options);
     return this.#journal.subscribe(this.id, options);
   }
 
@@ -234,7 +254,16 @@ export class Session {
       const workspace = env && this.#workspaces.get(env.name);
       if (placed.implementation) {
         const modelAccess = env?.model ? (this.#modelService ??= new ModelService()).grant(state) : undefined;
-        placed.implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess });
+        placed.implementation.execute({
+          invocation,
+          tool,
+          options,
+          env,
+          workspace,
+          sink: state,
+          modelAccess,
+          resources: this.#resources,
+        });
       } else if (env?.dispatch) {
         env.dispatch({ invocation, tool, options, env, workspace, sink: state });
       } else {

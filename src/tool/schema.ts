@@ -12,6 +12,7 @@ export function exportSchema(
   role: "input" | "output",
   schema: z.ZodType,
 ): Record<string, JsonValue> {
+  checkZod4(toolName, role, schema);
   try {
     return z.toJSONSchema(schema, { io: role }) as Record<string, JsonValue>;
   } catch (error) {
@@ -38,5 +39,19 @@ export function exportInputSchema(toolName: string, schema: z.ZodType): Record<s
     `tool ${toolName}: its input schema has ${described}; models call a Tool with named arguments, ` +
       "so declare input as z.object({ ... })",
     { details: exported },
+  );
+}
+
+/**
+ * Throws `invalid_schema` unless `schema` is a zod 4 schema. A zod 3 schema
+ * (which has `_def` but no `_zod`) would otherwise fail deep inside zod.
+ */
+export function checkZod4(toolName: string, role: string, schema: unknown): void {
+  if (typeof schema === "object" && schema !== null && "_zod" in schema) return;
+  const zod3 = typeof schema === "object" && schema !== null && "_def" in schema;
+  throw new BrainError(
+    "invalid_schema",
+    `tool ${toolName}: its ${role} schema is ${zod3 ? "a zod 3 schema" : "not a zod schema"}; Brain needs zod 4: ` +
+      'run deno add npm:zod@4 and import { z } from "zod"',
   );
 }

@@ -9,7 +9,7 @@ import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
-import { exportInputSchema, exportSchema } from "./schema.ts";
+import { checkZod4, exportInputSchema, exportSchema } from "./schema.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
@@ -116,6 +116,9 @@ export function tool<
   O extends Schema | undefined = undefined,
   P extends Schema | undefined = undefined,
 >(spec: ToolSpec<I, O, P>): ToolFactory<P> {
+  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+    throw new BrainError("invalid_tool", "tool() takes a declaration object: { name, description, input, run }");
+  }
   const { name, description } = spec;
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
     throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
@@ -134,6 +137,7 @@ export function tool<
       `tool ${name}: give it a description, the text a model reads to decide when to call it`,
     );
   }
+  if (spec.options !== undefined) checkZod4(name, "options", spec.options);
   const declaration: ToolDeclaration = {
     name,
     description,

@@ -4,6 +4,20 @@
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason);
+  const waiting = (signal as RacedSignal)[WAITING];
+  if (waiting) {
+    return new Promise<T>((resolve, reject) => {
+      waiting.add(reject);
+      promise.then((value) => {
+        waiting.delete(reject);
+        resolve(value);
+      }, (error) => {
+        waiting.delete(reject);
+        reject(error);
+      });
+    });
+  }
+  // The listener goes as soon as the promise settles: a signal that aborts with no listener dispatches no event.
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
@@ -17,20 +31,27 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
   });
 }
 
-/** Resolves true when `promise` settles, false when `signal` aborts first. */
-export async function settledBeforeAbort(
-  promise: Promise<unknown>,
-  signal: AbortSignal | undefined,
-): Promise<boolean> {
-  if (!signal) {
-    await promise;
-    return true;
+const WAITING = Symbol("raceSignal waits");
+type RacedSignal = AbortSignal & { [WAITING]?: Set<(reason: unknown) => void> };
+
+/**
+ * An abort controller whose own `abort` settles the {@linkcode raceSignal}
+ * waits on its signal, so they need no event listener each: for signals that
+ * many short waits race, such as a call's.
+ */
+export class RacedAbortController extends AbortController {
+  #waiting = new Set<(reason: unknown) => void>();
+
+  /** A controller whose signal's races it settles itself. */
+  constructor() {
+    super();
+    (this.signal as RacedSignal)[WAITING] = this.#waiting;
   }
-  try {
-    await raceSignal(promise, signal);
-    return true;
-  } catch (error) {
-    if (signal.aborted && error === signal.reason) return false;
-    throw error;
+
+  /** Aborts the signal, then rejects every race still waiting on it with its reason. */
+  override abort(reason?: unknown): void {
+    super.abort(reason);
+    for (const reject of this.#waiting) reject(this.signal.reason);
+    this.#waiting.clear();
   }
 }

@@ -103,6 +103,7 @@ Deno.test("concurrent ctx.model calls keep each Tool's identity in origin", asyn
     for (const started of ofKind(records, "model_call_started")) {
       assert.equal(started.origin.kind, "tool");
       const origin = started.origin as { tool: string; call: number };
+      assert.ok("request" in started, "a Tool's model call keeps its whole request");
       assert.equal((started.request.messages[0] as { content: string }).content, origin.tool);
       assert.equal(origin.call, origin.tool === "alpha" ? a.call : b.call);
     }

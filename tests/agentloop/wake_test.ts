@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { MemoryJournal, WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "../../mod.ts";
+import { Brain, MemoryJournal, ScriptedProvider, WAKE_BATCH_MS, WakeBatcher, type WakeTimers } from "../../mod.ts";
 
 /** Timers the test fires by hand, recording each requested delay. */
 function manualTimers() {
@@ -89,5 +89,36 @@ Deno.test("a commit is acknowledged while its wake window is still open", async 
     batcher.close();
     await following;
     await journal.close();
+  }
+});
+
+Deno.test("a user message starts the Agentloop at once; only background results wait for the wake window", async () => {
+  const held: number[] = [];
+  const realSetTimeout = globalThis.setTimeout;
+  // Wake windows are recorded and never fire, so a reply proves the loop did not wait for one.
+  globalThis.setTimeout = ((fire: () => void, delay?: number) => {
+    if (delay === WAKE_BATCH_MS) {
+      held.push(delay);
+      return realSetTimeout(() => {}, 0);
+    }
+    return realSetTimeout(fire, delay);
+  }) as typeof setTimeout;
+  const brain = new Brain();
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const provider = new ScriptedProvider(["first", "second"]);
+    const session = await brain.sessions.create({ model: { provider, model: "m" } });
+    const replies = await Promise.race([
+      (async () => [(await session.send("one")).content, (await session.send("two")).content])(),
+      new Promise<never>((_, reject) => {
+        guard = realSetTimeout(() => reject(new Error("send waited for a wake window")), 10_000);
+      }),
+    ]);
+    assert.deepEqual(replies, ["first", "second"]);
+    assert.deepEqual(held, [], "no wake window was opened for a user message");
+  } finally {
+    clearTimeout(guard);
+    globalThis.setTimeout = realSetTimeout;
+    await brain.close();
   }
 });

@@ -347,6 +347,19 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     assert.deepEqual(await session.read(), []);
   });
 
+  test("a misspelt session option is refused, listing the known ones", async (brain) => {
+    await assert.rejects(brain.sessions.create({ tool: [echo()] } as never), (error: BrainError) => {
+      assert.equal(error.code, "invalid_argument");
+      assert.match(error.message, /^unknown session options "tool": the known ones are tools, environments, id,/);
+      return true;
+    });
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await assert.rejects(
+      brain.sessions.get(session.id, { tool: [echo()] } as never),
+      (error: BrainError) => error.code === "invalid_argument" && /unknown session options "tool"/.test(error.message),
+    );
+  });
+
   test("timeoutMs becomes the absolute deadline the call records and ctx sees", async (brain) => {
     const before = Date.now();
     const session = await brain.sessions.create({ tools: [echo()] });

@@ -134,3 +134,19 @@ Deno.test("an embedded Brain's configured models are picked by name; unknown nam
     await brain.close();
   }
 });
+
+Deno.test("a misspelt Brain option is refused instead of silently giving an in-memory Brain", async () => {
+  assert.throws(() => new Brain({ pth: "brain.kv" } as never), (error: BrainError) => {
+    assert.equal(error.code, "invalid_argument");
+    assert.match(error.message, /^unknown Brain options "pth": the known ones are journal, path,/);
+    return true;
+  });
+  await assert.rejects(
+    Brain.open({ pth: "brain.kv" } as never),
+    (error: BrainError) => error.code === "invalid_argument",
+  );
+  assert.throws(
+    () => new Brain({ url: "http://127.0.0.1:1", token: "t", tokn: "x" } as never),
+    (error: BrainError) => /^unknown remote Brain options "tokn"/.test(error.message),
+  );
+});

@@ -45,3 +45,26 @@ export function telemetrySink(): { entries: TelemetryEntry[]; telemetry: (entry:
 
 /** Ten seconds from now: every test call is bounded. */
 export const soon = (): number => Date.now() + 10_000;
+
+/**
+ * Child processes of this test process that are Component sandboxes and still
+ * alive (not zombies); with `onCpu`, only those running on a CPU right now.
+ */
+export async function runningSandboxes(onCpu = false): Promise<number[]> {
+  const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,stat=,args="] }).output();
+  return new TextDecoder().decode(stdout).split("\n").map((line) => line.trim().split(/\s+/))
+    .filter(([, ppid, stat = "Z", ...args]) =>
+      Number(ppid) === Deno.pid && !stat.startsWith("Z") && (!onCpu || stat.startsWith("R")) &&
+      args.some((arg) => arg.endsWith("sandbox_main.ts"))
+    )
+    .map(([pid]) => Number(pid));
+}
+
+/** Resolves once `check` holds, polling every 10 ms; rejects after `withinMs`. */
+export async function within(withinMs: number, what: string, check: () => Promise<boolean>): Promise<void> {
+  const until = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`${what} did not happen within ${withinMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}

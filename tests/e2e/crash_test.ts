@@ -82,7 +82,8 @@ Deno.test(`crash: SIGKILL mid-stream ${ROUNDS} times loses no acknowledged recor
     assert.ok(acks.length >= killAfter);
     const brain = await Brain.open({ path });
     try {
-      const records = await (await brain.sessions.get("crash")).read();
+      // The killed child's lease (300 ms) must end before its calls are ended.
+      const records = await (await brain.sessions.get("crash", { waitMs: 5_000 })).read();
       check(records, acks);
     } finally {
       await brain.close();

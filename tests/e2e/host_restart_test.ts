@@ -8,9 +8,9 @@ import { spawnDeno } from "./child.ts";
 const dir = scratchDir("host_restart");
 
 function serve(path: string, port: string, env: Record<string, string> = {}) {
-  return spawnDeno("src/host/server/serve.ts", ["--port", port, "--path", path], [
+  return spawnDeno("src/host/server/serve.ts", ["--port", port, "--path", path, "--lease-ms", "1000"], [
     "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS",
+    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_JOURNAL,PG*",
     "--allow-read=.tmp",
     "--allow-write=.tmp",
   ], { BRAIN_SERVER_TOKEN: "operator-secret", ...env });

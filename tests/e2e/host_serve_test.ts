@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, tool } from "../../mod.ts";
+import { Brain, brainEnv, type BrainError, tool } from "../../mod.ts";
+import { inspectTool, reader, soon } from "../component/helpers.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { spawnDeno } from "./child.ts";
 
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
 const SERVE_PERMISSIONS = [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_JOURNAL,PG*",
 ];
 
 const OPERATOR = { BRAIN_SERVER_TOKEN: "operator-secret" };
@@ -68,6 +69,14 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
         end.outcome,
         { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
         "it ran in this process",
+      );
+      const listed = await fetch(`${url}/v1/sessions`, {
+        headers: { authorization: `Bearer ${OPERATOR.BRAIN_SERVER_TOKEN}` },
+      });
+      assert.deepEqual(
+        (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
+        [session.id],
+        "the operator credential sees the session in the viewer's API",
       );
     } finally {
       await brain.close();
@@ -132,4 +141,33 @@ Deno.test("the serve entry point refuses a model URL without a model name", asyn
   ], { ...OPERATOR, BRAIN_MODEL: "" });
   assert.equal(await server.line(), undefined, "it never listened");
   assert.equal((await server.process.status).code, 2, "a configuration error exits 2 with its message");
+});
+
+Deno.test("the serve entry point runs an uploaded Component under its --workspaces allow-list", async () => {
+  await Deno.mkdir(".tmp/serve-components", { recursive: true });
+  const server = spawnDeno(
+    "src/host/server/serve.ts",
+    ["--port", "0", "--workspaces", ".tmp/serve-components/ws", "--component-cache", ".tmp/serve-components/cache"],
+    [...SERVE_PERMISSIONS, "--allow-read=.tmp/serve-components", "--allow-write=.tmp/serve-components", "--allow-run"],
+    OPERATOR,
+  );
+  try {
+    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
+    assert.ok(url, "the server printed its URL");
+    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-token", host: "components" });
+    try {
+      const session = await brain.sessions.create({ tools: [inspectTool()({ env: reader, depth: 1 })] });
+      const end = await session.call("inspect", { path: "." }, { deadline: soon() });
+      assert.deepEqual(end.outcome, { status: "ok", value: { eventSequence: 2, entries: [] } });
+      const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
+      await assert.rejects(brain.sessions.create({ tools: [inspectTool()({ env: writer, depth: 1 })] }), {
+        code: "permission_denied",
+      });
+    } finally {
+      await brain.close();
+    }
+  } finally {
+    server.process.kill("SIGTERM");
+    assert.equal((await server.process.status).code, 0, "SIGTERM shuts the server down cleanly");
+  }
 });

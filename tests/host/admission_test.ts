@@ -238,3 +238,22 @@ Deno.test("another host's session answers every operation exactly as a missing o
     await server.shutdown();
   }
 });
+
+Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a RangeError or a dropped socket", async () => {
+  const server = await serveBrain({ serverToken: OPERATOR });
+  const raw = await rawHost(server.url, "deep", "deep-token");
+  try {
+    const tool = { name: "t", description: "A Tool.", inputSchema: {}, implementation: "host" };
+    raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "deep-s", tools: [tool] }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    const deep = "[".repeat(200_000) + "]".repeat(200_000);
+    raw.socket.send(`{"id":2,"op":"start","handle":"h","tool":"t","input":${deep}}`);
+    const reply = await raw.next() as { id: number; error?: { code: string } };
+    assert.deepEqual([reply.id, reply.error?.code], [2, "invalid_input"]);
+    assert.deepEqual(await server.journal.read("deep-s"), [], "nothing was journaled");
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});

@@ -17,7 +17,7 @@ async function remote(body: (brain: Brain) => Promise<void>, allow = ALLOW): Pro
   }
 }
 
-Deno.test("a remote session runs an uploaded Component in the server's Workers and journals it", async () => {
+Deno.test("a remote session runs an uploaded Component in the server's sandboxes and journals it", async () => {
   // The client fetches the bytes once for both sessions; the server never asks for them.
   const wasm = await Deno.readFile(INSPECT);
   let requests = 0;

@@ -93,12 +93,18 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
     withJournal(async (journal) => {
       await journal.createSession(session("s"));
       const outcome = { status: "ok" as const, value: { list: [{ deep: 1 }] } };
+      const [call] = await journal.append("s", [{
+        kind: "tool_call_started",
+        tool: "t",
+        input: null,
+        activation: "a",
+      }]);
       const [result, finished] = await journal.append("s", [
-        { kind: "tool_result", call: 1, outcome },
-        { kind: "tool_call_finished", call: 1, cause: "finish", outcome },
+        { kind: "tool_result", call: call.sequence, outcome },
+        { kind: "tool_call_finished", call: call.sequence, cause: "finish", outcome },
       ]);
       outcome.value.list[0].deep = 2;
-      for (const record of [result, finished, ...await journal.read("s")]) {
+      for (const record of [result, finished, ...await journal.read("s", { from: 2 })]) {
         const kept = (record as unknown as { outcome: typeof outcome }).outcome;
         assert.deepEqual(kept, { status: "ok", value: { list: [{ deep: 1 }] } });
         assert.ok(Object.isFrozen(record) && Object.isFrozen(kept.value.list[0]));
@@ -291,6 +297,107 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
         6,
       ]]);
       assert.deepEqual(await journal.read("s"), committed.flat());
+    }),
+  );
+
+  const started = { kind: "tool_call_started" as const, tool: "t", input: null, activation: "a" };
+  const finished = (call: number) => ({
+    kind: "tool_call_finished" as const,
+    call,
+    cause: "finish" as const,
+    outcome: { status: "ok" as const, value: null },
+  });
+  const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
+  const untilExpired = async (expiresAt: number) => {
+    while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, expiresAt + 1 - Date.now()));
+  };
+
+  Deno.test(
+    `${name}: a live lease keeps other owners and lease-less writers out`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const lease = await journal.acquire("s", { owner: "a", ttlMs: 60_000 });
+      assert.equal(lease.owner, "a");
+      assert.ok(lease.expiresAt > Date.now());
+      await assert.rejects(journal.acquire("s", { owner: "b", ttlMs: 1_000 }), hasCode("session_owned"));
+      await assert.rejects(journal.append("s", [{ kind: "tool_returned", call: 1 }]), hasCode("session_owned"));
+      const [record] = await journal.append("s", [{ kind: "tool_returned", call: 2 }], { lease });
+      assert.equal(record.sequence, 1);
+      await journal.release(lease);
+      const next = await journal.acquire("s", { owner: "b", ttlMs: 60_000 });
+      assert.ok(next.token > lease.token);
+      await assert.rejects(journal.acquire("missing", { owner: "b", ttlMs: 1_000 }), hasCode("session_not_found"));
+      await assert.rejects(journal.acquire("s", { owner: "b", ttlMs: 0 }), hasCode("invalid_argument"));
+    }),
+  );
+
+  Deno.test(
+    `${name}: after a takeover the old owner's appends and renewals fail fenced and commit nothing`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const old = await journal.acquire("s", { owner: "a", ttlMs: 30 });
+      await journal.append("s", [started], { lease: old });
+      await untilExpired(old.expiresAt);
+      const taken = await journal.acquire("s", { owner: "b", ttlMs: 60_000 });
+      assert.ok(taken.token > old.token);
+      await assert.rejects(journal.append("s", [finished(1)], { lease: old }), hasCode("fenced"));
+      await assert.rejects(journal.renew(old, 60_000), hasCode("fenced"));
+      await journal.release(old);
+      await assert.rejects(journal.acquire("s", { owner: "a", ttlMs: 1_000 }), hasCode("session_owned"));
+      assert.equal(await journal.head("s"), 1);
+      const renewed = await journal.renew(taken, 120_000);
+      assert.ok(renewed.expiresAt >= taken.expiresAt);
+      const [end] = await journal.append("s", [finished(1)], { lease: renewed });
+      assert.equal(end.sequence, 2);
+    }),
+  );
+
+  Deno.test(
+    `${name}: an expired lease not yet taken over still writes`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const lease = await journal.acquire("s", { owner: "a", ttlMs: 20 });
+      await untilExpired(lease.expiresAt);
+      const [record] = await journal.append("s", [started], { lease });
+      assert.equal(record.sequence, 1);
+      const [free] = await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+      assert.equal(free.sequence, 2);
+    }),
+  );
+
+  Deno.test(
+    `${name}: a call gets exactly one terminal record; a second fails call_finished and commits nothing`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const [call] = await journal.append("s", [started]);
+      await journal.append("s", [finished(call.sequence)]);
+      await assert.rejects(
+        journal.append("s", [{ kind: "tool_returned", call: 9 }, finished(call.sequence)]),
+        hasCode("call_finished"),
+      );
+      await assert.rejects(journal.append("s", [finished(77)]), hasCode("call_finished"));
+      assert.equal(await journal.head("s"), 2);
+      const [again, end] = await journal.append("s", [started, finished(3)]);
+      assert.deepEqual([again.sequence, end.sequence], [3, 4]);
+      await assert.rejects(journal.append("s", [started, finished(5), finished(5)]), hasCode("call_finished"));
+      assert.equal(await journal.head("s"), 4);
+    }),
+  );
+
+  Deno.test(
+    `${name}: concurrent terminal records of one call: exactly one commits`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const calls = await journal.append("s", Array.from({ length: 20 }, () => started));
+      const attempts = calls.flatMap((call) =>
+        [0, 1, 2].map(() => journal.append("s", [finished(call.sequence)]).then(() => true, () => false))
+      );
+      const committed = (await Promise.all(attempts)).filter(Boolean).length;
+      assert.equal(committed, 20);
+      const terminals = (await journal.read("s")).filter((record) => record.kind === "tool_call_finished");
+      assert.equal(new Set(terminals.map((record) => (record as { call: number }).call)).size, 20);
+      assert.equal(terminals.length, 20);
+      assert.deepEqual(await journal.openCalls("s"), []);
     }),
   );
 }

@@ -235,6 +235,37 @@ Deno.test("a server that cannot start fails session creation with setup_failed a
   }
 });
 
+Deno.test("a command that does not exist fails session creation with setup_failed", async () => {
+  const missing = mcpEnv({ name: "missing", command: "/nonexistent/mcp-server" });
+  const brain = new Brain({ allow: { run: ["/nonexistent/mcp-server"] } });
+  try {
+    await assert.rejects(
+      brain.sessions.create({ environments: [missing] }),
+      (error) => error instanceof BrainError && error.code === "setup_failed",
+    );
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a reopened session places the Environment's tools again and checks they are the same", async () => {
+  const brain = new Brain({ allow: EVERYTHING_ALLOW });
+  try {
+    const created = await brain.sessions.create({ environments: [everything(["echo"])] });
+    await created.end();
+    const reopened = await brain.sessions.get(created.id, { environments: [everything(["echo"])] });
+    const end = await reopened.call("echo", { message: "again" });
+    assert.deepEqual(end.outcome, { status: "ok", value: [{ type: "text", text: "Echo: again" }] });
+    await reopened.end();
+    await assert.rejects(
+      brain.sessions.get(created.id, { environments: [everything(["echo", "get-sum"])] }),
+      (error) => error instanceof BrainError && error.code === "reattach_mismatch" && /get-sum/.test(error.message),
+    );
+  } finally {
+    await brain.close();
+  }
+});
+
 Deno.test("mcpEnv refuses malformed options and permission flags in a Deno server's args", () => {
   const refused = (options: unknown, pattern: RegExp) =>
     assert.throws(

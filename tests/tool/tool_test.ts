@@ -346,3 +346,26 @@ Deno.test("an input schema that is not one object is invalid_schema, naming z.ob
     assert.ok(accepted.inputSchema);
   }
 });
+
+Deno.test("a zod 3 schema is invalid_schema, naming zod 4 and how to add it", async () => {
+  const { z: z3 } = await import("zod3");
+  const cases = [
+    { input: z3.object({ id: z3.string() }) },
+    { input: z.object({}), output: z3.string() },
+    { input: z.object({}), options: z3.object({ prefix: z3.string() }) },
+  ];
+  for (const schemas of cases) {
+    assert.throws(
+      () => tool({ name: "old", description: "Uses zod 3.", ...schemas, run: () => undefined } as never),
+      (error: BrainError) => {
+        assert.equal(error.code, "invalid_schema");
+        assert.match(
+          error.message,
+          /^tool old: its (input|output|options) schema is a zod 3 schema; Brain needs zod 4: /,
+        );
+        assert.match(error.message, /run deno add npm:zod@4 and import \{ z \} from "zod"$/);
+        return true;
+      },
+    );
+  }
+});

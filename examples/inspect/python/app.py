@@ -4,8 +4,9 @@
     componentize-py -d ../wit -w inspect componentize app -o inspect.wasm
 
 componentize-py embeds CPython, which also imports wasi:cli, wasi:io, wasi:random
-and wasi:clocks; until a Brain Component Worker provides those, admission refuses
-the result with `unsupported_runtime` naming them.
+and wasi:clocks: a Brain sandbox provides them scoped to the grant (no arguments,
+only granted environment variables, stdout and stderr to telemetry). Admission
+refuses any interface a sandbox does not provide, naming it.
 """
 import json
 

@@ -2,7 +2,13 @@
  * `deno task serve`: a Brain server on 127.0.0.1. The port comes from `--port`,
  * else `BRAIN_PORT`, else 8787; `--port 0` picks a free one. It prints
  * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
- * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory.
+ * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory;
+ * with `--journal postgres://user@host:port/db` (or `BRAIN_JOURNAL`) they live in
+ * that PostgreSQL database, which any number of servers may share: each session
+ * is owned by one server at a time and hosts follow it (`--journal PATH` is `--path PATH`).
+ * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
+ * session lasts unrenewed: another server over the same journal takes its
+ * sessions over that long after it died (10000 by default).
  *
  * With `--model-url` (or `BRAIN_MODEL_URL`), the base URL of an OpenAI-compatible
  * API, the server has one model, `default`, that clients name with
@@ -17,11 +23,20 @@
  * JSON object of host ids to tokens or `sha-256:` token hashes, names hosts
  * admitted without it (the task may read files under `.brain/`). Without either
  * it exits 2.
+ *
+ * The allow-list for uploaded Components: `--workspaces DIR` holds session
+ * workspaces and permits `read` ones (`--filesystem read,write` permits writable
+ * ones too), `--net HOST,...` and `--env NAME,...` permit those grants. Component
+ * sandboxes are child Deno processes: the server needs `--allow-run` for Deno
+ * and write access to the workspaces folder; `--component-cache DIR` sets where
+ * transpiled Components are cached (`.brain/components` by default).
  */
 import { parseArgs } from "node:util";
 import { openAICompatible } from "../../model/openai.ts";
 import type { SessionModel } from "../../model/types.ts";
+import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { isPostgresUrl } from "../../journal/postgres_url.ts";
 import { serveBrain } from "./server.ts";
 
 const { values } = parseArgs({
@@ -29,9 +44,16 @@ const { values } = parseArgs({
   options: {
     port: { type: "string" },
     path: { type: "string" },
+    journal: { type: "string" },
+    "lease-ms": { type: "string" },
     "model-url": { type: "string" },
     model: { type: "string" },
     "model-key": { type: "string" },
+    workspaces: { type: "string" },
+    filesystem: { type: "string" },
+    net: { type: "string" },
+    env: { type: "string" },
+    "component-cache": { type: "string" },
     "host-tokens": { type: "string" },
   },
 });
@@ -51,12 +73,27 @@ async function main(): Promise<void> {
     throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
   }
 
-  const path = values.path ?? Deno.env.get("BRAIN_PATH");
+  const journal = values.journal ?? Deno.env.get("BRAIN_JOURNAL");
+  const url = isPostgresUrl(journal) ? journal : undefined;
+  if (journal !== undefined && url === undefined && values.path !== undefined) {
+    throw new BrainError("invalid_argument", "give --journal or --path, not both");
+  }
+  const path = url === undefined ? journal ?? values.path ?? Deno.env.get("BRAIN_PATH") : undefined;
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
   if (folder) await Deno.mkdir(folder, { recursive: true });
   const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
   const hostTokens = await readHostTokens(values["host-tokens"] ?? Deno.env.get("BRAIN_HOST_TOKENS"));
-  const server = await serveBrain({ port, path, models: configuredModels(), serverToken, hostTokens });
+  const server = await serveBrain({
+    port,
+    path,
+    url,
+    models: configuredModels(),
+    serverToken,
+    hostTokens,
+    leaseMs: leaseMs(),
+    allow: allowList(),
+    components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
+  });
   console.log(`Brain listening on ${server.url}`);
   const stop = async () => {
     await server.shutdown();
@@ -64,6 +101,17 @@ async function main(): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
+}
+
+/** The lease length the flag or environment sets, if any. */
+function leaseMs(): number | undefined {
+  const raw = values["lease-ms"] ?? Deno.env.get("BRAIN_LEASE_MS");
+  if (raw === undefined) return undefined;
+  const ms = Number(raw);
+  if (!Number.isInteger(ms) || ms <= 0) {
+    throw new BrainError("invalid_argument", `--lease-ms must be a positive integer, got ${raw}`);
+  }
+  return ms;
 }
 
 /** The `default` model the flags or environment describe, or none without a model URL. */
@@ -75,6 +123,22 @@ function configuredModels(): Record<string, SessionModel> {
   const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
   return {
     default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
+  };
+}
+
+/** The allow-list the flags describe: nothing without them. */
+function allowList(): AllowList {
+  const list = (value: string | undefined) => value?.split(",").map((entry) => entry.trim()).filter(Boolean);
+  const modes = list(values.filesystem) ?? ["read"];
+  for (const mode of modes) {
+    if (mode !== "read" && mode !== "write") {
+      throw new BrainError("invalid_argument", `--filesystem takes read and write, got ${mode}`);
+    }
+  }
+  return {
+    ...(values.workspaces ? { workspaceRoot: values.workspaces, filesystem: modes as ("read" | "write")[] } : {}),
+    net: list(values.net) ?? [],
+    env: list(values.env) ?? [],
   };
 }
 

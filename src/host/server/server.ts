@@ -6,7 +6,9 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../prot
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { checkObject } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
+import { viewerRoutes } from "../../viewer/viewer.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -42,9 +44,14 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
  * is refused with `invalid_argument`. `options.models` are the models clients name
  * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`: `serverToken` sees every
+ * session there, and a host's id and token see the sessions placed in it.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = options ?? {};
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = checkObject(
+    "Brain server options",
+    options,
+  );
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
@@ -112,6 +119,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     handler.closed.then(() => sockets.delete(handler.closed));
     return upgraded.response;
   });
+  app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
   return {
     fetch: app.fetch,
@@ -163,8 +171,9 @@ export interface ServedBrain extends BrainServer {
  * ```
  */
 export async function serveBrain(
-  { hostname = "127.0.0.1", port = 0, ...options }: BrainServerOptions & { hostname?: string; port?: number },
+  served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
+  const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
   const server = await createBrainServer(options);
   const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;

@@ -54,6 +54,9 @@ export interface LinkParts {
   pingIntervalMs: number;
 }
 
+/** How long past a lease a reattaching host waits for the Brain that held it. */
+const LEASE_GRACE_MS = 1_000;
+
 /** A reply already sent another way (the `ended` push that answers a finish). */
 const ANSWERED = Symbol("answered");
 
@@ -249,7 +252,13 @@ export class HostSocketHandler {
         );
       }
       const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
-      const opened = await this.#backend.get(session, { tools: placed, ...served(conversation) }, this.#registration);
+      // A restarted server waits out the lease of the process it replaces.
+      const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
+      const opened = await this.#backend.get(
+        session,
+        { tools: placed, ...served(conversation), waitMs },
+        this.#registration,
+      );
       this.#host.handles.set(id, opened);
     }
     return meta;

@@ -9,7 +9,7 @@ import type { WireUpload } from "../protocol.ts";
 
 /**
  * Brain's placement of a Component a remote client uploaded: it runs in this
- * server's Workers, admitted under this server's allow-list. Input and output are
+ * server's sandboxes, admitted under this server's allow-list. Input and output are
  * validated with schemas rebuilt from the advertised JSON Schemas, since the
  * client's Zod schemas do not travel.
  */

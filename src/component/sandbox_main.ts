@@ -1,0 +1,156 @@
+/**
+ * A Component sandbox: the child Deno process that runs one Component for one
+ * grant. Brain starts it with exactly the grant's permissions, sends `init`,
+ * then one `call` at a time. Host calls block on stdin for Brain's reply. Each
+ * call gets a fresh instance (made ahead, while the sandbox is idle), so no
+ * state crosses calls. Brain kills the process at a deadline or cancellation.
+ *
+ * @module
+ */
+import { SyncFrames } from "./frames.ts";
+import { limitMemory, PAGE } from "./memory_limit.ts";
+import { permissionMismatch } from "./permission_mismatch.ts";
+import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import { GuestExit } from "./wasi/cli.ts";
+import { wasiImports } from "./wasi/imports.ts";
+import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
+
+const EXPORT = "brain:tool/tool@0.2.0";
+type Instance = Record<string, { run(invocation: unknown): void }>;
+type Instantiate = (
+  getCoreModule: (name: string) => WebAssembly.Module,
+  imports: Record<string, unknown>,
+  instantiateCore: (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>,
+) => Promise<Instance>;
+
+const frames = new SyncFrames();
+const report = (message: FromSandbox) => frames.write(message);
+
+/** Set while a call runs: host calls outside a call are refused. */
+let calling = false;
+let memories: WebAssembly.Memory[] = [];
+
+function hostCall(op: HostCall["op"], args: HostCall["args"]): Reply {
+  if (!calling) return { tag: "err", val: { code: "call_finished", message: "no call is running" } };
+  report({ type: "host", op, args });
+  const message = frames.read() as ToSandbox | undefined;
+  if (message?.type !== "reply") Deno.exit(0);
+  return message.reply;
+}
+
+function describe(error: unknown): string {
+  const payload = (error as { payload?: unknown })?.payload;
+  if (typeof payload === "string") return payload;
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+async function load(init: SandboxInit) {
+  const mismatch = permissionMismatch(init.permissions);
+  if (mismatch) throw new Error(`the sandbox's permissions differ from its grant: ${mismatch}`);
+  // The glue reads process.env on every call; the sandbox has no env access to give it.
+  delete (globalThis as { process?: unknown }).process;
+  const modules: Record<string, WebAssembly.Module> = {};
+  for (const [name, path] of Object.entries(init.modules)) {
+    modules[name] = await WebAssembly.compile(limitMemory(Deno.readFileSync(path), init.memoryBytes));
+  }
+  const { instantiate } = await import(new URL(`file://${init.glue}`).href) as { instantiate: Instantiate };
+  const host = {
+    emit: (event: string, json: string) => hostCall("emit", [event, json]),
+    emitResult: (outcome: string, content?: string) => hostCall("emit-result", [outcome, content]),
+    returned: (outcome?: string, content?: string) => hostCall("returned", [outcome, content]),
+    finish: (outcome?: string, content?: string) => hostCall("finish", [outcome, content]),
+    model: (request: string) => hostCall("model", [request]),
+    telemetry: (level: string, message: string) => {
+      if (calling) report({ type: "telemetry", level: cut(level), message: cut(message) });
+    },
+  };
+  const wasi = wasiImports({
+    workspace: init.workspace,
+    write: init.write,
+    env: init.env,
+    output: (stream, text) => {
+      if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
+    },
+  });
+  return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
+    const made: WebAssembly.Memory[] = [];
+    try {
+      const instance = await instantiate(
+        (name) => modules[name],
+        { ...wasi, "brain:tool/host": host },
+        (module, imports) =>
+          WebAssembly.instantiate(module, imports).then((core) => {
+            for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
+            return core;
+          }),
+      );
+      return { instance, memories: made };
+    } catch (error) {
+      return { error: `the Component failed to instantiate: ${describe(error)}`, memories: made };
+    }
+  };
+}
+
+/**
+ * True when a memory of the instance is within an eighth of the cap: a guest
+ * whose growth was refused fails there, so the failure is the cap's.
+ */
+function exhausted(memoryBytes: number): boolean {
+  const margin = Math.max(PAGE, memoryBytes / 8);
+  return memories.some((memory) => memory.buffer.byteLength + margin > memoryBytes);
+}
+
+/** Runs one call on a fresh instance and says how it ended. */
+function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: number): FromSandbox {
+  calling = true;
+  try {
+    instance[EXPORT].run({ ...invocation, deadlineAtMs: BigInt(invocation.deadlineAtMs) });
+    return { type: "done" };
+  } catch (error) {
+    if (error instanceof GuestExit && error.ok) return { type: "done" };
+    return {
+      type: "done",
+      error: describe(error),
+      exhausted: exhausted(memoryBytes),
+      trapped: typeof (error as { payload?: unknown })?.payload !== "string" && !(error instanceof GuestExit),
+    };
+  } finally {
+    calling = false;
+  }
+}
+
+async function serve(): Promise<void> {
+  const init = frames.read() as SandboxInit | undefined;
+  if (init?.type !== "init") return;
+  let fresh;
+  try {
+    fresh = await load(init);
+  } catch (error) {
+    return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
+  }
+  let made = await fresh();
+  report({ type: "ready" });
+  for (;;) {
+    const message = frames.read() as ToSandbox | undefined;
+    if (message === undefined) return;
+    if (message.type !== "call") continue;
+    memories = made.memories;
+    report(
+      made.instance ? run(made.instance, message, init.memoryBytes) : {
+        type: "done",
+        error: made.error,
+        exhausted: exhausted(init.memoryBytes),
+        trapped: true,
+      },
+    );
+    made = await fresh();
+  }
+}
+
+if (import.meta.main) await serve();
+
+/** Cuts just past the telemetry limit: Brain refuses the entry without the whole text crossing the pipe. */
+function cut(text: string): string {
+  const limit = BRAIN_TELEMETRY_LIMITS.maxMessageBytes + 1;
+  return typeof text === "string" && text.length > limit ? text.slice(0, limit) : String(text);
+}

@@ -1,0 +1,52 @@
+/** How Brain starts a sandbox: what to load and where its workspace is. */
+export interface SandboxInit {
+  type: "init";
+  /** Absolute path of the glue module. */
+  glue: string;
+  /** Absolute paths of the core modules, by the names the glue asks for. */
+  modules: Record<string, string>;
+  /** The workspace preopened as `/`, when the grant has one. */
+  workspace: string | undefined;
+  /** Whether the grant lets the guest write its workspace. */
+  write: boolean;
+  /** Environment variable names the grant names; the guest sees only these. */
+  env: string[];
+  /** Largest linear memory a guest instance may grow to, in bytes. */
+  memoryBytes: number;
+  /** The Deno permissions the sandbox must hold, exactly. */
+  permissions: Deno.PermissionOptionsObject;
+}
+
+/** One invocation of `brain:tool/tool.run`. */
+export interface SandboxCall {
+  type: "call";
+  invocation: { tool: string; input: string; options: string; deadlineAtMs: number };
+}
+
+/** The answer to one host call, as the guest sees it: `result<T, refusal>`. */
+export type Reply =
+  | { tag: "ok"; val?: unknown }
+  | { tag: "err"; val: { code: string; message: string } };
+
+/** What Brain sends a sandbox. */
+export type ToSandbox = SandboxInit | SandboxCall | { type: "reply"; reply: Reply };
+
+/** A host call the guest made; the sandbox blocks until Brain's reply. */
+export interface HostCall {
+  type: "host";
+  op: "emit" | "emit-result" | "returned" | "finish" | "model";
+  args: (string | undefined)[];
+}
+
+/** What a sandbox reports. */
+export type FromSandbox =
+  | { type: "ready" }
+  | { type: "failed"; message: string; exhausted?: boolean }
+  | HostCall
+  | { type: "telemetry"; level: string; message: string }
+  | { type: "done"; error?: string; exhausted?: boolean; trapped?: boolean };
+
+/** A refusal reply with a stable code. */
+export function refusal(code: string, message: string): Reply {
+  return { tag: "err", val: { code, message } };
+}

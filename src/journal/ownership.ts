@@ -1,0 +1,165 @@
+import { BrainError } from "../outcome/errors.ts";
+import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import type { AcquireOptions, AppendOptions, Lease } from "./lease.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+
+/** Options for owning a session. */
+export interface OwnOptions {
+  /** The owner's id: one per Brain. */
+  owner: string;
+  /** How long the lease lasts without renewal; it is renewed every third of it. */
+  ttlMs: number;
+  /** How long to wait for another owner's lease to end before failing `session_owned`; 0 by default. */
+  waitMs?: number;
+}
+
+/**
+ * This node's ownership of one session: its lease, renewed in the background,
+ * and a view of the journal whose appends to the session carry the lease.
+ * Once another owner took the session over (a renewal or an append failed
+ * `fenced`), `lost` aborts with that error and nothing more is written.
+ */
+export class Ownership {
+  /** The journal as the owner writes to it: appends to the owned session are fenced by the lease. */
+  readonly journal: Journal;
+  #journal: Journal;
+  #lease: Lease;
+  #ttlMs: number;
+  #lost = new AbortController();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #released = false;
+
+  private constructor(journal: Journal, lease: Lease, ttlMs: number) {
+    this.#journal = journal;
+    this.#lease = lease;
+    this.#ttlMs = ttlMs;
+    this.journal = new FencedJournal(journal, this);
+    this.#schedule();
+  }
+
+  /**
+   * Takes the session's lease, waiting up to `waitMs` for another owner's to
+   * end; fails `session_owned` if it does not.
+   */
+  static async take(journal: Journal, sessionId: string, options: OwnOptions): Promise<Ownership> {
+    const { owner, ttlMs, waitMs = 0 } = options;
+    const until = Date.now() + waitMs;
+    for (;;) {
+      try {
+        return new Ownership(journal, await journal.acquire(sessionId, { owner, ttlMs }), ttlMs);
+      } catch (error) {
+        if (!(error instanceof BrainError) || error.code !== "session_owned" || Date.now() >= until) throw error;
+        const expiresAt = (error.details as { expiresAt?: number } | undefined)?.expiresAt ?? 0;
+        const pause = Math.max(1, Math.min(until - Date.now(), expiresAt + 1 - Date.now(), POLL_MS));
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  /** The current lease. */
+  get lease(): Lease {
+    return this.#lease;
+  }
+
+  /** Aborts, with the `fenced` error as reason, once another owner took the session over. */
+  get lost(): AbortSignal {
+    return this.#lost.signal;
+  }
+
+  /** Stops renewing and gives the lease up, so another owner may take the session at once. */
+  async release(): Promise<void> {
+    if (this.#released) return;
+    this.#released = true;
+    clearTimeout(this.#timer);
+    if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
+  }
+
+  /** Marks the session lost to another owner; called with the `fenced` error of a renewal or an append. */
+  lose(error: BrainError): void {
+    clearTimeout(this.#timer);
+    if (!this.lost.aborted) this.#lost.abort(error);
+  }
+
+  #schedule(): void {
+    if (this.#released || this.lost.aborted) return;
+    this.#timer = setTimeout(() => this.#renew(), this.#ttlMs / 3);
+  }
+
+  async #renew(): Promise<void> {
+    try {
+      const renewed = await this.#journal.renew(this.#lease, this.#ttlMs);
+      if (!this.#released) this.#lease = renewed;
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "fenced") return this.lose(error);
+      if (error instanceof BrainError && error.code === "journal_closed") return;
+      // A store that failed for a moment: the next renewal tries again, and a takeover meanwhile shows as fenced.
+    }
+    this.#schedule();
+  }
+}
+
+/** How often a waiting owner tries again, at most: another owner may release before its lease expires. */
+const POLL_MS = 100;
+
+/** A journal whose appends to the owned session carry the ownership's lease. */
+class FencedJournal implements Journal {
+  #inner: Journal;
+  #ownership: Ownership;
+
+  constructor(inner: Journal, ownership: Ownership) {
+    this.#inner = inner;
+    this.#ownership = ownership;
+  }
+
+  async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    const lease = this.#ownership.lease;
+    if (sessionId !== lease.sessionId) return this.#inner.append(sessionId, bodies, options);
+    if (this.#ownership.lost.aborted) throw this.#ownership.lost.reason;
+    try {
+      return await this.#inner.append(sessionId, bodies, { lease });
+    } catch (error) {
+      if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
+      throw error;
+    }
+  }
+
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return this.#inner.acquire(sessionId, options);
+  }
+  renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    return this.#inner.renew(lease, ttlMs);
+  }
+  release(lease: Lease): Promise<void> {
+    return this.#inner.release(lease);
+  }
+  read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]> {
+    return this.#inner.read(sessionId, options);
+  }
+  head(sessionId: string): Promise<number> {
+    return this.#inner.head(sessionId);
+  }
+  openCalls(sessionId: string): Promise<JournalRecord[]> {
+    return this.#inner.openCalls(sessionId);
+  }
+  subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    return this.#inner.subscribe(sessionId, options);
+  }
+  createSession(meta: SessionMeta): Promise<void> {
+    return this.#inner.createSession(meta);
+  }
+  updateSession(meta: SessionMeta): Promise<void> {
+    return this.#inner.updateSession(meta);
+  }
+  getSession(id: string): Promise<SessionMeta | undefined> {
+    return this.#inner.getSession(id);
+  }
+  listSessions(): Promise<SessionMeta[]> {
+    return this.#inner.listSessions();
+  }
+  deleteSession(id: string): Promise<void> {
+    return this.#inner.deleteSession(id);
+  }
+  close(): Promise<void> {
+    return this.#inner.close();
+  }
+}

@@ -1,0 +1,373 @@
+import postgres from "postgres";
+import { BrainError } from "../outcome/errors.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import { follow } from "./follow.ts";
+import { checkRecordBody } from "./frozen_record.ts";
+import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import {
+  type AcquireOptions,
+  type AppendOptions,
+  checkAcquire,
+  fencedError,
+  type Lease,
+  ownedError,
+  type StoredLease,
+} from "./lease.ts";
+import { CommitNotifier } from "./notifier.ts";
+import { closes, opens } from "./open_calls.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import { isPostgresUrl } from "./postgres_url.ts";
+import { storageError } from "./storage_error.ts";
+
+/** The channel every commit is announced on, with the session id as payload. */
+const CHANNEL = "brain_commit";
+/** Serializes schema creation between journals opening one database at once. */
+const SCHEMA_LOCK = 7_245_001;
+
+type Sql = postgres.Sql;
+type Tx = postgres.TransactionSql;
+
+/** Options for {@linkcode PostgresJournal.open}. */
+export interface PostgresJournalOptions {
+  /** Connections the journal's pool keeps at most, besides the one it listens on; 10 by default. */
+  maxConnections?: number;
+  /** The schema the journal's tables live in, created if missing; `public` by default. */
+  schema?: string;
+}
+
+/**
+ * A durable journal in PostgreSQL, shared by any number of processes and
+ * machines. Each append is one transaction: it advances the session's head
+ * only where the writer's fence still holds (`WHERE token = $n`, or no live
+ * lease for a lease-less append), ends only calls that are still open, inserts
+ * the records and announces the commit with `NOTIFY`, which wakes every
+ * subscriber in every process. Lease times are the database's clock. The
+ * schema (tables `brain_sessions`, `brain_records`, `brain_open_calls`) is
+ * created on first open.
+ *
+ * @example
+ * ```ts ignore
+ * import { PostgresJournal } from "@aexhq/brain";
+ * const journal = await PostgresJournal.open("postgres://brain@127.0.0.1:5432/brain");
+ * try {
+ *   await journal.createSession({ id: "s1", createdAt: Date.now(), tools: [] });
+ *   const [record] = await journal.append("s1", [{ kind: "tool_returned", call: 1 }]);
+ *   console.log(record.sequence); // 1
+ * } finally {
+ *   await journal.close();
+ * }
+ * ```
+ */
+export class PostgresJournal implements Journal {
+  #sql: Sql;
+  #notifier = new CommitNotifier();
+  #tails = new Map<string, Promise<unknown>>();
+  #running = new Set<Promise<unknown>>();
+  #unlisten: (() => Promise<void>) | undefined;
+  #closed = false;
+
+  private constructor(sql: Sql) {
+    this.#sql = sql;
+  }
+
+  /**
+   * Connects to the database at `url` (`postgres://user:password@host:port/db`),
+   * creates the schema if it is missing and listens for commits. Fails with
+   * `invalid_argument` for a URL that is not `postgres://` or `postgresql://`,
+   * `storage_unavailable` when the database cannot be reached.
+   */
+  static async open(url: string, options: PostgresJournalOptions = {}): Promise<PostgresJournal> {
+    if (!isPostgresUrl(url)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a PostgreSQL journal needs a postgres:// URL, got ${JSON.stringify(url)}`,
+      );
+    }
+    const { maxConnections = 10, schema = "public" } = options;
+    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
+    }
+    const sql = postgres(url, {
+      max: maxConnections,
+      onnotice: () => {},
+      connect_timeout: 10,
+      connection: { application_name: "brain", search_path: schema },
+    });
+    const journal = new PostgresJournal(sql);
+    try {
+      await sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
+        await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
+        await tx`CREATE TABLE IF NOT EXISTS brain_sessions (
+          id text PRIMARY KEY,
+          meta text NOT NULL,
+          head bigint NOT NULL DEFAULT 0,
+          owner text NOT NULL DEFAULT '',
+          token bigint NOT NULL DEFAULT 0,
+          expires_at bigint NOT NULL DEFAULT 0
+        )`;
+        await tx`CREATE TABLE IF NOT EXISTS brain_records (
+          session_id text NOT NULL,
+          sequence bigint NOT NULL,
+          body text NOT NULL,
+          at bigint NOT NULL,
+          PRIMARY KEY (session_id, sequence)
+        )`;
+        await tx`CREATE TABLE IF NOT EXISTS brain_open_calls (
+          session_id text NOT NULL,
+          call bigint NOT NULL,
+          PRIMARY KEY (session_id, call)
+        )`;
+      });
+      const listening = await sql.listen(CHANNEL, (sessionId) => journal.#notifier.notify(sessionId));
+      journal.#unlisten = listening.unlisten;
+    } catch (error) {
+      await sql.end({ timeout: 1 }).catch(() => {});
+      throw storageError(error);
+    }
+    return journal;
+  }
+
+  /** Commits `bodies` in one transaction, after every earlier append of the session made here. */
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    const previous = this.#tails.get(sessionId) ?? Promise.resolve();
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, options?.lease)));
+    const tail = committed.catch(() => {});
+    this.#tails.set(sessionId, tail);
+    tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
+    return committed;
+  }
+
+  async #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): Promise<JournalRecord[]> {
+    bodies.forEach(checkRecordBody);
+    const at = Date.now();
+    const texts = bodies.map((body) => JSON.stringify(body));
+    const records = await this.#sql.begin(async (tx) => {
+      const [advanced] = lease
+        ? await tx`UPDATE brain_sessions SET head = head + ${bodies.length}
+            WHERE id = ${sessionId} AND owner = ${lease.owner} AND token = ${lease.token}
+            RETURNING head::float8 AS head`
+        : await tx`UPDATE brain_sessions SET head = head + ${bodies.length}
+            WHERE id = ${sessionId} AND expires_at <= ${now(tx)}
+            RETURNING head::float8 AS head`;
+      if (!advanced) throw await refusal(tx, sessionId, lease);
+      const start = (advanced.head as number) - bodies.length + 1;
+      const { open, ended } = callChanges(sessionId, bodies, start);
+      if (ended.length > 0) {
+        const deleted = await tx`DELETE FROM brain_open_calls
+          WHERE session_id = ${sessionId} AND call IN ${tx(ended)} RETURNING call`;
+        if (deleted.length !== ended.length) {
+          throw new BrainError("call_finished", `session ${sessionId}: a call this append ends is not open`);
+        }
+      }
+      if (bodies.length > 0) {
+        const rows = texts.map((body, index) => ({ session_id: sessionId, sequence: start + index, body, at }));
+        await tx`INSERT INTO brain_records ${tx(rows, "session_id", "sequence", "body", "at")}`;
+      }
+      if (open.length > 0) {
+        const rows = open.map((call) => ({ session_id: sessionId, call }));
+        await tx`INSERT INTO brain_open_calls ${tx(rows, "session_id", "call")}`;
+      }
+      await tx`SELECT pg_notify(${CHANNEL}, ${sessionId})`;
+      return texts.map((text, index) => decode(text, sessionId, start + index, at));
+    });
+    this.#notifier.notify(sessionId);
+    return records;
+  }
+
+  /** Takes the session's lease with the next token unless another owner's is live, by the database's clock. */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return this.#guard(async () => {
+      checkAcquire(options);
+      const [taken] = await this.#sql`UPDATE brain_sessions
+        SET owner = ${options.owner}, token = token + 1, expires_at = ${now(this.#sql)} + ${Math.ceil(options.ttlMs)}
+        WHERE id = ${sessionId} AND (expires_at <= ${now(this.#sql)} OR owner = ${options.owner})
+        RETURNING token::float8 AS token, expires_at::float8 AS "expiresAt"`;
+      if (!taken) throw await refusal(this.#sql, sessionId, undefined);
+      return leaseOf(sessionId, options.owner, taken.token, taken.expiresAt);
+    });
+  }
+
+  /** Extends a lease that is still the session's. */
+  renew(lease: Lease, ttlMs: number): Promise<Lease> {
+    return this.#guard(async () => {
+      checkAcquire({ owner: lease.owner, ttlMs });
+      const [renewed] = await this.#sql`UPDATE brain_sessions SET expires_at = ${now(this.#sql)} + ${Math.ceil(ttlMs)}
+        WHERE id = ${lease.sessionId} AND owner = ${lease.owner} AND token = ${lease.token}
+        RETURNING expires_at::float8 AS "expiresAt"`;
+      if (!renewed) throw fencedError(lease);
+      return leaseOf(lease.sessionId, lease.owner, lease.token, renewed.expiresAt);
+    });
+  }
+
+  /** Ends a lease that is still the session's, so another owner may take it at once. */
+  release(lease: Lease): Promise<void> {
+    return this.#guard(async () => {
+      await this.#sql`UPDATE brain_sessions SET expires_at = 0
+        WHERE id = ${lease.sessionId} AND owner = ${lease.owner} AND token = ${lease.token}`;
+    });
+  }
+
+  /** Returns committed records in sequence order. */
+  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
+    return this.#guard(async () => {
+      const start = Math.max(Math.floor(from), 1);
+      if (limit !== undefined && limit <= 0) {
+        await this.#head(sessionId);
+        return [];
+      }
+      const rows = await this.#sql`SELECT sequence::float8 AS sequence, body, at::float8 AS at FROM brain_records
+        WHERE session_id = ${sessionId} AND sequence >= ${start} ORDER BY sequence
+        ${limit === undefined ? this.#sql`` : this.#sql`LIMIT ${Math.floor(limit)}`}`;
+      if (rows.length === 0) await this.#head(sessionId);
+      return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+    });
+  }
+
+  /** The last committed sequence, or 0. */
+  head(sessionId: string): Promise<number> {
+    return this.#guard(() => this.#head(sessionId));
+  }
+
+  async #head(sessionId: string): Promise<number> {
+    const [row] = await this.#sql`SELECT head::float8 AS head FROM brain_sessions WHERE id = ${sessionId}`;
+    if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
+    return row.head;
+  }
+
+  /** The started records of calls that have not finished. */
+  openCalls(sessionId: string): Promise<JournalRecord[]> {
+    return this.#guard(async () => {
+      await this.#head(sessionId);
+      const rows = await this.#sql`SELECT r.sequence::float8 AS sequence, r.body, r.at::float8 AS at
+        FROM brain_open_calls o JOIN brain_records r ON r.session_id = o.session_id AND r.sequence = o.call
+        WHERE o.session_id = ${sessionId} ORDER BY r.sequence`;
+      return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+    });
+  }
+
+  /** Yields committed records from `from` on, then each commit of any process, woken by `NOTIFY`. */
+  subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    return follow(
+      (id, read) => this.read(id, read),
+      () => ({ next: () => this.#notifier.next(sessionId), closed: () => this.#notifier.closed, close: () => {} }),
+      sessionId,
+      options,
+    );
+  }
+
+  /** Stores a new session. */
+  createSession(meta: SessionMeta): Promise<void> {
+    return this.#guard(async () => {
+      const created = await this.#sql`INSERT INTO brain_sessions (id, meta) VALUES (${meta.id}, ${JSON.stringify(meta)})
+        ON CONFLICT (id) DO NOTHING RETURNING id`;
+      if (created.length === 0) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+    });
+  }
+
+  /** Replaces a session's metadata. */
+  updateSession(meta: SessionMeta): Promise<void> {
+    return this.#guard(async () => {
+      const updated = await this.#sql`UPDATE brain_sessions SET meta = ${JSON.stringify(meta)}
+        WHERE id = ${meta.id} RETURNING id`;
+      if (updated.length === 0) throw new BrainError("session_not_found", `no session ${meta.id}`);
+    });
+  }
+
+  /** The session's metadata, or `undefined`. */
+  getSession(id: string): Promise<SessionMeta | undefined> {
+    return this.#guard(async () => {
+      const [row] = await this.#sql`SELECT meta FROM brain_sessions WHERE id = ${id}`;
+      return row ? deepFreeze(JSON.parse(row.meta) as SessionMeta) : undefined;
+    });
+  }
+
+  /** Every stored session's metadata. */
+  listSessions(): Promise<SessionMeta[]> {
+    return this.#guard(async () => {
+      const rows = await this.#sql`SELECT meta FROM brain_sessions ORDER BY id`;
+      return rows.map((row) => deepFreeze(JSON.parse(row.meta) as SessionMeta));
+    });
+  }
+
+  /** Removes a session, its records and its open calls in one transaction. */
+  deleteSession(id: string): Promise<void> {
+    return this.#guard(async () => {
+      await this.#sql.begin(async (tx) => {
+        await tx`DELETE FROM brain_sessions WHERE id = ${id}`;
+        await tx`DELETE FROM brain_records WHERE session_id = ${id}`;
+        await tx`DELETE FROM brain_open_calls WHERE session_id = ${id}`;
+        await tx`SELECT pg_notify(${CHANNEL}, ${id})`;
+      });
+      this.#notifier.notify(id);
+    });
+  }
+
+  /** Commits every queued append, ends every subscription and closes the connections. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await Promise.allSettled([...this.#tails.values()]);
+    this.#notifier.close();
+    await Promise.allSettled(this.#running);
+    await this.#unlisten?.().catch(() => {});
+    await this.#sql.end({ timeout: 5 }).catch(() => {});
+  }
+
+  /** Runs a query so that `close` waits for it, with store failures as typed errors. */
+  async #guard<T>(run: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
+    const running = run();
+    this.#running.add(running);
+    try {
+      return await running;
+    } catch (error) {
+      throw storageError(error);
+    } finally {
+      this.#running.delete(running);
+    }
+  }
+}
+
+/** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */
+function now(sql: Sql | Tx) {
+  return sql`(extract(epoch from clock_timestamp()) * 1000)::bigint`;
+}
+
+/** Why a fenced update touched no row: no session, a lease taken over, or another owner's live lease. */
+async function refusal(sql: Sql | Tx, sessionId: string, lease: Lease | undefined): Promise<BrainError> {
+  const [row] = await sql`SELECT owner, token::float8 AS token, expires_at::float8 AS "expiresAt"
+    FROM brain_sessions WHERE id = ${sessionId}`;
+  if (!row) return new BrainError("session_not_found", `no session ${sessionId}`);
+  if (lease) return fencedError(lease);
+  return ownedError(sessionId, row as unknown as StoredLease);
+}
+
+/**
+ * The calls an append opens (and leaves open) and the earlier calls it ends;
+ * `call_finished` for ending a call twice or one that is neither earlier nor opened here.
+ */
+function callChanges(sessionId: string, bodies: RecordBody[], start: number): { open: number[]; ended: number[] } {
+  const opened = new Set<number>();
+  const ended = new Set<number>();
+  bodies.forEach((body, index) => {
+    const call = closes(body);
+    if (call !== undefined) {
+      if (opened.delete(call)) return;
+      if (call >= start || ended.has(call)) {
+        throw new BrainError("call_finished", `session ${sessionId}: call ${call} is not open`);
+      }
+      ended.add(call);
+    }
+    if (opens(body)) opened.add(start + index);
+  });
+  return { open: [...opened], ended: [...ended] };
+}
+
+function decode(text: string, sessionId: string, sequence: number, at: number): JournalRecord {
+  return deepFreeze({ ...JSON.parse(text), sessionId, sequence, at }) as JournalRecord;
+}
+
+function leaseOf(sessionId: string, owner: string, token: number, expiresAt: number): Lease {
+  return Object.freeze({ sessionId, owner, token, expiresAt, fence: String(token) });
+}

@@ -1,0 +1,19 @@
+import { BrainError } from "../outcome/errors.ts";
+
+/**
+ * The typed error for a failure of a journal's store itself: `storage_full`
+ * when the disk or database is full (SQLite's message, or PostgreSQL's class 53
+ * "insufficient resources"), else `storage_unavailable`, with the store's error
+ * as `cause`. A BrainError passes through unchanged.
+ */
+export function storageError(error: unknown): BrainError {
+  if (error instanceof BrainError) return error;
+  const message = error instanceof Error ? error.message : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  const full = /full|no space|quota/i.test(message) || (typeof code === "string" && code.startsWith("53"));
+  return new BrainError(
+    full ? "storage_full" : "storage_unavailable",
+    `the journal's store failed: ${message}`,
+    { cause: error },
+  );
+}

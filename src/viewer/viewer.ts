@@ -1,0 +1,147 @@
+import { Hono } from "hono";
+import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import { type Principal, sees, VIEWER_COOKIE, ViewerAccess } from "./access.ts";
+import { pageAsset } from "./page_assets.ts";
+import type { ReadableJournal } from "./readable_journal.ts";
+import { recordEvents } from "./record_events.ts";
+import { sessionSummary } from "./session_summary.ts";
+import { integerParameter, pageSessions, pageSize, RECORD_PAGE_SIZE, SESSION_PAGE_SIZE } from "./session_page.ts";
+
+/** Options for a journal viewer. */
+export interface ViewerOptions {
+  /**
+   * The operator's secret: `Authorization: Bearer TOKEN` sees every session.
+   * Without it only hosts see sessions, each those placed in it
+   * (`Authorization: Basic` of `HOST_ID:HOST_TOKEN`).
+   */
+  operatorToken?: string;
+}
+
+/** A journal viewer: its read API and web page as one `fetch` handler. */
+export interface Viewer {
+  /** Answers viewer requests; serve it with `Deno.serve(viewer.fetch)`. */
+  readonly fetch: (request: Request) => Response | Promise<Response>;
+}
+
+const STATUS: Partial<Record<BrainErrorCode, 400 | 401 | 404>> = {
+  invalid_argument: 400,
+  unauthorized: 401,
+  session_not_found: 404,
+};
+
+/**
+ * A read-only viewer of `journal`: it only reads, so it never owns, recovers or
+ * changes a session. The page is at `/viewer/`; the API answers JSON:
+ *
+ * - `GET /v1/sessions?limit=&cursor=`: `{ sessions, next? }`, newest first
+ * - `GET /v1/sessions/ID`: the session's summary and `openCalls` (sequences)
+ * - `GET /v1/sessions/ID/records?from=&limit=`: `{ records, next? }`
+ * - `GET /v1/sessions/ID/stream?from=`: Server-Sent Events, resumable with `Last-Event-ID`
+ * - `GET /v1/viewer/me`: who the credential speaks for, `{ kind: "operator" }` or `{ kind: "host", id }`
+ * - `POST /v1/viewer/login` with a credential header keeps it in an HttpOnly cookie; `POST /v1/viewer/logout` drops it
+ *
+ * A session the credential may not see answers exactly as one that does not exist.
+ *
+ * @example
+ * ```ts
+ * import { MemoryJournal } from "@aexhq/brain";
+ * import { createViewer } from "./viewer.ts";
+ * const viewer = createViewer(new MemoryJournal(), { operatorToken: "secret" });
+ * const response = await viewer.fetch(
+ *   new Request("http://localhost/v1/sessions", { headers: { authorization: "Bearer secret" } }),
+ * );
+ * console.log(await response.json()); // { sessions: [] }
+ * ```
+ */
+export function createViewer(journal: ReadableJournal, options: ViewerOptions = {}): Viewer {
+  const app = viewerRoutes(journal, options);
+  return { fetch: app.fetch };
+}
+
+/** The viewer's routes as a hono app, for a server that mounts them beside its own. */
+export function viewerRoutes(journal: ReadableJournal, { operatorToken }: ViewerOptions = {}): Hono {
+  const access = new ViewerAccess(operatorToken);
+  const app = new Hono();
+
+  const principal = async (request: Request): Promise<Principal> => {
+    const found = await access.principal(request);
+    if (!found) throw new BrainError("unauthorized", "give an operator token or a host's id and token");
+    return found;
+  };
+  const visible = async (request: Request, id: string) => {
+    const who = await principal(request);
+    const meta = await journal.getSession(id);
+    if (!meta || !sees(who, meta)) throw new BrainError("session_not_found", `no session ${id}`);
+    return meta;
+  };
+
+  app.onError((error) => {
+    if (!(error instanceof BrainError)) throw error;
+    return Response.json({ error: { code: error.code, message: error.message } }, {
+      status: STATUS[error.code] ?? 500,
+      headers: error.code === "unauthorized" ? { "www-authenticate": 'Bearer realm="brain"' } : {},
+    });
+  });
+
+  app.get("/", (c) => c.redirect("/viewer/"));
+  app.get("/viewer", (c) => c.redirect("/viewer/"));
+  app.get("/viewer/:asset{.*}", (c) => pageAsset(c.req.param("asset")));
+
+  app.post("/v1/viewer/login", async (c) => {
+    const authorization = c.req.header("authorization");
+    const who = await access.authenticate(authorization);
+    if (!who || !authorization) throw new BrainError("unauthorized", "wrong or missing credentials");
+    const secure = new URL(c.req.url).protocol === "https:" ? "; Secure" : "";
+    c.header(
+      "set-cookie",
+      `${VIEWER_COOKIE}=${encodeURIComponent(authorization)}; Path=/; HttpOnly; SameSite=Strict${secure}`,
+    );
+    return c.json(describe(who));
+  });
+  app.get("/v1/viewer/me", async (c) => c.json(describe(await principal(c.req.raw))));
+  app.post("/v1/viewer/logout", (c) => {
+    c.header("set-cookie", `${VIEWER_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`);
+    return c.json({ ok: true });
+  });
+
+  app.get("/v1/sessions", async (c) => {
+    const who = await principal(c.req.raw);
+    const limit = pageSize(c.req.query("limit"), SESSION_PAGE_SIZE);
+    const mine = (await journal.listSessions()).filter((meta) => sees(who, meta));
+    const { sessions, next } = pageSessions(mine, limit, c.req.query("cursor"));
+    const summaries = await Promise.all(
+      sessions.map(async (meta) => sessionSummary(meta, await journal.head(meta.id))),
+    );
+    return c.json(next === undefined ? { sessions: summaries } : { sessions: summaries, next });
+  });
+
+  app.get("/v1/sessions/:id", async (c) => {
+    const meta = await visible(c.req.raw, c.req.param("id"));
+    const [head, open] = await Promise.all([journal.head(meta.id), journal.openCalls(meta.id)]);
+    return c.json({ ...sessionSummary(meta, head), openCalls: open.map((record) => record.sequence) });
+  });
+
+  app.get("/v1/sessions/:id/records", async (c) => {
+    const from = integerParameter("from", c.req.query("from"), 1, Number.MAX_SAFE_INTEGER) ?? 1;
+    const limit = pageSize(c.req.query("limit"), RECORD_PAGE_SIZE);
+    const meta = await visible(c.req.raw, c.req.param("id"));
+    const [records, head] = await Promise.all([journal.read(meta.id, { from, limit }), journal.head(meta.id)]);
+    const last = records.at(-1)?.sequence ?? head;
+    return c.json(last < head ? { records, next: last + 1 } : { records });
+  });
+
+  app.get("/v1/sessions/:id/stream", async (c) => {
+    const seen = integerParameter("Last-Event-ID", c.req.header("last-event-id"), 0, Number.MAX_SAFE_INTEGER);
+    const from = seen === undefined
+      ? integerParameter("from", c.req.query("from"), 1, Number.MAX_SAFE_INTEGER) ?? 1
+      : seen + 1;
+    const meta = await visible(c.req.raw, c.req.param("id"));
+    return recordEvents(journal, meta.id, from);
+  });
+
+  return app;
+}
+
+function describe(who: Principal): { kind: "operator" } | { kind: "host"; id: string } {
+  return who.kind === "host" ? { kind: "host", id: who.id } : { kind: "operator" };
+}

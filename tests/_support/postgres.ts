@@ -1,0 +1,147 @@
+/**
+ * A private PostgreSQL for one test file: `initdb` into a fresh folder under
+ * `.tmp/` (as the `postgres` user when the tests run as root), a server on
+ * 127.0.0.1 and a free port, stopped by its process id. `await using` stops
+ * it and removes its folder.
+ */
+const BIN = "/usr/lib/postgresql/15/bin";
+
+/** A running private PostgreSQL. */
+export interface PrivatePostgres {
+  /** A connection URL for its `postgres` database as the `postgres` superuser. */
+  readonly url: string;
+  /** Its data folder. */
+  readonly dir: string;
+  /** Stops the server (SIGINT to its postmaster: fast shutdown) and waits for it to exit. */
+  stop(): Promise<void>;
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** True when PostgreSQL's binaries are installed here. */
+export function postgresAvailable(): boolean {
+  try {
+    return Deno.statSync(`${BIN}/postgres`).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a private PostgreSQL; fails with the server's own output if it does not come up within 30 s. */
+export async function startPostgres(): Promise<PrivatePostgres> {
+  const root = `${Deno.cwd()}/.tmp/postgres-${crypto.randomUUID()}`;
+  await Deno.mkdir(root, { recursive: true });
+  await Deno.chmod(root, 0o777);
+  const dir = `${root}/data`;
+  // The folder we just created is ours: its owner is this process's user, without --allow-sys.
+  const asRoot = (await Deno.stat(root)).uid === 0;
+  const init = await new Deno.Command(asRoot ? "runuser" : `${BIN}/initdb`, {
+    args: [
+      ...(asRoot ? ["-u", "postgres", "--", `${BIN}/initdb`] : []),
+      "-D",
+      dir,
+      "-A",
+      "trust",
+      "-U",
+      "postgres",
+      "-E",
+      "UTF8",
+      "--locale=C",
+      "--no-sync",
+    ],
+    stdout: "piped",
+    stderr: "piped",
+    env: { LANG: "C", LC_ALL: "C" },
+  }).output();
+  if (!init.success) throw new Error(`initdb failed: ${new TextDecoder().decode(init.stderr)}`);
+  const port = freePort();
+  const server = new Deno.Command(asRoot ? "runuser" : `${BIN}/postgres`, {
+    args: [
+      ...(asRoot ? ["-u", "postgres", "--", `${BIN}/postgres`] : []),
+      "-D",
+      dir,
+      "-p",
+      String(port),
+      "-c",
+      "listen_addresses=127.0.0.1",
+      "-c",
+      "unix_socket_directories=",
+      "-c",
+      "fsync=off",
+      "-c",
+      "max_connections=200",
+    ],
+    stdout: "null",
+    stderr: "piped",
+    env: { LANG: "C", LC_ALL: "C" },
+  }).spawn();
+  const log: string[] = [];
+  const ready = Promise.withResolvers<void>();
+  const reading = (async () => {
+    const decoder = new TextDecoderStream();
+    let buffer = "";
+    for await (const text of server.stderr.pipeThrough(decoder)) {
+      buffer += text;
+      const lines = buffer.split("\n");
+      buffer = lines.pop()!;
+      for (const line of lines) {
+        log.push(line);
+        if (line.includes("ready to accept connections")) ready.resolve();
+      }
+    }
+  })();
+  const exited = server.status.then((status) => {
+    ready.reject(new Error(`postgres exited (${status.code}) before it was ready:\n${log.join("\n")}`));
+    return status;
+  });
+  const deadline = setTimeout(() => ready.reject(new Error(`postgres not ready in 30 s:\n${log.join("\n")}`)), 30_000);
+  let stopped: Promise<void> | undefined;
+  // A test run filtered past the file's stop still stops the server when the process ends.
+  const stopNow = () => {
+    const pid = stopped ? undefined : postmasterPid(dir);
+    if (pid !== undefined) new Deno.Command("kill", { args: ["-INT", String(pid)] }).outputSync();
+  };
+  globalThis.addEventListener("unload", stopNow);
+  const stop = () =>
+    stopped ??= (async () => {
+      globalThis.removeEventListener("unload", stopNow);
+      clearTimeout(deadline);
+      // SIGINT to the postmaster, by the id it wrote, is PostgreSQL's fast shutdown; runuser exits with it.
+      const pid = postmasterPid(dir);
+      if (pid !== undefined) await new Deno.Command("kill", { args: ["-INT", String(pid)] }).output();
+      else server.kill("SIGKILL");
+      await exited;
+      await reading.catch(() => {});
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    })();
+  try {
+    await ready.promise;
+  } catch (error) {
+    await stop();
+    throw error;
+  } finally {
+    clearTimeout(deadline);
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dir,
+    stop,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/** The postmaster's process id, from the first line of `postmaster.pid`. */
+function postmasterPid(dir: string): number | undefined {
+  try {
+    const pid = Number(Deno.readTextFileSync(`${dir}/postmaster.pid`).split("\n")[0]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}

@@ -1,0 +1,174 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, BrainError, type JournalRecord, KvJournal, type RecordBody, tool } from "../../mod.ts";
+import type { AppendOptions } from "../../src/journal/lease.ts";
+import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
+import { scratchDir } from "../scratch.ts";
+
+const dir = scratchDir("ownership_test");
+const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
+
+/** A Tool that holds until `release` resolves, then finishes with its input. */
+function held() {
+  const release = Promise.withResolvers<void>();
+  const started = Promise.withResolvers<void>();
+  const declared = tool({
+    name: "hold",
+    description: "Holds until released.",
+    input: z.object({ n: z.number() }),
+    run: async ({ n }, ctx) => {
+      started.resolve();
+      await ctx.emit("holding", n);
+      await release.promise;
+      return ctx.finish(n);
+    },
+  });
+  return { release, started, placed: () => declared() };
+}
+
+const terminals = (records: JournalRecord[], call: number) =>
+  records.filter((record) => record.kind === "tool_call_finished" && record.call === call);
+
+Deno.test("a second Brain on one KV file reads a live session without ending its calls, and cannot take it", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const hold = held();
+  const first = await Brain.open({ path });
+  try {
+    const session = await first.sessions.create({ id: "live", tools: [hold.placed()] });
+    const call = await session.start("hold", { n: 7 });
+    await hold.started.promise;
+    const second = await Brain.open({ path });
+    try {
+      const reader = await second.sessions.get("live");
+      assert.equal(terminals(await reader.read(), call.sequence).length, 0, "the live call is still open");
+      assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["live"]);
+      await assert.rejects(second.sessions.get("live", { tools: [hold.placed()] }), hasCode("session_owned"));
+      await assert.rejects(
+        second.sessions.get("live", { tools: [hold.placed()], waitMs: 50 }),
+        hasCode("session_owned"),
+      );
+      hold.release.resolve();
+      const end = await call.ended;
+      assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 7 }]);
+      const records = await reader.read();
+      assert.equal(terminals(records, call.sequence).length, 1);
+      assert.equal(records.at(-1)?.kind, "tool_call_finished", "nothing follows the terminal record");
+    } finally {
+      await second.close();
+    }
+  } finally {
+    await first.close();
+  }
+});
+
+Deno.test("a closed Brain releases its sessions: the next Brain takes them over at once", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const hold = held();
+  const first = await Brain.open({ path });
+  const session = await first.sessions.create({ id: "s", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 1 });
+  await hold.started.promise;
+  const contender = await Brain.open({ path });
+  await assert.rejects(contender.sessions.get("s", { tools: [hold.placed()] }), hasCode("session_owned"));
+  await contender.close();
+  const firstEnd = first.close();
+  hold.release.resolve();
+  await firstEnd;
+  assert.equal((await call.ended).cause, "cancelled");
+  const second = await Brain.open({ path });
+  const again = await second.sessions.get("s", { tools: [hold.placed()] });
+  const next = await again.start("hold", { n: 2 });
+  assert.deepEqual((await next.ended).outcome, { status: "ok", value: 2 });
+  await second.close();
+});
+
+Deno.test("a waiting get takes the session once its owner's lease lapses, ending the owner's calls unknown once", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  // A stopped owner: its lease is in the journal, its process renews it no more.
+  const journal = await KvJournal.open(path);
+  const { placed } = { placed: held().placed() };
+  await journal.createSession({ id: "s", createdAt: Date.now(), tools: [placed.advertised] });
+  const lease = await journal.acquire("s", { owner: "gone", ttlMs: 300 });
+  const [started] = await journal.append("s", [
+    { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
+  ], { lease });
+  await journal.close();
+  const brain = await Brain.open({ path });
+  try {
+    await assert.rejects(brain.sessions.get("s", { tools: [held().placed()] }), hasCode("session_owned"));
+    const session = await brain.sessions.get("s", { tools: [held().placed()], waitMs: 5_000 });
+    const records = await session.read();
+    assert.deepEqual(
+      terminals(records, started.sequence).map((record) => record.kind === "tool_call_finished" && record.outcome),
+      [{ status: "unknown", message: ORPHANED_MESSAGE }],
+    );
+  } finally {
+    await brain.close();
+  }
+  const stale = await KvJournal.open(path);
+  try {
+    await assert.rejects(
+      stale.append("s", [{ kind: "tool_event", call: started.sequence, event: "late", data: null }], { lease }),
+      hasCode("fenced"),
+    );
+  } finally {
+    await stale.close();
+  }
+});
+
+/** A KV journal whose store fails the next `failures` terminal commits with `storage_unavailable`. */
+class FlakyJournal extends KvJournal {
+  static async at(path: string): Promise<FlakyJournal> {
+    return new FlakyJournal(await Deno.openKv(path), path);
+  }
+  failures = 0;
+  override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    if (this.failures > 0 && bodies.some((body) => body.kind === "tool_call_finished")) {
+      this.failures--;
+      return Promise.reject(new BrainError("storage_unavailable", "the disk went away for a moment"));
+    }
+    return super.append(sessionId, bodies, options);
+  }
+}
+
+Deno.test("a terminal commit that failed for a moment is retried: the caller settles with one terminal record", async () => {
+  const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
+  const brain = new Brain({ journal });
+  try {
+    const hold = held();
+    const session = await brain.sessions.create({ tools: [hold.placed()] });
+    const call = await session.start("hold", { n: 3 });
+    await hold.started.promise;
+    journal.failures = 2;
+    hold.release.resolve();
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 3 }]);
+    assert.equal(terminals(await session.read(), call.sequence).length, 1);
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("a terminal commit that keeps failing rejects the caller; the next owner ends the call unknown", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await FlakyJournal.at(path);
+  const first = new Brain({ journal });
+  const hold = held();
+  const session = await first.sessions.create({ id: "s", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 4 });
+  await hold.started.promise;
+  journal.failures = 100;
+  hold.release.resolve();
+  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await first.close();
+  const second = await Brain.open({ path });
+  try {
+    const records = await (await second.sessions.get("s")).read();
+    assert.deepEqual(
+      terminals(records, call.sequence).map((record) => record.kind === "tool_call_finished" && record.cause),
+      ["unknown"],
+    );
+  } finally {
+    await second.close();
+  }
+});
