@@ -9,6 +9,7 @@ import { WakeBatcher } from "./wake.ts";
 import { raceSignal } from "../util/signal.ts";
 import { formatOutcome } from "./present.ts";
 import { LoopView } from "./view.ts";
+import { traceTurn } from "../telemetry/turn_trace.ts";
 
 /** Options of a session's Agentloop. */
 export interface AgentloopOptions {
@@ -156,7 +157,12 @@ export class Agentloop implements Conversation {
       this.#interrupt = interrupt;
       const answered = { through: lastUser };
       try {
-        const reply = await this.#activate(this.#session.activation(), interrupt.signal, answered);
+        const activation = this.#session.activation();
+        const reply = await traceTurn(
+          this.#session.id,
+          activation.id,
+          (traceparent) => this.#activate(activation, interrupt.signal, answered, traceparent),
+        );
         this.#handled = Math.max(this.#handled, answered.through);
         this.#settle(answered.through, undefined, reply);
       } catch (error) {
@@ -174,6 +180,7 @@ export class Agentloop implements Conversation {
     activation: Activation,
     signal: AbortSignal,
     answered: { through: number },
+    traceparent: string | undefined,
   ): Promise<AssistantMessage> {
     const observations = this.#view.observations();
     if (observations.length > 0) {
@@ -193,7 +200,7 @@ export class Agentloop implements Conversation {
       }));
       const { call, result } = await this.#models.callConversation(
         this.#view.nextRequest(this.#system, tools),
-        { origin: { kind: "agentloop" }, activation, signal },
+        { origin: { kind: "agentloop" }, activation, signal, traceparent },
       );
       const [reply] = await this.#commit([{
         kind: "assistant_message",
@@ -203,14 +210,21 @@ export class Agentloop implements Conversation {
         ...(result.refusal === undefined ? {} : { refusal: result.refusal }),
       }]);
       if (result.toolCalls.length === 0) return reply as AssistantMessage;
-      await this.#runTools(result.toolCalls, activation, signal);
+      await this.#runTools(result.toolCalls, activation, signal, traceparent);
     }
   }
 
   /** Starts each tool call, waits for their synchronous phases, then commits their tool messages together. */
-  async #runTools(toolCalls: ModelToolCall[], activation: Activation, signal: AbortSignal): Promise<void> {
+  async #runTools(
+    toolCalls: ModelToolCall[],
+    activation: Activation,
+    signal: AbortSignal,
+    traceparent: string | undefined,
+  ): Promise<void> {
     const started: { toolCall: ModelToolCall; call?: number; refused?: string }[] = [];
-    for (const toolCall of toolCalls) started.push({ toolCall, ...await this.#start(toolCall, activation) });
+    for (const toolCall of toolCalls) {
+      started.push({ toolCall, ...await this.#start(toolCall, activation, traceparent) });
+    }
     try {
       await raceSignal(
         Promise.all(started.flatMap(({ call }) => call === undefined ? [] : [this.#view.synchronous(call)])),
@@ -227,7 +241,11 @@ export class Agentloop implements Conversation {
     }
   }
 
-  async #start(toolCall: ModelToolCall, activation: Activation): Promise<{ call?: number; refused?: string }> {
+  async #start(
+    toolCall: ModelToolCall,
+    activation: Activation,
+    traceparent: string | undefined,
+  ): Promise<{ call?: number; refused?: string }> {
     if (toolCall.error) return { refused: formatOutcome({ status: "error", error: toolCall.error }) };
     const placed = this.#session.tools.find((candidate) => candidate.tool.name === toolCall.name);
     if (!placed) return { refused: formatOutcome(unknownTool(toolCall.name)) };
@@ -237,6 +255,7 @@ export class Agentloop implements Conversation {
         activation,
         deadline,
         toolCallId: toolCall.id,
+        ...(traceparent === undefined ? {} : { traceparent }),
       });
       return { call: handle.sequence };
     } catch (error) {

@@ -17,6 +17,8 @@ export interface Invocation {
   input: JsonValue;
   /** Absolute deadline in ms since the epoch, or undefined for unlimited. */
   deadline: number | undefined;
+  /** The W3C `traceparent` of the call's span when tracing, so a remote executor's spans join the trace. */
+  traceparent?: string;
 }
 
 /** A published result: an outcome with optional model-facing text. */

@@ -131,6 +131,8 @@ export type ClientFrame =
     input: JsonValue;
     deadline?: number;
     activation?: string;
+    /** The caller's W3C traceparent: the call's span on the server becomes its child. */
+    traceparent?: string;
   }
   | { id: number; op: "emit"; session: string; call: number; event: string; data: JsonValue }
   | { id: number; op: "result"; session: string; call: number } & Published
@@ -166,6 +168,8 @@ export interface StartReply {
   call: number;
   /** Present when the invoke travels with this reply. */
   run?: true;
+  /** With `run`: the traceparent the invoke would carry. */
+  traceparent?: string;
 }
 
 /** The value each request's reply carries. */
@@ -235,6 +239,8 @@ export type ServerFrame =
     tool: string;
     input: JsonValue;
     deadline?: number;
+    /** The W3C traceparent of the call's span on the server: the host's spans of the call join its trace. */
+    traceparent?: string;
   }
   | { t: "abort"; session: string; call: number; cause: TerminalCause }
   | { t: "ended"; session: string; call: number; end: CallEnd; id?: number; late?: boolean }
@@ -335,6 +341,7 @@ function checkHot(frame: Record<string, unknown>): string | null | undefined {
       if (frame.input === undefined) return "start carries an input";
       if (frame.deadline !== undefined && typeof frame.deadline !== "number") return "a deadline is a number";
       if (frame.activation !== undefined && !isName(frame.activation)) return "an activation is a name";
+      if (frame.traceparent !== undefined && typeof frame.traceparent !== "string") return "a traceparent is a string";
       return null;
     case "emit":
       return checkReport(frame) ??
@@ -374,6 +381,7 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
     case "invoke":
       if (!isName(frame.handle) || !isName(frame.session) || !isSequence(frame.call)) return "invoke names a call";
       if (!isName(frame.tool) || frame.input === undefined) return "invoke carries a tool and an input";
+      if (frame.traceparent !== undefined && typeof frame.traceparent !== "string") return "a traceparent is a string";
       return frame.deadline === undefined || typeof frame.deadline === "number" ? undefined : "a deadline is a number";
     case "abort":
       if (!isName(frame.session) || !isSequence(frame.call)) return "abort names a call";

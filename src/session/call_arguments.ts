@@ -20,6 +20,11 @@ export interface CallOptions {
   activation?: Activation;
   /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
   toolCallId?: string;
+  /**
+   * The W3C `traceparent` of the caller's span: the call's OpenTelemetry span
+   * becomes its child. By default the span active where the call starts is the parent.
+   */
+  traceparent?: string;
 }
 
 const CALL_OPTIONS = allKeys<CallOptions>({
@@ -28,6 +33,7 @@ const CALL_OPTIONS = allKeys<CallOptions>({
   signal: true,
   activation: true,
   toolCallId: true,
+  traceparent: true,
 });
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
@@ -67,6 +73,12 @@ export function checkCallArguments(tool: string, input: JsonValue, options: Call
   const nonJson = findNonJson(input);
   if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
   checkKnownKeys("call options", options, CALL_OPTIONS);
+  if (options.traceparent !== undefined && typeof options.traceparent !== "string") {
+    throw new BrainError(
+      "invalid_argument",
+      `traceparent must be a W3C traceparent string, got a ${typeof options.traceparent}`,
+    );
+  }
   const { timeoutMs, ...rest } = options;
   if (timeoutMs === undefined) {
     checkDeadline(rest.deadline);

@@ -12,6 +12,7 @@ import { utf8Length } from "../util/utf8.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
 import type { ModelCaller } from "./model_call.ts";
+import type { ToolCallTrace } from "../telemetry/tool_call_trace.ts";
 
 /** How a Tool call ended: its terminal record's sequence, first cause and outcome. */
 export interface CallEnd {
@@ -48,18 +49,24 @@ export class CallState implements CallSink {
   #models: ModelCaller | undefined;
   #tool: string;
   #lates = 0;
+  #trace: ToolCallTrace | undefined;
 
-  /** Brain creates one per committed `tool_call_started` record; `models` is the session's model, if it has one. */
+  /**
+   * Brain creates one per committed `tool_call_started` record; `models` is the
+   * session's model, if it has one, and `trace` the call's span when tracing.
+   */
   constructor(
-    { journal, started, activation, models }: {
+    { journal, started, activation, models, trace }: {
       journal: Journal;
       started: JournalRecord;
       activation: Activation;
       models?: ModelCaller;
+      trace?: ToolCallTrace;
     },
   ) {
     if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
     this.#tool = started.tool;
+    this.#trace = trace;
     this.#models = models;
     this.#journal = journal;
     this.#sessionId = started.sessionId;
@@ -94,7 +101,10 @@ export class CallState implements CallSink {
     if (nonJson) return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`));
     const refused = this.#admit(utf8Length(event) + jsonByteLength(data));
     if (refused) return Promise.reject(refused);
-    return this.#commit([{ kind: "tool_event", call: this.call, event, data }]).then((records) => records[0].sequence);
+    const committed = this.#commit([{ kind: "tool_event", call: this.call, event, data }]).then((records) =>
+      records[0].sequence
+    );
+    return this.#trace ? this.#trace.emit(event, committed) : committed;
   }
 
   /** Commits a result; a non-success outcome also ends the call. */
@@ -169,6 +179,7 @@ export class CallState implements CallSink {
       origin: { kind: "tool", tool: this.#tool, call: this.call },
       activation: this.#activation,
       signal: this.signal,
+      traceparent: this.#trace?.traceparent,
     }).then(({ result }) => result);
   }
 
@@ -227,7 +238,16 @@ export class CallState implements CallSink {
         return await attempt(tries + 1);
       }
     };
-    attempt(0).then((end) => this.#end.resolve(end), (error) => this.#end.reject(error));
+    attempt(0).then(
+      (end) => {
+        this.#trace?.end(end);
+        this.#end.resolve(end);
+      },
+      (error) => {
+        this.#trace?.fail(error);
+        this.#end.reject(error);
+      },
+    );
     return this.ended;
   }
 

@@ -1,13 +1,14 @@
 import type { Journal } from "../journal/journal.ts";
-import type { ConversationRequest, RecordBody } from "../journal/records.ts";
+import type { ConversationRequest, JournalRecord, RecordBody } from "../journal/records.ts";
 import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
 import type { ModelCallOrigin, ModelResult, NormalizedModelRequest, SessionModel } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { frozenJson, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { Activation } from "./activation.ts";
 import { AssistantDeltas } from "./assistant_deltas.ts";
+import { traceModelCall } from "../telemetry/model_call_trace.ts";
 
 /** Who is calling, on whose budget, and what stops the call. */
 export interface ModelCallScope {
@@ -17,6 +18,8 @@ export interface ModelCallScope {
   activation: Activation;
   /** Aborting stops the pending request; its outcome is then `unknown`. */
   signal: AbortSignal;
+  /** The W3C `traceparent` of the turn or Tool call making the request, parent of its span. */
+  traceparent?: string;
 }
 
 /** A model request built from the journal, with what its `model_call_started` record keeps of it. */
@@ -80,10 +83,11 @@ export class ModelCaller {
     request: NormalizedModelRequest,
     journaled: { request: NormalizedModelRequest } | { conversation: ConversationRequest },
     committed: ((sequence: number) => void) | undefined,
-    { origin, activation, signal }: ModelCallScope,
+    { origin, activation, signal, traceparent }: ModelCallScope,
   ): Promise<{ call: number; result: ModelResult }> {
     activation.chargeModelCall();
     const { provider, model, credentials = {} } = this.#model;
+    const trace = traceModelCall({ sessionId: this.#sessionId, provider: provider.name, model, origin }, traceparent);
     const [started] = await this.#journal.append(this.#sessionId, [{
       kind: "model_call_started",
       origin,
@@ -93,10 +97,14 @@ export class ModelCaller {
       ...journaled,
     }]);
     committed?.(started.sequence);
+    trace?.started(started.sequence);
     const finish = (outcome: Outcome, result?: ModelResult) => {
       const body: RecordBody = { kind: "model_call_finished", call: started.sequence, outcome };
       if (result?.usage) body.usage = result.usage;
-      return this.#journal.append(this.#sessionId, [body]);
+      return this.#journal.append(this.#sessionId, [body]).then((records) => {
+        trace?.end(outcome, result?.usage);
+        return records;
+      });
     };
     // Only the Agentloop's own turns are conversational; a Tool's ctx.model streams no deltas.
     const deltas = origin.kind === "agentloop"
@@ -121,9 +129,16 @@ export class ModelCaller {
     }
     await deltas?.close();
     const { usage: _usage, ...response } = result;
-    await finish(ok(response as unknown as JsonValue), result);
-    return { call: started.sequence, result: frozenJson(result) as unknown as ModelResult };
+    const [finished] = await finish(ok(response as unknown as JsonValue), result);
+    return { call: started.sequence, result: committedResult(finished) };
   }
+}
+
+/** The response as its `model_call_finished` record keeps it (frozen, not copied again), with the usage beside it. */
+function committedResult(finished: JournalRecord): ModelResult {
+  const { outcome, usage } = finished as Extract<JournalRecord, { kind: "model_call_finished" }>;
+  const response = (outcome as { value: unknown }).value as ModelResult;
+  return usage === undefined ? response : Object.freeze({ ...response, usage });
 }
 
 function failure(error: unknown, signal: AbortSignal): { outcome: Outcome; thrown: unknown } {

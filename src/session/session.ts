@@ -16,6 +16,8 @@ import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
+import { traceToolCall } from "../telemetry/tool_call_trace.ts";
+import { within } from "../telemetry/within.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { ModelCaller } from "./model_call.ts";
 
@@ -139,7 +141,13 @@ export class Session {
       activation: activation.id,
       ...(checked.toolCallId === undefined ? {} : { toolCallId: checked.toolCallId }),
     }]);
-    const state = new CallState({ journal: this.#journal, started, activation, models: this.#models });
+    const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
+    const trace = traceToolCall(
+      { sessionId: this.id, sequence: started.sequence, tool: placed.tool.name, at: started.at },
+      environment,
+      checked.traceparent,
+    );
+    const state = new CallState({ journal: this.#journal, started, activation, models: this.#models, trace });
     this.#open.set(state.call, state);
     const closed = () => this.#open.delete(state.call);
     state.ended.then(closed, closed);
@@ -148,10 +156,10 @@ export class Session {
       if (signal.aborted) state.stop("cancelled");
       else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
     }
-    this.#dispatch(
-      placed,
-      { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline },
-      state,
+    const invocation = { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline };
+    within(
+      trace,
+      () => this.#dispatch(placed, trace ? { ...invocation, traceparent: trace.traceparent } : invocation, state),
     );
     return Object.freeze({
       sequence: state.call,

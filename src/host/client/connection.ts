@@ -25,6 +25,8 @@ import {
 import { CallMap } from "../call_map.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink, type Report } from "./remote_sink.ts";
+import { traceHostedRun } from "../../telemetry/hosted_run_trace.ts";
+import { within } from "../../telemetry/within.ts";
 
 /** What happened to the host connection: each change of state, with the failure behind it. */
 export interface HostConnectionEvent {
@@ -454,10 +456,9 @@ export class HostConnection {
     if (request.op === "start" && (frame.value as StartReply).run) {
       // The invoke traveled with the reply: this client hosts the call it just started.
       const { handle, tool, input, deadline } = request;
+      const { call, traceparent } = frame.value as StartReply;
       const session = this.#handles.get(handle)?.session;
-      if (session !== undefined) {
-        this.#invoke(handle, { session, call: (frame.value as StartReply).call, tool, input, deadline });
-      }
+      if (session !== undefined) this.#invoke(handle, { session, call, tool, input, deadline, traceparent });
     }
     pending.resolve(frame.value ?? null);
   }
@@ -490,8 +491,9 @@ export class HostConnection {
   }
 
   #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
-    const { session, call: sequence, tool, input, deadline } = call;
+    const { session, call: sequence, tool, input, deadline, traceparent } = call;
     const controller = new AbortController();
+    const trace = traceHostedRun({ sessionId: session, sequence, tool }, traceparent, controller.signal);
     this.#running.set(session, sequence, controller);
     const generation = this.#generation;
     const report: Report = (op, body) => this.request(op, body, { generation });
@@ -501,6 +503,7 @@ export class HostConnection {
       call: sequence,
       controller,
       done: () => {
+        trace?.end();
         if (this.#running.get(session, sequence) === controller) this.#running.delete(session, sequence);
       },
     });
@@ -511,7 +514,7 @@ export class HostConnection {
         .catch(() => {});
       return;
     }
-    hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink);
+    within(trace, () => hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink));
   }
 
   #askForEnds(): void {

@@ -22,6 +22,7 @@ import { runHostTool } from "../../run/host_tool.ts";
 import { fail } from "../../outcome/outcome.ts";
 import type { WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
+import { traceparentOf } from "../../telemetry/trace_context.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -290,12 +291,14 @@ class RemoteSession implements BrainSession {
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
+    const traceparent = checked.traceparent ?? traceparentOf();
     const { call: sequence } = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
       input,
       ...(deadline === undefined ? {} : { deadline }),
       ...(checked.activation ? { activation: checked.activation.id } : {}),
+      ...(traceparent === undefined ? {} : { traceparent }),
     }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);

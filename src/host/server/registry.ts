@@ -54,6 +54,22 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
   }
+  /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
+  checkHandleRoom(): void {
+    const max = this.#limits.maxHandlesPerHost;
+    if (this.handles.size >= max) {
+      throw overLimit("maxHandlesPerHost", max, `host ${this.id} holds ${max} session handles`);
+    }
+  }
+
+  /** Throws `limit_exceeded` when `following` record streams are already `maxStreamsPerHost`. */
+  checkStreamRoom(following: number): void {
+    const max = this.#limits.maxStreamsPerHost;
+    if (following >= max) {
+      throw overLimit("maxStreamsPerHost", max, `host ${this.id} follows ${following} record streams`);
+    }
+  }
+
   /**
    * Runs `create` when the host has room for one more session under
    * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.
@@ -156,6 +172,7 @@ export class RegisteredHost {
     }, { once: true });
     const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
+    if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;
     if (this.#holds.has(handle)) this.#held.push({ handle, frame });
     else send(socket, frame);
   }
@@ -166,21 +183,22 @@ export class RegisteredHost {
   }
 
   /**
-   * Ends one hold of `handle`. True when the invoke of call `call` was held: the
-   * start's reply carries it instead. Invokes held before it are sent now.
+   * Ends one hold of `handle`. Returns the invoke of call `call` when it was held:
+   * the start's reply carries it instead. Invokes held before it are sent now.
    */
-  release(handle: string, session: string | undefined, call: number | undefined): boolean {
+  release(handle: string, session: string | undefined, call: number | undefined): InvokeFrame | undefined {
     const left = (this.#holds.get(handle) ?? 1) - 1;
     if (left === 0) this.#holds.delete(handle);
     else this.#holds.set(handle, left);
     const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
+    const held = this.#held[index]?.frame;
     const flushed = this.#held.filter((held, at) =>
       held.handle === handle && (left === 0 ? at !== index : index >= 0 && at < index)
     );
     this.#held = this.#held.filter((held, at) => at !== index && !flushed.includes(held));
     const socket = this.#socket;
     if (socket) { for (const { frame } of flushed) send(socket, frame); }
-    return index >= 0;
+    return held;
   }
 
   /** The sink of a call dispatched to this host and not yet finished by it. */

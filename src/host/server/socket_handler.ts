@@ -234,6 +234,7 @@ export class HostSocketHandler {
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
       return uploadedTool(tool, upload, await this.#host.components.component(upload));
     }));
+    if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
       () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
@@ -251,6 +252,7 @@ export class HostSocketHandler {
           `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
         );
       }
+      this.#host.checkHandleRoom();
       const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
       // A restarted server waits out the lease of the process it replaces.
       const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
@@ -308,15 +310,18 @@ export class HostSocketHandler {
     let call: ToolCall;
     try {
       call = await this.#host.startCall(() =>
-        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation })
+        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation, traceparent: frame.traceparent })
       );
     } catch (error) {
       this.#host.release(frame.handle, undefined, undefined);
       throw error;
     }
-    const run = this.#host.release(frame.handle, session.id, call.sequence);
+    const held = this.#host.release(frame.handle, session.id, call.sequence);
     this.#track(session.id, call);
-    return run ? { call: call.sequence, run: true } : { call: call.sequence };
+    if (!held) return { call: call.sequence };
+    return held.traceparent === undefined
+      ? { call: call.sequence, run: true }
+      : { call: call.sequence, run: true, traceparent: held.traceparent };
   }
 
   #track(session: string, call: ToolCall): void {
@@ -366,6 +371,7 @@ export class HostSocketHandler {
 
   async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
     await this.#owned(session);
+    this.#host.checkStreamRoom(this.#streams.size);
     const controller = new AbortController();
     this.#streams.set(stream, controller);
     this.#forward(stream, session, from, controller.signal).finally(() => this.#streams.delete(stream));

@@ -1,0 +1,79 @@
+import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import type { TerminalCause } from "../journal/records.ts";
+import type { Outcome } from "../outcome/outcome.ts";
+import { brainTracer } from "./tracer.ts";
+import { contextOf, traceparentOf } from "./trace_context.ts";
+import { endWith, failSpan } from "./span_end.ts";
+
+/** The committed intent a Tool call span starts from. */
+export interface TracedCall {
+  /** The owning session. */
+  sessionId: string;
+  /** Sequence of the call's `tool_call_started` record. */
+  sequence: number;
+  /** The Tool's name. */
+  tool: string;
+  /** When the intent committed, in ms since the epoch: the span's start. */
+  at: number;
+}
+
+/** The span of one Tool call, from its committed intent to its terminal record. */
+export interface ToolCallTrace {
+  /** The context with the call's span active: its emits, model calls and in-process Tool run under it. */
+  readonly context: Context;
+  /** The call span's W3C `traceparent`, sent with the call to a remote host. */
+  readonly traceparent: string | undefined;
+  /** Traces one `ctx.emit` until `committed` settles, and returns it. */
+  emit(event: string, committed: Promise<number>): Promise<number>;
+  /** Ends the span at the terminal record. */
+  end(end: { sequence: number; cause: TerminalCause; outcome: Outcome }): void;
+  /** Ends the span when the terminal record could not be committed. */
+  fail(error: unknown): void;
+}
+
+/**
+ * Starts the span of a Tool call whose intent committed, as a child of the
+ * `parent` traceparent (a remote caller's) or else of the active context.
+ * Undefined, at no cost, while no tracer provider is registered.
+ */
+export function traceToolCall(call: TracedCall, environment: string, parent?: string): ToolCallTrace | undefined {
+  const tracer = brainTracer();
+  if (!tracer) return undefined;
+  const attributes = {
+    "brain.session.id": call.sessionId,
+    "brain.call.sequence": call.sequence,
+    "gen_ai.operation.name": "execute_tool",
+    "gen_ai.tool.name": call.tool,
+    "brain.environment.kind": environment,
+  };
+  const span = tracer.startSpan(
+    `execute_tool ${call.tool}`,
+    { kind: SpanKind.INTERNAL, startTime: call.at, attributes },
+    contextOf(parent) ?? context.active(),
+  );
+  const within = trace.setSpan(context.active(), span);
+  return {
+    context: within,
+    traceparent: traceparentOf(within),
+    emit(event, committed) {
+      const emitted = tracer.startSpan(`emit ${event}`, {
+        attributes: { "brain.session.id": call.sessionId, "brain.call.sequence": call.sequence, "brain.event": event },
+      }, within);
+      return endWith(emitted, committed, (sequence) => emitted.setAttribute("brain.record.sequence", sequence));
+    },
+    end({ sequence, cause, outcome }) {
+      const label = cause === "timeout" || cause === "cancelled" || cause === "unknown" ? cause : outcome.status;
+      span.setAttributes({
+        "brain.call.cause": cause,
+        "brain.call.outcome": label,
+        "brain.call.terminal_sequence": sequence,
+      });
+      if (outcome.status === "error") span.setAttribute("error.type", outcome.error.code);
+      if (label !== "ok") span.setStatus({ code: SpanStatusCode.ERROR, message: label });
+      span.end();
+    },
+    fail(error) {
+      failSpan(span, error);
+    },
+  };
+}
