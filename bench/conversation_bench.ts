@@ -63,10 +63,8 @@ const perTurn = `journal bytes per turn: turn 1 ${first}, turn 10 ${tenth}, turn
   `(${(hundredth / first).toFixed(2)}x turn 1)`;
 console.log(perTurn);
 
-const fresh = await create();
-await fresh.send("warm up");
 Deno.bench(
-  `send, conversation of a few turns; ${perTurn}`,
+  `new session, one send (two model calls, one Tool call); ${perTurn}`,
   { group: "conversation turn", baseline: true },
   async () => {
     const session = await create();

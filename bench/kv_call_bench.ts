@@ -2,7 +2,8 @@
  * A journaled Tool call on a Deno KV file against the floor of its store: the
  * call's three records (intent, result, finish) written with three bare
  * `kv.set`s (the baseline), and inserted into SQLite through `node:sqlite` in
- * WAL mode, each in its own transaction. Run with `deno task bench`.
+ * WAL mode with full sync (an acknowledged insert survives a crash), each in
+ * its own transaction. Run with `deno task bench`.
  */
 import { z } from "zod";
 import { Brain, type RecordBody, tool } from "../mod.ts";
@@ -38,7 +39,7 @@ interface Sqlite {
 const sqliteModule = "node:sqlite";
 const { DatabaseSync } = await import(sqliteModule) as { DatabaseSync: new (path: string) => Sqlite };
 const sqlite = new DatabaseSync(`${dir}/bare.sqlite`);
-sqlite.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;");
+sqlite.exec("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;");
 sqlite.exec("CREATE TABLE record (session TEXT, sequence INTEGER, body BLOB, PRIMARY KEY (session, sequence))");
 const insert = sqlite.prepare("INSERT INTO record (session, sequence, body) VALUES (?, ?, ?)");
 
@@ -46,7 +47,7 @@ Deno.bench("bare kv.set of a call's three records", { group: "KV call", baseline
   for (const body of records) await bare.set(["record", "s", ++key], encoder.encode(JSON.stringify(body)));
 });
 
-Deno.bench("node:sqlite insert of a call's three records (WAL)", { group: "KV call" }, () => {
+Deno.bench("node:sqlite insert of a call's three records (WAL, synchronous FULL)", { group: "KV call" }, () => {
   for (const body of records) insert.run("s", ++key, encoder.encode(JSON.stringify(body)));
 });
 

@@ -13,7 +13,6 @@ interface LoopCall {
   finished?: Of<"tool_call_finished">;
   /** Sequence through which the call's observations are in the conversation; 0 before its tool message. */
   presented: number;
-  answered: boolean;
   synchronous: PromiseWithResolvers<void>;
 }
 
@@ -42,6 +41,8 @@ export class LoopView {
   #lastUserMessage = 0;
   #conversation: ConversationRecord[] = [];
   #messages = new ConversationMessages();
+  /** Answered calls that may still have observations to present. */
+  #answered = new Set<number>();
   /** Conversation records no committed model request refers to yet. */
   #unsent: number[] = [];
   #previous: { sequence: number; system: string; toolsJson: string } | undefined;
@@ -95,8 +96,14 @@ export class LoopView {
   /** Model-facing observations of answered calls that the conversation does not have yet. */
   observations(): Observation[] {
     const found: Observation[] = [];
-    for (const [call, state] of this.#calls) {
-      if (!state.answered) continue;
+    for (const call of this.#answered) {
+      const state = this.#calls.get(call)!;
+      if (state.finished && state.presented >= state.finished.sequence) {
+        // Presented through its end: nothing more to observe, nothing more to keep.
+        this.#answered.delete(call);
+        this.#calls.delete(call);
+        continue;
+      }
       const lines = this.#lines(state, state.presented);
       if (lines.length === 0) continue;
       found.push({
@@ -106,7 +113,7 @@ export class LoopView {
         through: this.#contiguous,
       });
     }
-    return found;
+    return found.sort((a, b) => a.call - b.call);
   }
 
   /**
@@ -198,7 +205,7 @@ export class LoopView {
       case "observation_message": {
         if (record.call === undefined) return;
         const state = this.#call(record.call);
-        state.answered = true;
+        this.#answered.add(record.call);
         state.presented = Math.max(state.presented, record.through);
         return;
       }
@@ -208,7 +215,7 @@ export class LoopView {
   #call(call: number): LoopCall {
     let state = this.#calls.get(call);
     if (!state) {
-      state = { tool: "", results: [], presented: 0, answered: false, synchronous: Promise.withResolvers() };
+      state = { tool: "", results: [], presented: 0, synchronous: Promise.withResolvers() };
       this.#calls.set(call, state);
     }
     return state;

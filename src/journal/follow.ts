@@ -40,7 +40,7 @@ export async function* follow(
         next = record.sequence + 1;
       }
       if (records.length > 0) continue;
-      if (!await (stop ? Promise.race([committed, stop.aborted]) : committed)) return;
+      if (!await (stop ? stop.wait(committed) : committed)) return;
     }
   } finally {
     stop?.release();
@@ -48,10 +48,23 @@ export async function* follow(
   }
 }
 
-/** Resolves false once `signal` aborts, from one listener for the whole subscription rather than one per wait. */
-function whenAborted(signal: AbortSignal): { aborted: Promise<false>; release(): void } {
-  const { promise, resolve } = Promise.withResolvers<false>();
-  const onAbort = () => resolve(false);
+/**
+ * Waits that end early, with false, once `signal` aborts: one listener for the
+ * whole subscription rather than one per wait, and nothing left behind by each
+ * wait (a race against one long-lived abort promise would keep a reaction per wait).
+ */
+function whenAborted(signal: AbortSignal): { wait(committed: Promise<boolean>): Promise<boolean>; release(): void } {
+  let wake: ((more: boolean) => void) | undefined;
+  const onAbort = () => wake?.(false);
   signal.addEventListener("abort", onAbort, { once: true });
-  return { aborted: promise, release: () => signal.removeEventListener("abort", onAbort) };
+  return {
+    wait(committed) {
+      if (signal.aborted) return Promise.resolve(false);
+      const { promise, resolve, reject } = Promise.withResolvers<boolean>();
+      wake = resolve;
+      committed.then(resolve, reject);
+      return promise;
+    },
+    release: () => signal.removeEventListener("abort", onAbort),
+  };
 }

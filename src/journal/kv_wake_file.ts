@@ -31,6 +31,8 @@ export class WakeFile {
   #followersWatching: Promise<void> | undefined;
   #writing: Promise<void> | undefined;
   #again = false;
+  /** A commit went unannounced because nobody followed: a follower that registered since must still hear of it. */
+  #unannounced = false;
   #closed = false;
 
   /** The sidecar of the KV file at `kvPath`. */
@@ -44,7 +46,11 @@ export class WakeFile {
   touch(): void {
     if (this.#closed) return;
     if (!this.#followersWatched) this.#watchFollowers();
-    if (this.#others === 0) return;
+    if (this.#others === 0) {
+      this.#unannounced = true;
+      return;
+    }
+    this.#unannounced = false;
     if (this.#writing) {
       this.#again = true;
       return;
@@ -131,8 +137,15 @@ export class WakeFile {
     await this.#stop();
   }
 
-  /** Stops watching and waits for the pending rewrite. */
+  /**
+   * Stops watching and waits for the pending rewrite; announces unannounced
+   * commits once more if a follower registered that this writer has not heard of yet.
+   */
   async close(): Promise<void> {
+    if (this.#unannounced && this.#followersWatched) {
+      this.#count();
+      if (this.#others !== 0) this.touch();
+    }
     this.#closed = true;
     this.#users = 0;
     await this.#stop();

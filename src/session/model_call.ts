@@ -1,9 +1,9 @@
 import type { Journal } from "../journal/journal.ts";
-import type { ConversationRequest, RecordBody } from "../journal/records.ts";
+import type { ConversationRequest, JournalRecord, RecordBody } from "../journal/records.ts";
 import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
 import type { ModelCallOrigin, ModelResult, NormalizedModelRequest, SessionModel } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { frozenJson, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { Activation } from "./activation.ts";
@@ -129,9 +129,16 @@ export class ModelCaller {
     }
     await deltas?.close();
     const { usage: _usage, ...response } = result;
-    await finish(ok(response as unknown as JsonValue), result);
-    return { call: started.sequence, result: frozenJson(result) as unknown as ModelResult };
+    const [finished] = await finish(ok(response as unknown as JsonValue), result);
+    return { call: started.sequence, result: committedResult(finished) };
   }
+}
+
+/** The response as its `model_call_finished` record keeps it (frozen, not copied again), with the usage beside it. */
+function committedResult(finished: JournalRecord): ModelResult {
+  const { outcome, usage } = finished as Extract<JournalRecord, { kind: "model_call_finished" }>;
+  const response = (outcome as { value: unknown }).value as ModelResult;
+  return usage === undefined ? response : Object.freeze({ ...response, usage });
 }
 
 function failure(error: unknown, signal: AbortSignal): { outcome: Outcome; thrown: unknown } {

@@ -334,3 +334,40 @@ Deno.test("ctx.model over the OpenAI-compatible provider journals usage, errors 
     await brain.close();
   }
 });
+
+Deno.test("ctx.model resolves with the frozen response as journaled, usage beside it", async () => {
+  const brain = new Brain();
+  try {
+    const provider = new ScriptedProvider([{
+      content: "hi",
+      toolCalls: [{ id: "t1", name: "x", input: { deep: [1] } }],
+      usage: { inputTokens: 3, outputTokens: 4 },
+    }]);
+    let result: ModelResult | undefined;
+    const ask = tool({
+      name: "ask",
+      description: "Asks the model.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        result = await ctx.model({ messages: [{ role: "user", content: "q" }] });
+        return ctx.finish(null);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [ask()], model: { provider, model: "m" } });
+    await session.call("ask", {});
+    assert.deepEqual(result, {
+      content: "hi",
+      toolCalls: [{ id: "t1", name: "x", input: { deep: [1] } }],
+      stopReason: "tool_calls",
+      model: "m",
+      usage: { inputTokens: 3, outputTokens: 4 },
+    });
+    assert.ok(Object.isFrozen(result) && Object.isFrozen(result!.toolCalls[0].input));
+    const [finished] = ofKind(await session.read(), "model_call_finished");
+    assert.deepEqual(finished.usage, result!.usage);
+    const { usage: _usage, ...response } = result!;
+    assert.deepEqual(finished.outcome, { status: "ok", value: response });
+  } finally {
+    await brain.close();
+  }
+});

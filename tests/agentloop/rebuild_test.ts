@@ -178,3 +178,24 @@ Deno.test("the loop's messages, kept incrementally, match a rebuild whatever ord
     );
   }
 });
+
+Deno.test("a model call refused before it was journaled leaves its new records to the next request, which still rebuilds", async () => {
+  const provider = new ScriptedProvider([
+    { toolCalls: [{ name: "lookup", input: { id: "1" } }] },
+    "second answer",
+    { toolCalls: [{ name: "lookup", input: { id: "2" } }] },
+  ]);
+  const brain = new Brain({ maxModelCalls: 1 });
+  try {
+    const session = await brain.sessions.create({ tools: [lookup({ prefix: "c:" })], model: { provider, model: "m" } });
+    await assert.rejects(session.send("first"), { code: "budget_exceeded" });
+    assert.equal((await session.send("second")).content, "second answer");
+    await assert.rejects(session.send("third"), { code: "budget_exceeded" });
+    const records = await session.read();
+    assertRebuilt(records, provider.calls);
+    const messages = provider.calls[1].request.messages;
+    assert.deepEqual(messages.map((message) => message.role), ["user", "assistant", "tool", "user"]);
+  } finally {
+    await brain.close();
+  }
+});

@@ -257,3 +257,23 @@ Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a Rang
     await server.shutdown();
   }
 });
+
+Deno.test("maxHandlesPerHost and maxStreamsPerHost: one more handle or record stream is limit_exceeded", async () => {
+  const server = await serveBrain({ serverToken: OPERATOR, limits: { maxHandlesPerHost: 2, maxStreamsPerHost: 1 } });
+  const brain = new Brain({ url: server.url, token: "t", host: "holder", serverToken: OPERATOR });
+  try {
+    const first = await brain.sessions.create({ id: "first", tools: [ping()] });
+    await brain.sessions.create({ id: "second" });
+    await assert.rejects(brain.sessions.create({ id: "third" }), hasCode("limit_exceeded"));
+    assert.equal(await server.journal.getSession("third"), undefined);
+    await first.call("ping", {});
+    const following = first.records()[Symbol.asyncIterator]();
+    assert.equal((await following.next()).value?.kind, "tool_call_started");
+    const refused = first.records()[Symbol.asyncIterator]();
+    await assert.rejects(refused.next(), hasCode("limit_exceeded"));
+    await following.return?.();
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});

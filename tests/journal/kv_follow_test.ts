@@ -115,7 +115,7 @@ Deno.test("KvJournal.subscribe: aborting or breaking out of a subscription relea
   }
 });
 
-Deno.test("KvJournal never rewrites the sidecar for its own subscribers, only once another journal follows", async () => {
+Deno.test("KvJournal never rewrites the sidecar for its own subscribers; a journal that follows later sees every commit", async () => {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
   const writer = await KvJournal.open(path);
   let reader: KvJournal | undefined;
@@ -136,7 +136,6 @@ Deno.test("KvJournal never rewrites the sidecar for its own subscribers, only on
       committed.flat().map((record) => record.sequence),
       "coalesced rewrites still wake the follower for the last commit",
     );
-    assert.equal((await Deno.stat(`${path}.wake`)).size, 1, "the writer rewrote the sidecar for its follower");
   } finally {
     await Promise.all([writer.close(), reader?.close()]);
   }

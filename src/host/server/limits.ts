@@ -8,13 +8,17 @@ export interface ServerLimits {
   maxSessionsPerHost: number;
   /** Calls one host may have started and not yet ended; `call`/`start` past it fails before any intent is journaled. */
   maxCallsPerHost: number;
+  /** Session handles one host may hold open (`create` and `get`); one more fails. */
+  maxHandlesPerHost: number;
+  /** Record streams (`records()`) one host may follow at once; one more fails. */
+  maxStreamsPerHost: number;
   /** Bytes of one WebSocket frame from a host; a larger frame is answered `payload_too_large` and not parsed. */
   maxFrameBytes: number;
 }
 
 /**
- * The default {@linkcode ServerLimits}: 1,000 hosts, 10,000 sessions and
- * 1,000 calls in flight per host, frames up to 16 MiB.
+ * The default {@linkcode ServerLimits}: 1,000 hosts; per host 10,000 sessions,
+ * 1,000 calls in flight, 10,000 open handles and 1,000 record streams; frames up to 16 MiB.
  *
  * @example
  * ```ts
@@ -26,6 +30,8 @@ export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxHosts: 1_000,
   maxSessionsPerHost: 10_000,
   maxCallsPerHost: 1_000,
+  maxHandlesPerHost: 10_000,
+  maxStreamsPerHost: 1_000,
   maxFrameBytes: 16 * 1024 * 1024,
 });
 

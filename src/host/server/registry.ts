@@ -54,6 +54,22 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
   }
+  /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
+  checkHandleRoom(): void {
+    const max = this.#limits.maxHandlesPerHost;
+    if (this.handles.size >= max) {
+      throw overLimit("maxHandlesPerHost", max, `host ${this.id} holds ${max} session handles`);
+    }
+  }
+
+  /** Throws `limit_exceeded` when `following` record streams are already `maxStreamsPerHost`. */
+  checkStreamRoom(following: number): void {
+    const max = this.#limits.maxStreamsPerHost;
+    if (following >= max) {
+      throw overLimit("maxStreamsPerHost", max, `host ${this.id} follows ${following} record streams`);
+    }
+  }
+
   /**
    * Runs `create` when the host has room for one more session under
    * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.

@@ -225,6 +225,7 @@ export class HostSocketHandler {
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
       return uploadedTool(tool, upload, await this.#host.components.component(upload));
     }));
+    if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
       () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
@@ -242,6 +243,7 @@ export class HostSocketHandler {
           `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
         );
       }
+      this.#host.checkHandleRoom();
       const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
       // A restarted server waits out the lease of the process it replaces.
       const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
@@ -360,6 +362,7 @@ export class HostSocketHandler {
 
   async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
     await this.#owned(session);
+    this.#host.checkStreamRoom(this.#streams.size);
     const controller = new AbortController();
     this.#streams.set(stream, controller);
     this.#forward(stream, session, from, controller.signal).finally(() => this.#streams.delete(stream));
