@@ -24,7 +24,9 @@ interface Connection {
  * committed `ctx.emit` Events reach the client as progress notifications before
  * the result, the finishing result is `structuredContent` plus its content text,
  * an MCP cancellation ends the call `cancelled`, and an `unknown` outcome is an
- * error result that says the Tool may or may not have run.
+ * error result that says the Tool may or may not have run. A client that supports
+ * MCP tasks may run any Tool as a task (for background Tools that return before
+ * they finish); `tasks/cancel` cancels its call.
  *
  * @example
  * ```ts

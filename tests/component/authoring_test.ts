@@ -1,9 +1,11 @@
 /**
  * The Rust and Python authoring examples, built with their own toolchains and run
  * as the inspect Tool. They run under `deno task test:authoring` where those
- * toolchains exist, and are skipped, saying why, everywhere else.
+ * toolchains exist, and are skipped, saying why, everywhere else. The JavaScript
+ * example's componentize-js build (slow: SpiderMonkey) runs here too.
  */
 import assert from "node:assert/strict";
+import { buildSpiderMonkeyComponent, INSPECT_JS } from "../../examples/inspect/js/build.ts";
 import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
 
 const examples = new URL("../../examples/inspect/", import.meta.url);
@@ -81,4 +83,11 @@ Deno.test({
     await build("componentize-py", ["-d", "../wit", "-w", "inspect", "componentize", "app", "-o", "inspect.wasm"], dir);
     await inspectSmoke(new URL("inspect.wasm", dir));
   },
+});
+
+Deno.test("the JavaScript inspect example builds with componentize-js (SpiderMonkey) and passes", async () => {
+  await Deno.mkdir(new URL("../../.tmp/guests/", import.meta.url), { recursive: true });
+  const out = new URL("../../.tmp/guests/inspect-spidermonkey.wasm", import.meta.url);
+  await buildSpiderMonkeyComponent({ ...INSPECT_JS, out });
+  await inspectSmoke(out);
 });

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Brain, BrainError, type JournalRecord, type Outcome, ScriptedProvider } from "../../mod.ts";
+import {
+  Brain,
+  BrainError,
+  hostEnv,
+  type JournalRecord,
+  type Outcome,
+  ScriptedProvider,
+  serveBrain,
+} from "../../mod.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
 import { ofKind, until } from "../agentloop/helpers.ts";
 import { counting, countingAllow, DENO, EVERYTHING, everything, EVERYTHING_ALLOW, EVERYTHING_ENV } from "./helpers.ts";
@@ -169,13 +177,17 @@ Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations"
     const lines = logLines((await session.call("log", {})).outcome);
     assert.deepEqual(lines.map((line) => line.replace(/:.*/, "")), [
       "wait",
+      "cancellation received",
       "wait cancelled",
       "wait",
+      "cancellation received",
       "wait cancelled",
       "log",
     ]);
-    assert.match(lines[1], /cancelled/);
-    assert.match(lines[3], /timeout/);
+    assert.match(lines[2], /cancelled/);
+    assert.match(lines[5], /timeout/);
+    const again = logLines((await session.call("log", {})).outcome);
+    assert.deepEqual(again.slice(lines.length), ["log"], "a call that finished is not cancelled afterwards");
     const events = ofKind(await session.read(), "tool_event");
     assert.deepEqual(events.map((event) => event.data), [
       { progress: 1, message: "waiting" },
@@ -263,6 +275,31 @@ Deno.test("a reopened session places the Environment's tools again and checks th
     );
   } finally {
     await brain.close();
+  }
+});
+
+Deno.test("a remote Brain client refuses environments; a non-placing Environment is refused too", async () => {
+  const server = await serveBrain({ serverToken: "operator" });
+  const remote = new Brain({ url: server.url, serverToken: "operator", token: "host-token", host: "mcp-test" });
+  const brain = new Brain();
+  try {
+    await assert.rejects(
+      remote.sessions.create({ environments: [everything()] }),
+      (error) => error instanceof BrainError && error.code === "unsupported_runtime",
+    );
+    await assert.rejects(
+      brain.sessions.create({ environments: [hostEnv({ name: "app" })] }),
+      (error) =>
+        error instanceof BrainError && error.code === "invalid_argument" && /places no Tools/.test(error.message),
+    );
+    await assert.rejects(
+      brain.sessions.create({ environments: "everything" as unknown as [] }),
+      (error) => error instanceof BrainError && error.code === "invalid_argument",
+    );
+  } finally {
+    await remote.close();
+    await brain.close();
+    await server.shutdown();
   }
 });
 

@@ -1,6 +1,8 @@
 /**
- * Builds a JavaScript Tool Component with componentize-qjs (QuickJS, from npm),
- * in a child Deno process; `deno task build:inspect-js` builds the inspect example:
+ * Builds a JavaScript Tool Component in a child Deno process, with
+ * componentize-qjs (QuickJS: about 2 s, 1.6 MB) or componentize-js
+ * (SpiderMonkey: 5-20 s, 12 MB), both from npm. `deno task build:inspect-js`
+ * builds the inspect example with componentize-qjs:
  *
  *   deno task build:inspect-js   # writes examples/inspect/js/inspect.wasm
  *
@@ -44,6 +46,23 @@ export async function buildJsComponent(source: JsComponentSource): Promise<void>
     const text = new TextDecoder();
     throw new Error(`componentize-qjs failed: ${text.decode(stdout)}${text.decode(stderr)}`);
   }
+}
+
+/** Builds one Component with componentize-js (SpiderMonkey); slow, so only `deno task test:authoring` runs it. */
+export async function buildSpiderMonkeyComponent(source: JsComponentSource): Promise<void> {
+  const { success, stderr } = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--quiet",
+      "--no-config",
+      "--no-lock",
+      "--node-modules-dir=none",
+      "--allow-all",
+      new URL("./componentize_js.ts", import.meta.url).href,
+      ...[source.js.pathname, source.wit.pathname, source.world, source.out.pathname],
+    ],
+  }).output();
+  if (!success) throw new Error(`componentize-js failed: ${new TextDecoder().decode(stderr)}`);
 }
 
 /** The inspect example in JavaScript. */

@@ -1,9 +1,9 @@
-// The inspect Tool in JavaScript, against `brain:inspect/inspect` (examples/inspect/wit),
-// built into a Component with componentize-qjs (QuickJS) by `deno task build:inspect-js`.
+// The inspect Tool in JavaScript, against `brain:inspect/inspect` (examples/inspect/wit), built into a
+// Component with componentize-qjs (QuickJS, `deno task build:inspect-js`) or componentize-js (SpiderMonkey).
 // It emits `inspect_started`, lists `path` inside the preopened workspace to `depth` levels
 // and finishes with the entries; a path the workspace refuses finishes with `fs_error`.
-import host from "brain:tool/host@0.2.0";
-import preopens from "wasi:filesystem/preopens@0.2.12";
+import * as host from "brain:tool/host@0.2.0";
+import * as preopens from "wasi:filesystem/preopens@0.2.12";
 
 // wasi:filesystem/types error-code, in WIT order: details.errno is the index.
 const ERROR_CODES = [
@@ -63,7 +63,8 @@ export const tool = {
   run(invocation) {
     const { path } = JSON.parse(invocation.input);
     const { depth } = JSON.parse(invocation.options);
-    const eventSequence = host.emit("inspect_started", invocation.input);
+    // A u64 is a number in QuickJS and a BigInt in SpiderMonkey.
+    const eventSequence = Number(host.emit("inspect_started", invocation.input));
     let outcome;
     try {
       const [[root]] = preopens.getDirectories();
