@@ -177,6 +177,7 @@ const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
 });
 const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   url: true,
+  cluster: true,
   token: true,
   host: true,
   serverToken: true,

@@ -46,6 +46,8 @@ export interface HostConnectionEvent {
 export interface HostConnectionOptions {
   /** The Brain server's base URL, `http://` or `ws://`. */
   url: string;
+  /** Further servers of the same cluster, tried in turn after the connection to one was lost or refused. */
+  cluster?: readonly string[];
   /** The host token; the server keeps only its hash. */
   token: string;
   /** The registered host identity. */
@@ -119,8 +121,8 @@ type State = "connecting" | "attached" | "waiting" | "closed";
  */
 export class HostConnection {
   #options:
-    & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken">>
-    & Pick<HostConnectionOptions, "onEvent" | "serverToken">;
+    & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">>
+    & Pick<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">;
   #instance = crypto.randomUUID();
   #socket: WebSocket | undefined;
   #state: State = "connecting";
@@ -151,7 +153,16 @@ export class HostConnection {
       deadlineGraceMs: options.deadlineGraceMs ?? 1_000,
       takeover: options.takeover ?? false,
     };
+    this.#urls = [options.url, ...options.cluster ?? []];
     this.#connect();
+  }
+
+  /** The server this connection tries now; the next of the cluster after each loss or refusal. */
+  #urls: string[] = [];
+  #at = 0;
+
+  get #url(): string {
+    return this.#urls[this.#at];
   }
 
   /** Sends one request and resolves with its reply's value. */
@@ -296,7 +307,8 @@ export class HostConnection {
   }
 
   #connect(): void {
-    const { url, token, host, takeover, serverToken } = this.#options;
+    const { token, host, takeover, serverToken } = this.#options;
+    const url = this.#url;
     this.#state = "connecting";
     this.#refused = undefined;
     const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
@@ -529,7 +541,7 @@ export class HostConnection {
     // The attempt failed. A refusal, or a server never reached, fails every request with why;
     // during an outage of a server that once answered, idempotent requests wait for the next attempt.
     // The ends of started calls and followed records always wait for it.
-    const failure = this.#refused ?? new BrainError("connection_lost", `cannot connect to ${this.#options.url}`);
+    const failure = this.#refused ?? new BrainError("connection_lost", `cannot connect to ${this.#url}`);
     const outage = this.#generation > 0 && failure.code === "connection_lost";
     this.#failure = outage ? undefined : failure;
     for (const [id, pending] of this.#pending) {
@@ -542,6 +554,7 @@ export class HostConnection {
 
   #retry(type: "lost" | "failed", error: BrainError): void {
     this.#state = "waiting";
+    this.#at = (this.#at + 1) % this.#urls.length;
     const { minDelay, maxDelay } = this.#options;
     const retryInMs = Math.round(Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2));
     this.#timer = setTimeout(() => this.#connect(), retryInMs);

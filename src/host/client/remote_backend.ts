@@ -28,6 +28,14 @@ import { traceparentOf } from "../../telemetry/trace_context.ts";
 export interface RemoteBrainOptions {
   /** The server's base URL, such as `http://127.0.0.1:8787`. */
   url: string;
+  /**
+   * The other servers of a cluster sharing one PostgreSQL journal (`deno task
+   * serve --journal postgres://...`). After the connection to one is lost or
+   * refused (another server still owns a session this host reattaches), the
+   * client tries the next: a host reaches the server that owns its sessions,
+   * or takes them over on a survivor once a dead owner's lease ended.
+   */
+  cluster?: readonly string[];
   /** This host's token; the server stores only its SHA-256. */
   token: string;
   /**
@@ -66,9 +74,12 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default", serverToken, onConnection, ...options }: RemoteBrainOptions) {
+  constructor({ url, token, host = "default", serverToken, onConnection, cluster, ...options }: RemoteBrainOptions) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
+    }
+    if (cluster !== undefined && (!Array.isArray(cluster) || cluster.some((other) => typeof other !== "string"))) {
+      throw new BrainError("invalid_argument", "cluster must be an array of server URLs");
     }
     if (serverToken !== undefined && typeof serverToken !== "string") {
       throw new BrainError("invalid_argument", "serverToken must be a string");
@@ -78,7 +89,15 @@ export class RemoteBackend implements BrainBackend {
         throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
       }
     }
-    this.#connection = new HostConnection({ url, token, host, serverToken, onEvent: onConnection, ...options });
+    this.#connection = new HostConnection({
+      url,
+      cluster,
+      token,
+      host,
+      serverToken,
+      onEvent: onConnection,
+      ...options,
+    });
   }
 
   async create(
