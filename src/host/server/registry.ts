@@ -119,7 +119,9 @@ export class RegisteredHost {
    * or `takeover` is asked for.
    */
   admits(instance: string, takeover: boolean): boolean {
-    return takeover || !this.connected || this.#instance === instance;
+    const socket = this.#socket;
+    const live = socket !== undefined && socket.readyState <= WebSocket.OPEN;
+    return takeover || !live || this.#instance === instance;
   }
 
   /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
