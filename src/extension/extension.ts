@@ -1,3 +1,4 @@
+import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
 import { checkObject } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
@@ -19,6 +20,8 @@ export interface ToolExtensionOptions {
   lifetimeMs?: number;
   /** When set, every request must carry `authorization: Bearer <token>`. */
   token?: string;
+  /** Bytes of one request body it reads (8 MiB by default); a larger one gets 413 `payload_too_large`. */
+  maxRequestBytes?: number;
 }
 
 /** The extension as a web handler: serve it (`Deno.serve(ext.fetch)`) or mount it in a hono app (`app.mount`). */
@@ -60,7 +63,13 @@ const encoder = new TextEncoder();
  * ```
  */
 export function toolExtension(options: ToolExtensionOptions): ToolExtension {
-  const { tools, lifetimeMs = 30_000, token } = checkObject("toolExtension options", options);
+  const { tools, lifetimeMs = 30_000, token, maxRequestBytes = MAX_BODY_BYTES } = checkObject(
+    "toolExtension options",
+    options,
+  );
+  if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes <= 0) {
+    throw new BrainError("invalid_argument", `maxRequestBytes must be a positive integer, got ${maxRequestBytes}`);
+  }
   if (!Array.isArray(tools)) {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
@@ -81,6 +90,11 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   const live = new Map<string, RequestCall>();
   const app = new Hono();
 
+  app.onError((error, c) =>
+    error instanceof BrainError
+      ? c.json(problem(error.code, error.message), error.code === "payload_too_large" ? 413 : 400)
+      : c.json(problem("protocol_error", error.message), 500)
+  );
   app.use("*", async (c, next) => {
     if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
       return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
@@ -89,7 +103,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls", async (c) => {
-    const invocation = parseInvocation(await c.req.json().catch(() => undefined));
+    const invocation = parseInvocation(await boundedJson(c.req.raw, maxRequestBytes));
     if (!invocation) {
       return c.json(problem("invalid_argument", "expected { sessionId, sequence, tool, input, deadline? }"), 400);
     }
@@ -105,7 +119,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls/acks", async (c) => {
-    const ack = await c.req.json().catch(() => undefined) as ExtensionAck | undefined;
+    const ack = await boundedJson(c.req.raw, maxRequestBytes) as ExtensionAck | undefined;
     const call = ack && live.get(callKey(ack.sessionId, ack.call));
     if (!call || typeof ack.report !== "number" || !call.acknowledge(ack)) {
       return c.json(problem("call_finished", "no open report matches this acknowledgment"), 404);
@@ -248,6 +262,16 @@ function parseInvocation(body: unknown): Invocation | undefined {
     input: input as JsonValue,
     deadline: typeof deadline === "number" ? deadline : undefined,
   };
+}
+
+/** The request's JSON body, read up to `maxBytes`; undefined when it is not JSON. Throws `payload_too_large`. */
+async function boundedJson(request: Request, maxBytes: number): Promise<unknown> {
+  const text = await readBounded(request.body, "the request body", maxBytes);
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
 }
 
 function callKey(sessionId: string, sequence: number): string {

@@ -3,6 +3,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import { fail, ok } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { runHostTool } from "./host_tool.ts";
+import { readBounded } from "../util/read_bounded.ts";
 
 const MAX_ERROR_BODY = 2_048;
 
@@ -23,7 +24,7 @@ export async function fetchJson(url: URL, init: RequestInit & { signal: AbortSig
       cause: error,
     });
   }
-  const text = await response.text();
+  const text = await readBounded(response.body, `the body of ${method} ${url.href}`);
   if (!response.ok) {
     throw new BrainError("http_error", `${method} ${url.href} answered ${response.status}`, {
       details: { status: response.status, body: text.slice(0, MAX_ERROR_BODY), retryable: retryable(response.status) },

@@ -1,3 +1,4 @@
+import { readBounded } from "../util/read_bounded.ts";
 import type { ModelAccess } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { CallSink } from "../contract/call.ts";
@@ -5,6 +6,7 @@ import type { CallSink } from "../contract/call.ts";
 const status: Partial<Record<string, number>> = {
   unauthorized: 401,
   invalid_argument: 400,
+  payload_too_large: 413,
   call_finished: 409,
   budget_exceeded: 429,
   model_unavailable: 503,
@@ -49,9 +51,10 @@ export class ModelService {
       const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
       const sink = token === undefined ? undefined : this.#calls.get(token);
       if (!sink) throw new BrainError("unauthorized", "no open call holds this model token");
+      const text = await readBounded(request.body, "a model request");
       let body: unknown;
       try {
-        body = await request.json();
+        body = JSON.parse(text);
       } catch {
         throw new BrainError("invalid_argument", "the model request body is not JSON");
       }

@@ -98,3 +98,13 @@ Deno.test("extension: the token check refuses prefixes, extensions and case chan
   await accepted.body?.cancel();
   assert.equal(accepted.status, 400, "the right token passes to the body check");
 });
+
+Deno.test("extension: a request body over maxRequestBytes is 413 payload_too_large, read no further", async () => {
+  const extension = toolExtension({ tools: [remote()], maxRequestBytes: 1024 });
+  const response = await extension.fetch(
+    new Request("http://x/calls", { method: "POST", body: JSON.stringify({ pad: "x".repeat(4096) }) }),
+  );
+  assert.equal(response.status, 413);
+  assert.equal((await response.json()).error.code, "payload_too_large");
+  assert.throws(() => toolExtension({ tools: [], maxRequestBytes: -1 }), BrainError);
+});

@@ -177,13 +177,17 @@ Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations"
     const lines = logLines((await session.call("log", {})).outcome);
     assert.deepEqual(lines.map((line) => line.replace(/:.*/, "")), [
       "wait",
+      "cancellation received",
       "wait cancelled",
       "wait",
+      "cancellation received",
       "wait cancelled",
       "log",
     ]);
-    assert.match(lines[1], /cancelled/);
-    assert.match(lines[3], /timeout/);
+    assert.match(lines[2], /cancelled/);
+    assert.match(lines[5], /timeout/);
+    const again = logLines((await session.call("log", {})).outcome);
+    assert.deepEqual(again.slice(lines.length), ["log"], "a call that finished is not cancelled afterwards");
     const events = ofKind(await session.read(), "tool_event");
     assert.deepEqual(events.map((event) => event.data), [
       { progress: 1, message: "waiting" },

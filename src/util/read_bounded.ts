@@ -1,0 +1,37 @@
+import { BrainError } from "../outcome/errors.ts";
+
+/** The most bytes Brain reads of one HTTP body it did not write itself, unless told otherwise: 8 MiB. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Reads a request or response body as UTF-8 text, at most `maxBytes` of it:
+ * past that it stops reading, cancels the body and throws `payload_too_large`
+ * naming `what`.
+ */
+export async function readBounded(
+  body: ReadableStream<Uint8Array> | null,
+  what: string,
+  maxBytes: number = MAX_BODY_BYTES,
+): Promise<string> {
+  if (!body) return "";
+  const reader = body.getReader();
+  const parts: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => {});
+      throw new BrainError("payload_too_large", `${what} is longer than ${maxBytes} bytes`, { details: { maxBytes } });
+    }
+    parts.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    bytes.set(part, offset);
+    offset += part.byteLength;
+  }
+  return new TextDecoder().decode(bytes);
+}
