@@ -329,7 +329,13 @@ export class HostSocketHandler {
     this.#started.set(session, call.sequence, call);
     call.ended.then((end) => {
       if (!this.#finishing.get(session, call.sequence)) this.#pushEnded(session, end);
-    }, () => this.#started.delete(session, call.sequence));
+    }, () => {
+      // Its end did not commit here (a failing store, or another server took the session over): the session's
+      // next owner ends it, and the host hears that end when the journal has it.
+      const forget = () => this.#started.delete(session, call.sequence);
+      findEnd(this.#journal.subscribe(session, { from: call.sequence, signal: this.#closed.signal }), call.sequence)
+        .then((end) => end ? this.#pushEnded(session, end) : forget(), forget);
+    });
   }
 
   /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
