@@ -38,7 +38,7 @@ export class RegisteredHost {
   /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
   readonly activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
-  readonly components: UploadedComponents = new UploadedComponents();
+  readonly components: UploadedComponents;
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
@@ -53,7 +53,9 @@ export class RegisteredHost {
     this.id = id;
     this.tokenHash = tokenHash;
     this.#limits = limits;
+    this.components = new UploadedComponents(limits.maxUploadsPerHost);
   }
+
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
   checkHandleRoom(): void {
     const max = this.#limits.maxHandlesPerHost;
