@@ -182,6 +182,7 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   host: true,
   serverToken: true,
   takeover: true,
+  maxReconnectDelayMs: true,
   pingIntervalMs: true,
   deadlineGraceMs: true,
   onConnection: true,

@@ -74,6 +74,8 @@ export interface RequestOptions {
   retry?: boolean;
   /** Only valid on the connection of this generation: reports of a dispatched call. */
   generation?: number;
+  /** A call's deadline: still unanswered once it and the grace have passed, the request fails `connection_lost`. */
+  deadline?: number;
 }
 
 interface Pending {
@@ -254,7 +256,7 @@ export class HostConnection {
 
   #enqueue(
     frame: AnyRequest,
-    { retry = false, generation }: RequestOptions,
+    { retry = false, generation, deadline }: RequestOptions,
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
   ): number {
@@ -280,8 +282,28 @@ export class HostConnection {
       reject,
     };
     this.#pending.set(id, pending);
+    if (deadline !== undefined) this.#expire(id, pending, deadline + this.#options.deadlineGraceMs);
     if (this.#state === "attached") this.#send(pending);
     return id;
+  }
+
+  /** Fails a request still unanswered at `until`, sent or not. */
+  #expire(id: number, pending: Pending, until: number): void {
+    const { resolve, reject } = pending;
+    const disarm = callAt(until, () => {
+      if (this.#pending.get(id) !== pending) return;
+      this.#pending.delete(id);
+      reject(
+        new BrainError(
+          "connection_lost",
+          pending.sent
+            ? "Brain did not answer in time; the request may or may not have run"
+            : "the connection to Brain did not come back in time; the request was not sent",
+        ),
+      );
+    });
+    pending.resolve = (value) => (disarm(), resolve(value));
+    pending.reject = (error) => (disarm(), reject(error));
   }
 
   #send(pending: Pending): void {
@@ -329,6 +351,13 @@ export class HostConnection {
     this.#socket = socket;
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
+    // A handshake into a silent link never ends by itself.
+    this.#timer = setTimeout(() => {
+      if (this.#socket !== socket || this.#state !== "connecting") return;
+      this.#refused = new BrainError("connection_lost", `the Brain server at ${url} did not answer in time`);
+      socket.close();
+      this.#lost(socket);
+    }, this.#options.pingIntervalMs);
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = (event) => {
@@ -374,6 +403,7 @@ export class HostConnection {
 
   #attached(socket: WebSocket): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
+    clearTimeout(this.#timer);
     this.#state = "attached";
     this.#generation++;
     this.#attempt = 0;
@@ -523,6 +553,7 @@ export class HostConnection {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
     clearInterval(this.#pinger);
+    clearTimeout(this.#timer);
     if (this.#state === "closed") return;
     const attached = this.#state === "attached";
     this.#abortRunning();

@@ -53,6 +53,8 @@ export interface RemoteBrainOptions {
    * calls end `unknown`). Without it a second instance is refused `host_in_use`.
    */
   takeover?: boolean;
+  /** Longest delay (ms) between reconnect attempts, which back off from 50 ms; 2 000 by default. */
+  maxReconnectDelayMs?: number;
   /** How often (ms) the client pings a server it has not heard from; 10 000 by default. */
   pingIntervalMs?: number;
   /**
@@ -74,7 +76,10 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #closed = false;
 
-  constructor({ url, token, host = "default", serverToken, onConnection, cluster, ...options }: RemoteBrainOptions) {
+  constructor(
+    { url, token, host = "default", serverToken, onConnection, cluster, maxReconnectDelayMs, ...options }:
+      RemoteBrainOptions,
+  ) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
@@ -84,7 +89,7 @@ export class RemoteBackend implements BrainBackend {
     if (serverToken !== undefined && typeof serverToken !== "string") {
       throw new BrainError("invalid_argument", "serverToken must be a string");
     }
-    for (const [name, value] of Object.entries(options)) {
+    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...options })) {
       if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
         throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
       }
@@ -96,6 +101,7 @@ export class RemoteBackend implements BrainBackend {
       host,
       serverToken,
       onEvent: onConnection,
+      maxDelay: maxReconnectDelayMs,
       ...options,
     });
   }
@@ -306,7 +312,7 @@ class RemoteSession implements BrainSession {
       ...(deadline === undefined ? {} : { deadline }),
       ...(checked.activation ? { activation: checked.activation.id } : {}),
       ...(traceparent === undefined ? {} : { traceparent }),
-    });
+    }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const cancel = (message?: string) =>

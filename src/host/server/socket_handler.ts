@@ -88,6 +88,7 @@ export class HostSocketHandler {
   #heard = true;
   #pinger: ReturnType<typeof setInterval>;
   #maxFrameBytes: number;
+  #gone = Promise.withResolvers<void>();
 
   constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
     this.#maxFrameBytes = maxFrameBytes;
@@ -98,8 +99,16 @@ export class HostSocketHandler {
     this.#calls = calls;
     this.#registration = { id: host.id, tokenHash: host.tokenHash };
     socket.onmessage = (event) => this.#receive(event.data);
-    socket.onclose = () => this.#lost();
+    socket.onclose = () => {
+      this.#lost();
+      this.#gone.resolve();
+    };
     this.#pinger = setInterval(() => this.#ping(), pingIntervalMs);
+  }
+
+  /** Resolves once the socket has closed. */
+  get closed(): Promise<void> {
+    return this.#gone.promise;
   }
 
   #handlers: Handlers = {
