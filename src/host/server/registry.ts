@@ -42,7 +42,7 @@ export class RegisteredHost {
   /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
   readonly activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
-  readonly components: UploadedComponents = new UploadedComponents();
+  readonly components: UploadedComponents;
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
@@ -60,7 +60,9 @@ export class RegisteredHost {
     this.id = id;
     this.tokenHash = tokenHash;
     this.#limits = limits;
+    this.components = new UploadedComponents(limits.maxUploadsPerHost);
   }
+
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
   checkHandleRoom(): void {
     const max = this.#limits.maxHandlesPerHost;
@@ -284,6 +286,9 @@ export function send(socket: WebSocket, frame: ServerFrame): void {
   if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
 }
 
+/** How long the journal's list of hosts is reused before it is read again. */
+const SAVED_HOSTS_MS = 1_000;
+
 /** Who a server admits: the operator credential that registers new host ids, and hosts configured up front. */
 export interface HostAdmission {
   /** The operator credential a client presents (the `brain-server-token` header) to register a new host id. */
@@ -300,6 +305,7 @@ export interface HostAdmission {
 export class HostRegistry {
   #hosts = new Map<string, RegisteredHost>();
   #configured = new Map<string, Promise<string>>();
+  #saved: { at: number; hosts: Promise<Map<string, string>> } | undefined;
   #serverTokenHash: Promise<string> | undefined;
   #journal: Journal;
   #limits: ServerLimits;
@@ -373,7 +379,23 @@ export class HostRegistry {
   async #knownHash(id: string): Promise<string | undefined> {
     const registered = this.#hosts.get(id)?.tokenHash ?? await this.#configured.get(id);
     if (registered !== undefined) return registered;
-    return (await this.#journal.listSessions()).find((meta) => meta.host?.id === id)?.host?.tokenHash;
+    return (await this.#savedHosts()).get(id);
+  }
+
+  /**
+   * The hosts the journal's sessions name, read at most once per {@linkcode SAVED_HOSTS_MS}, so
+   * connection attempts for unknown ids cannot make the server scan its journal on every request.
+   */
+  #savedHosts(): Promise<Map<string, string>> {
+    if (this.#saved && performance.now() - this.#saved.at < SAVED_HOSTS_MS) return this.#saved.hosts;
+    const hosts = this.#journal.listSessions().then((sessions) => {
+      const saved = new Map<string, string>();
+      for (const { host } of sessions) if (host && !saved.has(host.id)) saved.set(host.id, host.tokenHash);
+      return saved;
+    });
+    this.#saved = { at: performance.now(), hosts };
+    hosts.catch(() => this.#saved = undefined);
+    return hosts;
   }
 }
 
