@@ -183,6 +183,7 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   serverToken: true,
   takeover: true,
   maxReconnectDelayMs: true,
+  allow: true,
   pingIntervalMs: true,
   deadlineGraceMs: true,
   onConnection: true,

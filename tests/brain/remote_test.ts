@@ -1,10 +1,19 @@
 import { Brain, serveBrain } from "../../mod.ts";
 import { brainSuite } from "./brain_suite.ts";
+import { placementSuite } from "./placement_suite.ts";
 
 brainSuite("remote Brain", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
   return {
     brain: new Brain({ url: server.url, serverToken: "operator-secret", token: "suite-token" }),
+    dispose: server.shutdown,
+  };
+});
+
+placementSuite("remote Brain", async (allow) => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  return {
+    brain: new Brain({ url: server.url, serverToken: "operator-secret", token: "placement-token", allow }),
     dispose: server.shutdown,
   };
 });

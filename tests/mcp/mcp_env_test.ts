@@ -219,6 +219,25 @@ Deno.test("a connection lost after sending ends the call unknown; the server saw
   }
 });
 
+Deno.test("after a lost connection, a server that cannot start again ends the next call setup_failed", async () => {
+  const allow = await countingAllow();
+  const brain = new Brain({ allow });
+  try {
+    const session = await brain.sessions.create({ environments: [counting()] });
+    assert.equal((await session.call("vanish", {})).cause, "unknown");
+    const refusal = `${session.workspace("counting")}/refuse-start`;
+    await Deno.writeTextFile(refusal, "");
+    const failed = await session.call("log", {});
+    assert.equal(failed.cause, "error");
+    assert.ok(failed.outcome.status === "error" && failed.outcome.error.code === "setup_failed");
+    assert.match(failed.outcome.error.message, /refusing to start/);
+    await Deno.remove(refusal);
+    assert.deepEqual(logLines((await session.call("log", {})).outcome), ["vanish", "log"]);
+  } finally {
+    await brain.close();
+  }
+});
+
 Deno.test("mcpEnv's grant is checked against the allow-list before anything starts", async () => {
   const brain = new Brain({ allow: { env: EVERYTHING_ENV } });
   try {

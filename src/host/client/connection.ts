@@ -2,6 +2,8 @@ import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
+import { findNonJson, type JsonValue } from "../../outcome/json.ts";
+import { issuesJson } from "../../outcome/issues.ts";
 import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
@@ -14,6 +16,7 @@ import {
   HOST_PATH,
   isMalformed,
   type Malformed,
+  type NoticeOf,
   type Replies,
   type RequestOf,
   type RequestOp,
@@ -453,8 +456,9 @@ export class HostConnection {
         return;
       case "ping":
         return this.#write({ op: "pong" });
-      case "pong":
       case "parse":
+        return void this.#parse(frame);
+      case "pong":
         return;
     }
   }
@@ -527,6 +531,30 @@ export class HostConnection {
       return;
     }
     within(trace, () => hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink));
+  }
+
+  /** Parses a value an uploaded Component takes or gives with this application's own Zod schema for it. */
+  async #parse({ ask, handle, tool, io, value }: Extract<ServerFrame, { t: "parse" }>): Promise<void> {
+    const declaration = this.#handles.get(handle)?.tools.get(tool)?.tool;
+    const schema = io === "input" ? declaration?.input : declaration?.output;
+    let answer: NoticeOf<"parsed">;
+    try {
+      if (!schema) throw new Error(`this host holds no ${io} schema for ${tool}`);
+      const parsed = await schema.safeParseAsync(value);
+      const nonJson = parsed.success ? findNonJson(parsed.data) : undefined;
+      answer = !parsed.success
+        ? { op: "parsed", ask, error: issuesJson(parsed.error) }
+        : nonJson
+        ? { op: "parsed", ask, error: [{ path: [], message: `the parsed ${io} is not JSON: ${nonJson}` }] }
+        : { op: "parsed", ask, value: parsed.data as JsonValue };
+    } catch (error) {
+      answer = {
+        op: "parsed",
+        ask,
+        error: [{ path: [], message: `${io} validation threw: ${(error as Error).message}` }],
+      };
+    }
+    this.#write(answer);
   }
 
   #askForEnds(): void {

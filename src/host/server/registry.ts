@@ -1,6 +1,7 @@
 import type { Journal } from "../../journal/journal.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
+import type { JsonValue } from "../../outcome/json.ts";
 import type { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import { type CallSink, endedCause, type Invocation } from "../../contract/call.ts";
@@ -22,6 +23,9 @@ interface Inflight {
 
 type InvokeFrame = Extract<ServerFrame, { t: "invoke" }>;
 
+/** A host's answer to a parse request: the parsed value, or the issues its schema found. */
+export type ParsedValue = { value: JsonValue } | { issues: { path: (string | number)[]; message: string }[] };
+
 /**
  * Brain's record of one registered host: its identity and token hash, its
  * current socket and the client instance behind it, its open session handles,
@@ -38,13 +42,16 @@ export class RegisteredHost {
   /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
   readonly activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
-  readonly components: UploadedComponents = new UploadedComponents();
+  readonly components: UploadedComponents;
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
   #held: { handle: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
+  /** Parse requests sent to the host, by ask id: its Zod schemas parse what its uploaded Components take and give. */
+  #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
+  #nextAsk = 1;
   #limits: ServerLimits;
   #started = 0;
   #creating = 0;
@@ -53,7 +60,9 @@ export class RegisteredHost {
     this.id = id;
     this.tokenHash = tokenHash;
     this.#limits = limits;
+    this.components = new UploadedComponents(limits.maxUploadsPerHost);
   }
+
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
   checkHandleRoom(): void {
     const max = this.#limits.maxHandlesPerHost;
@@ -221,6 +230,28 @@ export class RegisteredHost {
     this.#inflight.delete(session, call);
   }
 
+  /**
+   * Asks the host to parse `value` with the `io` schema of `tool` on `handle`, as the
+   * declaring application's Zod schema does it (defaults, transforms, async checks).
+   */
+  parse(handle: string, tool: string, io: "input" | "output", value: JsonValue): Promise<ParsedValue> {
+    const socket = this.#socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new BrainError("connection_lost", `host ${this.id} is not connected to parse ${io}`));
+    }
+    const ask = this.#nextAsk++;
+    const answer = Promise.withResolvers<ParsedValue>();
+    this.#asks.set(ask, answer);
+    send(socket, { t: "parse", ask, handle, tool, io, value });
+    return answer.promise;
+  }
+
+  /** Settles a parse request with the host's answer. */
+  parsed(ask: number, answer: ParsedValue): void {
+    this.#asks.get(ask)?.resolve(answer);
+    this.#asks.delete(ask);
+  }
+
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
@@ -242,6 +273,10 @@ export class RegisteredHost {
       lost.push(inflight.sink);
     }
     this.#held = [];
+    for (const ask of this.#asks.values()) {
+      ask.reject(new BrainError("connection_lost", "the host's connection was lost"));
+    }
+    this.#asks.clear();
     for (const sink of lost) if (!sink.signal.aborted) sink.finish(undefined, "unknown").catch(() => {});
   }
 }

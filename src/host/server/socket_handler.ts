@@ -14,13 +14,15 @@ import {
   errorFrame,
   isMalformed,
   type Malformed,
+  type NoticeOf,
   oversizeFrame,
   type Replies,
   type RequestOf,
   type RequestOp,
   type WireAgentloop,
 } from "../protocol.ts";
-import { type RegisteredHost, send } from "./registry.ts";
+import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
+import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
 import { checkName } from "../../util/names.ts";
@@ -163,7 +165,7 @@ export class HostSocketHandler {
     if (isMalformed(frame)) return this.#malformed(frame);
     if (frame.op === "ping") return send(this.#socket, { t: "pong" });
     if (frame.op === "pong") return;
-    if (frame.op === "parsed") return;
+    if (frame.op === "parsed") return this.#host.parsed(frame.ask, parsedValue(frame));
     const handler = this.#handlers[frame.op] as (frame: ClientFrame) => Promise<unknown>;
     let reply: Promise<unknown>;
     try {
@@ -232,7 +234,8 @@ export class HostSocketHandler {
       if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
       const upload = uploads.get(tool.name);
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
-      return uploadedTool(tool, upload, await this.#host.components.component(upload));
+      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
     }));
     if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
@@ -424,6 +427,17 @@ export class HostSocketHandler {
     }
     return sink.record(records);
   }
+}
+
+/** The answer a `parsed` notice carries: a value, or issues (anything else is one issue saying so). */
+function parsedValue(frame: NoticeOf<"parsed">): ParsedValue {
+  if (frame.error === undefined) return { value: frame.value ?? null };
+  const issues = Array.isArray(frame.error) ? frame.error : [];
+  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string } =>
+    typeof issue === "object" && issue !== null && !Array.isArray(issue) && typeof issue.message === "string" &&
+    Array.isArray(issue.path) && issue.path.every((part) => typeof part === "string" || typeof part === "number")
+  );
+  return { issues: checked.length > 0 ? checked : [{ path: [], message: "the host's schema refused the value" }] };
 }
 
 const reports = new Set(["emit", "model", "result", "returned", "finish", "record"]);
