@@ -30,12 +30,56 @@ const server = await serveBrain({ serverToken: "operator-secret", models, maxMod
 const remote = new Brain({ url: server.url, serverToken: "operator-secret", token: "bench-token", host: "bench" });
 const remoteSession = await remote.sessions.create({ tools: [noop(), ask()], model: "default" });
 
+/** The same server as `deno task serve` runs it, in its own process. */
+const child = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--allow-net=127.0.0.1", "--allow-env", "src/host/server/serve.ts", "--port", "0"],
+  env: { BRAIN_SERVER_TOKEN: "operator-secret" },
+  stdout: "piped",
+  stderr: "inherit",
+}).spawn();
+const childUrl = await (async () => {
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  reader.releaseLock();
+  return /Brain listening on (\S+)/.exec(text)![1];
+})();
+const childClient = new Brain({ url: childUrl, serverToken: "operator-secret", token: "bench-token", host: "bench" });
+const childSession = await childClient.sessions.create({ tools: [noop()] });
+
 Deno.bench({ name: "embedded Tool call", group: "host round trip", baseline: true }, async () => {
   await embeddedSession.call("noop", {});
 });
 
 Deno.bench({ name: "WebSocket Tool call on loopback", group: "host round trip" }, async () => {
   await remoteSession.call("noop", {});
+});
+
+Deno.bench(
+  { name: "embedded Tool call", group: "host round trip, server in a child process", baseline: true },
+  async () => {
+    await embeddedSession.call("noop", {});
+  },
+);
+
+Deno.bench({
+  name: "WebSocket Tool call to a server in a child process",
+  group: "host round trip, server in a child process",
+}, async () => {
+  await childSession.call("noop", {});
+});
+
+const CONCURRENT = 64;
+Deno.bench({ name: "64 concurrent embedded Tool calls", group: "64 concurrent calls", baseline: true }, async () => {
+  await Promise.all(Array.from({ length: CONCURRENT }, () => embeddedSession.call("noop", {})));
+});
+
+Deno.bench({ name: "64 concurrent WebSocket Tool calls on loopback", group: "64 concurrent calls" }, async () => {
+  await Promise.all(Array.from({ length: CONCURRENT }, () => remoteSession.call("noop", {})));
 });
 
 Deno.bench({ name: "embedded Tool call with ctx.model", group: "ctx.model round trip", baseline: true }, async () => {
@@ -50,4 +94,6 @@ globalThis.addEventListener("unload", () => {
   embedded.close();
   remote.close();
   server.shutdown();
+  childClient.close();
+  child.kill("SIGTERM");
 });

@@ -66,6 +66,7 @@ export class Agentloop implements Conversation {
   #interrupt: AbortController | undefined;
   #ready: Promise<void>;
   #following: Promise<void> | undefined;
+  #followFrom = 1;
   #running: Promise<void> | undefined;
   #again = false;
   #handled = 0;
@@ -91,6 +92,7 @@ export class Agentloop implements Conversation {
     if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
     await this.#ready;
     if (this.#stop.signal.aborted) throw new BrainError("session_closed", `session ${this.#session.id} has ended`);
+    this.#startFollowing();
     const [record] = await this.#commit([{ kind: "user_message", content }]);
     const reply = new Promise<AssistantMessage>((resolve, reject) => {
       this.#waiters.push({ sequence: record.sequence, resolve, reject });
@@ -118,7 +120,14 @@ export class Agentloop implements Conversation {
     const history = await this.#session.read();
     this.#view.add(history);
     this.#handled = this.#view.lastUserMessage;
-    this.#following = this.#follow(history.length + 1);
+    this.#followFrom = history.length + 1;
+    // A session whose loop has never been spoken to has nothing to follow until it is: its calls are not the loop's.
+    if (this.#handled > 0) this.#startFollowing();
+  }
+
+  #startFollowing(): void {
+    if (this.#following) return;
+    this.#following = this.#follow(this.#followFrom);
     this.#following.catch(() => {});
   }
 

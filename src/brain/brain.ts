@@ -182,6 +182,8 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   host: true,
   serverToken: true,
   takeover: true,
+  maxReconnectDelayMs: true,
+  allow: true,
   pingIntervalMs: true,
   deadlineGraceMs: true,
   onConnection: true,

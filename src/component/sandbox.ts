@@ -64,6 +64,8 @@ export class Sandbox {
   readonly pid: number;
   /** Resolves once the sandbox has loaded its Component; rejects with a BrainError when it cannot. */
   readonly ready: Promise<void>;
+  /** Resolves once the process has exited. */
+  readonly exited: Promise<void>;
   #child: Deno.ChildProcess;
   #writer: WritableStreamDefaultWriter<Uint8Array>;
   #frames: FrameReader;
@@ -93,7 +95,7 @@ export class Sandbox {
     this.#writer = this.#child.stdin.getWriter();
     this.#frames = new FrameReader(this.#child.stdout);
     void this.#drainStderr();
-    void this.#child.status.then(() => running.delete(this.#child));
+    this.exited = this.#child.status.then(() => void running.delete(this.#child));
     this.#send(spec.init);
     this.ready = this.#awaitReady();
     this.ready.catch(() => this.kill());

@@ -1,5 +1,6 @@
 import type { ComponentSettings } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { Reaper } from "./reaper.ts";
 import { Sandbox, type SandboxSpec } from "./sandbox.ts";
 
 /** The sandbox limits a Brain uses when its settings leave them out. */
@@ -45,6 +46,7 @@ export class SandboxPools implements AsyncDisposable {
   #specs = new Map<string, SandboxSpec>();
   #warming = new Map<string, number>();
   #closed = false;
+  #reaper: Reaper | undefined;
 
   constructor(settings: Readonly<ComponentSettings> = {}) {
     this.limits = Object.freeze({
@@ -137,6 +139,7 @@ export class SandboxPools implements AsyncDisposable {
     for (const waiter of this.#waiting.splice(0)) waiter.reject(new BrainError("session_closed", "this Brain closed"));
     this.#idle = [];
     await Promise.all([...this.#live].map((sandbox) => sandbox.kill()));
+    await this.#reaper?.close();
   }
 
   /** Sandboxes of `key` that are starting, or whose guest finished its call and is returning. */
@@ -148,6 +151,9 @@ export class SandboxPools implements AsyncDisposable {
 
   #start(spec: SandboxSpec): Promise<Sandbox> {
     const sandbox = new Sandbox(spec);
+    const reaper = this.#reaper ??= new Reaper();
+    reaper.watch(sandbox.pid);
+    void sandbox.exited.then(() => reaper.forget(sandbox.pid));
     this.#live.add(sandbox);
     return sandbox.ready.then(() => sandbox, (error) => {
       this.#forget(sandbox);

@@ -26,6 +26,8 @@ export interface Transpiled {
 /** Changes whenever the transpiler or its options change, so old entries are never read. */
 const TRANSPILER = "jco-transpile-0.15.0-async-1";
 const MAIN = new URL("./transpile_main.ts", import.meta.url).href;
+/** Longest a transpile may take: a Component that makes jco hang is refused, not waited for. */
+const TRANSPILE_TIMEOUT_MS = 120_000;
 const known = new Map<string, Promise<Transpiled>>();
 
 /**
@@ -65,13 +67,18 @@ async function readEntry(dir: string): Promise<TranspiledMeta | undefined> {
 async function transpileInChild(url: URL, bytes: Uint8Array, dir: string, cacheDir: string): Promise<TranspiledMeta> {
   const child = new Deno.Command(denoExecutable("Transpiling a Component"), {
     args: [...CHILD_RUN_FLAGS, "--allow-read", "--allow-env", `--allow-write=${cacheDir}`, MAIN, dir],
+    env: { DENO_NO_UPDATE_CHECK: "1" },
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
+    signal: AbortSignal.timeout(TRANSPILE_TIMEOUT_MS),
   }).spawn();
   const writer = child.stdin.getWriter();
   await writer.write(bytes).then(() => writer.close()).catch(() => {});
-  const { stdout, stderr, success } = await child.output();
+  const { stdout, stderr, success, signal } = await child.output();
+  if (signal === "SIGTERM") {
+    throw new BrainError("timeout", `transpiling ${url.href} took longer than ${TRANSPILE_TIMEOUT_MS} ms`);
+  }
   const text = new TextDecoder().decode(stdout).trim().split("\n").at(-1) ?? "";
   let result: TranspiledMeta | { error: string };
   try {

@@ -60,6 +60,12 @@ export interface BrainOptions {
   components?: ComponentSettings;
 }
 
+/** Errors of a journal's store worth trying again after. */
+const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);
+/** Tries, a second apart, to end the calls a failing store left open. */
+const SWEEP_ATTEMPTS = 60;
+const SWEEP_RETRY_MS = 1_000;
+
 /** The default {@linkcode BrainOptions.leaseMs}. */
 export const DEFAULT_LEASE_MS = 10_000;
 
@@ -86,6 +92,8 @@ export class EmbeddedBackend implements BrainBackend {
   #leaseMs: number;
   #resources: Resources;
   #closed = false;
+  /** Aborted when the Brain closes, ending any wait to retry the store. */
+  #closing = new AbortController();
 
   constructor(options: BrainOptions = {}) {
     if (options.path !== undefined || options.url !== undefined) {
@@ -252,6 +260,32 @@ export class EmbeddedBackend implements BrainBackend {
     return undefined;
   }
 
+  /**
+   * After a writing handle ended, calls it could not end (its store failed) are
+   * still open: once no handle here writes to the session, this Brain takes it
+   * again and ends them `unknown`, retrying while the store is failing.
+   */
+  async #endLeftOpen(id: string): Promise<void> {
+    for (let attempt = 0; attempt < SWEEP_ATTEMPTS && !this.#closed; attempt++) {
+      if ([...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+      try {
+        if ((await this.journal.openCalls(id)).length === 0) return;
+        await this.#sweepIfUnowned(id, 0);
+        return;
+      } catch (error) {
+        if (!(error instanceof BrainError && STORE_FAILURES.has(error.code))) return;
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, SWEEP_RETRY_MS);
+          function done() {
+            clearTimeout(timer);
+            resolve();
+          }
+          this.#closing.signal.addEventListener("abort", done, { once: true });
+        });
+      }
+    }
+  }
+
   /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
   #lose(id: string, ownership: Ownership): void {
     this.#owned.delete(id);
@@ -283,6 +317,7 @@ export class EmbeddedBackend implements BrainBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     await Promise.allSettled([...this.#live].map((session) => session.end()));
     await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
     this.#owned.clear();
@@ -356,6 +391,7 @@ export class EmbeddedBackend implements BrainBackend {
         ended.abort();
         await release(placed);
         await this.#releaseIfIdle(session.id);
+        this.#endLeftOpen(session.id);
       },
     });
     this.#live.add(session);

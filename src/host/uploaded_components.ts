@@ -14,6 +14,12 @@ export async function contentHash(bytes: Uint8Array<ArrayBuffer>): Promise<strin
  */
 export class UploadedComponents {
   #byHash = new Map<string, Component>();
+  #max: number;
+
+  /** Keeps at most `max` distinct Components; one more upload fails `limit_exceeded`. */
+  constructor(max = Infinity) {
+    this.#max = max;
+  }
 
   /** The hashes among `hashes` whose bytes were never uploaded here. */
   lacking(hashes: readonly string[]): string[] {
@@ -24,6 +30,11 @@ export class UploadedComponents {
   async component(upload: WireUpload): Promise<Component> {
     const known = this.#byHash.get(upload.sha256);
     if (known) return known;
+    if (this.#byHash.size >= this.#max) {
+      throw new BrainError("limit_exceeded", `this host already uploaded ${this.#max} distinct Components`, {
+        details: { limit: "maxUploadsPerHost", value: this.#max },
+      });
+    }
     if (upload.bytes === undefined) {
       throw new BrainError("protocol_error", `tool ${upload.tool}: Component ${upload.sha256} was never uploaded`);
     }

@@ -39,7 +39,7 @@ export async function* follow(
         yield record;
         next = record.sequence + 1;
       }
-      if (records.length > 0) continue;
+      // A commit since `committed` was taken has already resolved it, so waiting never misses one.
       if (!await (stop ? stop.wait(committed) : committed)) return;
     }
   } finally {

@@ -53,18 +53,24 @@ export class MemoryJournal implements Journal {
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
-    const open = new Set(session.open);
+    const opening: number[] = [];
+    const closing: number[] = [];
     bodies.forEach((body, index) => {
       const ended = closes(body);
-      if (ended !== undefined && !open.delete(ended)) {
-        throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+      if (ended !== undefined) {
+        if (closing.includes(ended) || !(session.open.has(ended) || opening.includes(ended))) {
+          throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+        }
+        closing.push(ended);
       }
-      if (opens(body)) open.add(start + index);
+      if (opens(body)) opening.push(start + index);
     });
-    session.open = open;
     const at = Date.now();
     const copies = bodies.length > 1 ? new Map() : undefined;
     const committed = bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+    // Only now that every record is built: a refused append leaves the open calls as they were.
+    for (const call of opening) session.open.add(call);
+    for (const call of closing) session.open.delete(call);
     for (const record of committed) session.records.push(record);
     this.#notifier.notify(sessionId);
     return committed;

@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
-import { checkRecordBody } from "./frozen_record.ts";
+import { checkRecordBody, frozenRecord } from "./frozen_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -153,23 +153,26 @@ export class PostgresJournal implements Journal {
       if (!advanced) throw await refusal(tx, sessionId, lease);
       const start = (advanced.head as number) - bodies.length + 1;
       const { open, ended } = callChanges(sessionId, bodies, start);
-      if (ended.length > 0) {
-        const deleted = await tx`DELETE FROM brain_open_calls
+      // Pipelined on the transaction's connection: one round trip for the rest of the commit.
+      const writes: Promise<unknown>[] = [];
+      const deleted = ended.length === 0 ? undefined : tx`DELETE FROM brain_open_calls
           WHERE session_id = ${sessionId} AND call IN ${tx(ended)} RETURNING call`;
-        if (deleted.length !== ended.length) {
-          throw new BrainError("call_finished", `session ${sessionId}: a call this append ends is not open`);
-        }
-      }
+      if (deleted) writes.push(deleted);
       if (bodies.length > 0) {
         const rows = texts.map((body, index) => ({ session_id: sessionId, sequence: start + index, body, at }));
-        await tx`INSERT INTO brain_records ${tx(rows, "session_id", "sequence", "body", "at")}`;
+        writes.push(tx`INSERT INTO brain_records ${tx(rows, "session_id", "sequence", "body", "at")}`);
       }
       if (open.length > 0) {
         const rows = open.map((call) => ({ session_id: sessionId, call }));
-        await tx`INSERT INTO brain_open_calls ${tx(rows, "session_id", "call")}`;
+        writes.push(tx`INSERT INTO brain_open_calls ${tx(rows, "session_id", "call")}`);
       }
-      await tx`SELECT pg_notify(${CHANNEL}, ${sessionId})`;
-      return texts.map((text, index) => decode(text, sessionId, start + index, at));
+      writes.push(tx`SELECT pg_notify(${CHANNEL}, ${sessionId})`);
+      await Promise.all(writes);
+      if (deleted && (await deleted).length !== ended.length) {
+        throw new BrainError("call_finished", `session ${sessionId}: a call this append ends is not open`);
+      }
+      const copies = bodies.length > 1 ? new Map() : undefined;
+      return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
     });
     this.#notifier.notify(sessionId);
     return records;

@@ -69,13 +69,19 @@ export class McpConnection {
     const tracked = link.transport.track(token, (progress) => {
       sink.emit("progress", progressData(progress)).catch(() => {});
     });
+    // The SDK sends an MCP cancellation whenever the request's signal aborts, even after
+    // the response; the call's own signal aborts as it finishes, so only an end before
+    // the response reaches the request.
+    const request = new AbortController();
+    const cancel = () => request.abort(sink.signal.reason);
+    sink.signal.addEventListener("abort", cancel, { once: true });
     try {
       const result = await Promise.race([
         link.client.callTool(
           { name, arguments: args as Record<string, unknown>, _meta: { progressToken: token } },
           undefined,
-          { signal: sink.signal, timeout: NO_SDK_TIMEOUT },
-        ),
+          { signal: request.signal, timeout: NO_SDK_TIMEOUT },
+        ).finally(() => sink.signal.removeEventListener("abort", cancel)),
         tracked.lost,
       ]);
       await sink.finish(publishedResult(result as Parameters<typeof publishedResult>[0]));

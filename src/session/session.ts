@@ -138,7 +138,11 @@ export class Session implements BrainSession {
     const state = new CallState({ journal: this.#journal, started, activation, models: this.#models, trace });
     this.#open.set(state.call, state);
     const closed = () => this.#open.delete(state.call);
-    state.ended.then(closed, closed);
+    state.ended.then(closed, (error) => {
+      closed();
+      // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
+      if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+    });
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
@@ -236,3 +240,6 @@ export class Session implements BrainSession {
     });
   }
 }
+
+/** Errors of a journal's store that leave a call's end uncommitted. */
+const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);

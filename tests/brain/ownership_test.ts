@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
@@ -151,26 +152,52 @@ Deno.test("a terminal commit that failed for a moment is retried: the caller set
   }
 });
 
-Deno.test("a terminal commit that keeps failing rejects the caller; the next owner ends the call unknown", async () => {
+Deno.test("a terminal commit that keeps failing rejects the caller; once the store is back the call ends unknown", async () => {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
   const journal = await FlakyJournal.at(path);
-  const first = new Brain({ journal });
-  const hold = held();
-  const session = await first.sessions.create({ id: "s", tools: [hold.placed()] });
-  const call = await session.start("hold", { n: 4 });
-  await hold.started.promise;
-  journal.failures = 100;
-  hold.release.resolve();
-  await assert.rejects(call.ended, hasCode("storage_unavailable"));
-  await first.close();
-  const second = await Brain.open({ path });
+  const brain = new Brain({ journal });
   try {
-    const records = await (await second.sessions.get("s")).read();
-    assert.deepEqual(
-      terminals(records, call.sequence).map((record) => record.kind === "tool_call_finished" && record.cause),
-      ["unknown"],
-    );
+    const hold = held();
+    const session = await brain.sessions.create({ id: "s", tools: [hold.placed()] });
+    const call = await session.start("hold", { n: 4 });
+    await hold.started.promise;
+    journal.failures = 100;
+    hold.release.resolve();
+    await assert.rejects(call.ended, hasCode("storage_unavailable"));
+    await assert.rejects(session.call("hold", { n: 5 }), hasCode("session_closed"), "the handle gave the session up");
+    journal.failures = 0;
+    let terminal: JournalRecord | undefined;
+    for await (const record of journal.subscribe("s", { from: call.sequence })) {
+      if (record.kind === "tool_call_finished" && record.call === call.sequence) {
+        terminal = record;
+        break;
+      }
+    }
+    assert.ok(terminal?.kind === "tool_call_finished" && terminal.cause === "unknown");
+    const again = await brain.sessions.get("s", { tools: [held().placed()] });
+    assert.equal(terminals(await again.read(), call.sequence).length, 1);
   } finally {
-    await second.close();
+    await brain.close();
+  }
+});
+
+Deno.test("a remote caller settles when its call's end fails to commit: the server's next try ends it unknown", async () => {
+  const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
+  const server = await serveBrain({ journal, serverToken: "operator" });
+  const client = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
+  try {
+    const hold = held();
+    const session = await client.sessions.create({ tools: [hold.placed()] });
+    const call = await session.start("hold", { n: 6 });
+    await hold.started.promise;
+    // The call's own terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
+    journal.failures = 6;
+    hold.release.resolve();
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
+    assert.equal(terminals(await journal.read(session.id), call.sequence).length, 1);
+  } finally {
+    await client.close();
+    await server.shutdown();
   }
 });

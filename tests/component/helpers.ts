@@ -47,15 +47,20 @@ export function telemetrySink(): { entries: TelemetryEntry[]; telemetry: (entry:
 export const soon = (): number => Date.now() + 10_000;
 
 /**
- * Child processes of this test process that are Component sandboxes and still
- * alive (not zombies); with `onCpu`, only those running on a CPU right now.
+ * Child processes of `parent` (this test process by default) that are Component
+ * sandboxes and still alive (not zombies); with `onCpu`, only those on a CPU right now.
  */
-export async function runningSandboxes(onCpu = false): Promise<number[]> {
+export function runningSandboxes(onCpu = false, parent = Deno.pid): Promise<number[]> {
+  return runningChildren("sandbox_main.ts", onCpu, parent);
+}
+
+/** Child processes of `parent` running `script` and still alive; with `onCpu`, only those on a CPU right now. */
+export async function runningChildren(script: string, onCpu = false, parent = Deno.pid): Promise<number[]> {
   const { stdout } = await new Deno.Command("ps", { args: ["-eo", "pid=,ppid=,stat=,args="] }).output();
   return new TextDecoder().decode(stdout).split("\n").map((line) => line.trim().split(/\s+/))
     .filter(([, ppid, stat = "Z", ...args]) =>
-      Number(ppid) === Deno.pid && !stat.startsWith("Z") && (!onCpu || stat.startsWith("R")) &&
-      args.some((arg) => arg.endsWith("sandbox_main.ts"))
+      Number(ppid) === parent && !stat.startsWith("Z") && (!onCpu || stat.startsWith("R")) &&
+      args.some((arg) => arg.endsWith(script))
     )
     .map(([pid]) => Number(pid));
 }

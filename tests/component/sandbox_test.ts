@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { BrainOptions, BrainSession } from "../../mod.ts";
-import { probeTool, reader, readerBrain, runningSandboxes, soon, within } from "./helpers.ts";
+import { probeTool, reader, readerBrain, runningChildren, runningSandboxes, soon, within } from "./helpers.ts";
 
 const KILLED_WITHIN_MS = 250;
 
@@ -22,6 +22,7 @@ async function withProbes(
     await brain.close();
   }
   assert.deepEqual(await runningSandboxes(), [], "no sandbox outlives brain.close()");
+  assert.deepEqual(await runningChildren("reaper_main.ts"), [], "nor does the reaper");
 }
 
 /** The pid of the sandbox whose guest spins: once its Event is committed, the one on a CPU. */
@@ -140,4 +141,31 @@ Deno.test("Component settings are checked when the Brain is made", () => {
   for (const components of [{ memoryMb: 0 }, { maxSandboxes: 1.5 }, { warm: -1 }, { cacheDir: "" }]) {
     assert.throws(() => readerBrain({ components }), { code: "invalid_argument" }, JSON.stringify(components));
   }
+});
+
+Deno.test("when the application's process dies mid-call, its spinning sandbox is killed too", async () => {
+  const app = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-read=.",
+      "--allow-write=.tmp",
+      "--allow-run",
+      new URL("./fixtures/crashing_app.ts", import.meta.url).href,
+    ],
+    stdout: "piped",
+    signal: AbortSignal.timeout(60_000),
+  }).spawn();
+  const reader = app.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  assert.equal((await reader.read()).value?.trim(), "spinning");
+  let pids: number[] = [];
+  await within(5_000, "the app's guest to spin", async () => (pids = await runningSandboxes(true, app.pid)).length > 0);
+  app.kill("SIGKILL");
+  await app.status;
+  await reader.cancel();
+  // Orphaned, the sandbox now belongs to init: look for its pid among all processes.
+  const alive = async () => {
+    const { stdout } = await new Deno.Command("ps", { args: ["-o", "stat=", "-p", pids.join(",")] }).output();
+    return new TextDecoder().decode(stdout).split("\n").filter((stat) => stat.trim() && !stat.trim().startsWith("Z"));
+  };
+  await within(2_000, "the orphaned sandbox to be killed", async () => (await alive()).length === 0);
 });

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
+import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
 
 const OPERATOR = "operator-secret";
 const hasCode = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
@@ -277,4 +278,23 @@ Deno.test("maxHandlesPerHost and maxStreamsPerHost: one more handle or record st
     await brain.close();
     await server.shutdown();
   }
+});
+
+Deno.test("maxUploadsPerHost: one more distinct Component is limit_exceeded; a known one still resolves", async () => {
+  const uploads = new UploadedComponents(1);
+  const upload = async (text: string) => {
+    const bytes = new TextEncoder().encode(text);
+    return {
+      tool: "t",
+      url: "https://example.test/c.wasm",
+      sha256: await contentHash(bytes),
+      bytes: bytes.toBase64(),
+      options: {},
+    };
+  };
+  const first = await upload("first component");
+  const kept = await uploads.component(first);
+  await assert.rejects(uploads.component(await upload("second component")), hasCode("limit_exceeded"));
+  assert.equal(await uploads.component({ ...first, bytes: undefined }), kept);
+  assert.deepEqual(uploads.lacking([first.sha256]), []);
 });

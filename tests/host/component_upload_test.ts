@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
-import { type AllowList, Brain, brainEnv, component } from "../../mod.ts";
+import { type AllowList, Brain, brainEnv, component, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
+import { z } from "zod";
 import { INSPECT, inspectTool, reader, soon } from "../component/helpers.ts";
 import { serve } from "../support/serve.ts";
 import { rawHost } from "./raw_host.ts";
@@ -33,7 +34,7 @@ Deno.test("a remote session runs an uploaded Component in the server's sandboxes
     assert.equal(event?.kind === "tool_event" && event.event, "inspect_started");
     assert.deepEqual(end.outcome, { status: "ok", value: { eventSequence: event!.sequence, entries: [] } });
     assert.ok(records.some((record) => record.kind === "tool_call_finished" && record.cause === "finish"));
-    // Input is validated on the server with the advertised schema.
+    // Input is validated by the client's schema, over the connection.
     const bad = await session.call("inspect", { path: 7 }, { deadline: soon() });
     assert.equal(bad.outcome.status === "error" && bad.outcome.error.code, "invalid_input");
   });
@@ -99,4 +100,40 @@ Deno.test("uploads are kept by content hash per host: bytes travel once, another
   } finally {
     await server.shutdown();
   }
+});
+
+Deno.test("an uploaded Component's input and output are parsed by the client's Zod schemas: defaults, transforms, async checks, stripping, and the deadline", async () => {
+  const checked: string[] = [];
+  const slow = Promise.withResolvers<void>();
+  const zodInspect = tool({
+    name: "inspect",
+    description: "Inspect one path.",
+    input: z.object({ path: z.string().default(" . ").transform((path) => path.trim()) }).refine(async ({ path }) => {
+      checked.push(path);
+      if (path === "slow") await slow.promise;
+      return path !== "forbidden";
+    }, "that path is forbidden"),
+    output: z.object({
+      eventSequence: z.number().int(),
+      entries: z.array(z.string()).overwrite((entries) => [...entries, "seen by the client"]),
+    }),
+    options: z.object({ depth: z.number().int().positive() }),
+    implementation: component(INSPECT),
+  });
+  await remote(async (brain) => {
+    const session = await brain.sessions.create({ tools: [zodInspect({ env: reader, depth: 1 })] });
+    const end = await session.call("inspect", { extra: "stripped" }, { deadline: soon() });
+    assert.equal(end.outcome.status, "ok");
+    assert.deepEqual(end.outcome.status === "ok" && end.outcome.value, {
+      eventSequence: end.call + 1,
+      entries: ["seen by the client"],
+    });
+    const refused = await session.call("inspect", { path: "forbidden" }, { deadline: soon() });
+    assert.equal(refused.outcome.status === "error" && refused.outcome.error.code, "invalid_input");
+    assert.match(refused.outcome.status === "error" ? refused.outcome.error.message : "", /that path is forbidden/);
+    const late = await session.call("inspect", { path: "slow" }, { deadline: Date.now() + 100 });
+    assert.equal(late.cause, "timeout", "an async check waiting past the deadline ends the call timeout");
+    slow.resolve();
+    assert.deepEqual(checked, [".", "forbidden", "slow"], "the client's refinement ran for every call");
+  });
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, tool } from "../../mod.ts";
+import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
@@ -167,6 +167,45 @@ Deno.test("a Tool that returned without finishing stays open until connection lo
     assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_returned", "tool_call_finished"]);
   } finally {
     await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("a second instance of a connected host is refused host_in_use and told so; takeover replaces the first", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const options = { url: server.url, serverToken: "operator-secret", token: "twin-token", host: "twin" };
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  const first = new Brain(options);
+  const session = await first.sessions.create({ tools: [quick()] });
+  const refused = Promise.withResolvers<HostConnectionEvent>();
+  const second = new Brain({ ...options, onConnection: (event) => event.type === "failed" && refused.resolve(event) });
+  try {
+    await assert.rejects(second.sessions.list(), (error: BrainError) => error.code === "host_in_use");
+    assert.equal((await refused.promise).error?.code, "host_in_use");
+    assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+    assert.equal(server.connections, 1, "the first instance was never evicted");
+
+    const lost = Promise.withResolvers<HostConnectionEvent>();
+    const third = new Brain({
+      ...options,
+      takeover: true,
+      onConnection: (event) => event.type === "attached" && lost.resolve(event),
+    });
+    try {
+      assert.deepEqual(await third.sessions.list(), [await server.journal.getSession(session.id)]);
+      await lost.promise;
+      assert.equal(server.connections, 2);
+    } finally {
+      await third.close();
+    }
+  } finally {
+    await second.close();
+    await first.close();
     await server.shutdown();
   }
 });

@@ -70,6 +70,9 @@ Deno.test("a malformed report ends only its own call, with error protocol_error;
       id: 5,
       late: false,
     });
+    // The next frame answers the next request: no `abort` follows a host's own finish.
+    raw.socket.send(JSON.stringify({ id: 6, op: "read", session: "s", from: 6 }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 6, value: [] });
   } finally {
     raw.socket.close();
     await raw.closed;

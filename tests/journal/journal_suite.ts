@@ -78,6 +78,29 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
         );
       }
       assert.equal(await journal.head("s"), 0);
+      const [started] = await journal.append("s", [{
+        kind: "tool_call_started",
+        tool: "t",
+        input: null,
+        activation: "a",
+      }]);
+      await assert.rejects(
+        journal.append("s", [{
+          kind: "tool_call_finished",
+          call: started.sequence,
+          cause: "finish",
+          outcome: { status: "ok", value: 1n as never },
+        }]),
+        (error) => error instanceof BrainError && error.code === "invalid_argument",
+      );
+      assert.deepEqual((await journal.openCalls("s")).map((open) => open.sequence), [started.sequence], "still open");
+      await journal.append("s", [{
+        kind: "tool_call_finished",
+        call: started.sequence,
+        cause: "finish",
+        outcome: { status: "ok", value: 1 },
+      }]);
+      assert.deepEqual(await journal.openCalls("s"), []);
       const [record] = await journal.append("s", [{
         kind: "tool_result",
         call: 1,

@@ -172,13 +172,17 @@ Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations"
     const lines = logLines((await session.call("log", {})).outcome);
     assert.deepEqual(lines.map((line) => line.replace(/:.*/, "")), [
       "wait",
+      "cancellation received",
       "wait cancelled",
       "wait",
+      "cancellation received",
       "wait cancelled",
       "log",
     ]);
-    assert.match(lines[1], /cancelled/);
-    assert.match(lines[3], /timeout/);
+    assert.match(lines[2], /cancelled/);
+    assert.match(lines[5], /timeout/);
+    const again = logLines((await session.call("log", {})).outcome);
+    assert.deepEqual(again.slice(lines.length), ["log"], "a call that finished is not cancelled afterwards");
     const events = ofKind(await session.read(), "tool_event");
     assert.deepEqual(events.map((event) => event.data), [
       { progress: 1, message: "waiting" },
@@ -205,6 +209,25 @@ Deno.test("a connection lost after sending ends the call unknown; the server saw
       ofKind(records, "tool_call_finished").map((record) => record.cause),
       ["unknown", "finish"],
     );
+  } finally {
+    await brain.close();
+  }
+});
+
+Deno.test("after a lost connection, a server that cannot start again ends the next call setup_failed", async () => {
+  const allow = await countingAllow();
+  const brain = new Brain({ allow });
+  try {
+    const session = await brain.sessions.create({ environments: [counting()] });
+    assert.equal((await session.call("vanish", {})).cause, "unknown");
+    const refusal = `${session.workspace("counting")}/refuse-start`;
+    await Deno.writeTextFile(refusal, "");
+    const failed = await session.call("log", {});
+    assert.equal(failed.cause, "error");
+    assert.ok(failed.outcome.status === "error" && failed.outcome.error.code === "setup_failed");
+    assert.match(failed.outcome.error.message, /refusing to start/);
+    await Deno.remove(refusal);
+    assert.deepEqual(logLines((await session.call("log", {})).outcome), ["vanish", "log"]);
   } finally {
     await brain.close();
   }

@@ -46,7 +46,18 @@ export async function launchChromium(dir: string): Promise<BrowserContext & Asyn
   return Object.assign(context, {
     async [Symbol.asyncDispose]() {
       await context.close();
-      await Deno.remove(profile, { recursive: true });
+      await removeProfile(profile);
     },
   });
+}
+
+/** Chromium's helper processes may still write to the profile just after the browser exits: try a few times. */
+async function removeProfile(profile: string, tries = 5): Promise<void> {
+  try {
+    await Deno.remove(profile, { recursive: true });
+  } catch (error) {
+    if (tries <= 1) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await removeProfile(profile, tries - 1);
+  }
 }

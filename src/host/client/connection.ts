@@ -2,6 +2,8 @@ import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
+import { findNonJson, type JsonValue } from "../../outcome/json.ts";
+import { issuesJson } from "../../outcome/issues.ts";
 import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
@@ -14,6 +16,7 @@ import {
   HOST_PATH,
   isMalformed,
   type Malformed,
+  type NoticeOf,
   type Replies,
   type RequestOf,
   type RequestOp,
@@ -74,6 +77,8 @@ export interface RequestOptions {
   retry?: boolean;
   /** Only valid on the connection of this generation: reports of a dispatched call. */
   generation?: number;
+  /** A call's deadline: still unanswered once it and the grace have passed, the request fails `connection_lost`. */
+  deadline?: number;
 }
 
 interface Pending {
@@ -254,7 +259,7 @@ export class HostConnection {
 
   #enqueue(
     frame: AnyRequest,
-    { retry = false, generation }: RequestOptions,
+    { retry = false, generation, deadline }: RequestOptions,
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
   ): number {
@@ -280,8 +285,28 @@ export class HostConnection {
       reject,
     };
     this.#pending.set(id, pending);
+    if (deadline !== undefined) this.#expire(id, pending, deadline + this.#options.deadlineGraceMs);
     if (this.#state === "attached") this.#send(pending);
     return id;
+  }
+
+  /** Fails a request still unanswered at `until`, sent or not. */
+  #expire(id: number, pending: Pending, until: number): void {
+    const { resolve, reject } = pending;
+    const disarm = callAt(until, () => {
+      if (this.#pending.get(id) !== pending) return;
+      this.#pending.delete(id);
+      reject(
+        new BrainError(
+          "connection_lost",
+          pending.sent
+            ? "Brain did not answer in time; the request may or may not have run"
+            : "the connection to Brain did not come back in time; the request was not sent",
+        ),
+      );
+    });
+    pending.resolve = (value) => (disarm(), resolve(value));
+    pending.reject = (error) => (disarm(), reject(error));
   }
 
   #send(pending: Pending): void {
@@ -329,6 +354,13 @@ export class HostConnection {
     this.#socket = socket;
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
+    // A handshake into a silent link never ends by itself.
+    this.#timer = setTimeout(() => {
+      if (this.#socket !== socket || this.#state !== "connecting") return;
+      this.#refused = new BrainError("connection_lost", `the Brain server at ${url} did not answer in time`);
+      socket.close();
+      this.#lost(socket);
+    }, this.#options.pingIntervalMs);
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = (event) => {
@@ -374,6 +406,7 @@ export class HostConnection {
 
   #attached(socket: WebSocket): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
+    clearTimeout(this.#timer);
     this.#state = "attached";
     this.#generation++;
     this.#attempt = 0;
@@ -423,8 +456,9 @@ export class HostConnection {
         return;
       case "ping":
         return this.#write({ op: "pong" });
-      case "pong":
       case "parse":
+        return void this.#parse(frame);
+      case "pong":
         return;
     }
   }
@@ -499,6 +533,30 @@ export class HostConnection {
     within(trace, () => hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink));
   }
 
+  /** Parses a value an uploaded Component takes or gives with this application's own Zod schema for it. */
+  async #parse({ ask, handle, tool, io, value }: Extract<ServerFrame, { t: "parse" }>): Promise<void> {
+    const declaration = this.#handles.get(handle)?.tools.get(tool)?.tool;
+    const schema = io === "input" ? declaration?.input : declaration?.output;
+    let answer: NoticeOf<"parsed">;
+    try {
+      if (!schema) throw new Error(`this host holds no ${io} schema for ${tool}`);
+      const parsed = await schema.safeParseAsync(value);
+      const nonJson = parsed.success ? findNonJson(parsed.data) : undefined;
+      answer = !parsed.success
+        ? { op: "parsed", ask, error: issuesJson(parsed.error) }
+        : nonJson
+        ? { op: "parsed", ask, error: [{ path: [], message: `the parsed ${io} is not JSON: ${nonJson}` }] }
+        : { op: "parsed", ask, value: parsed.data as JsonValue };
+    } catch (error) {
+      answer = {
+        op: "parsed",
+        ask,
+        error: [{ path: [], message: `${io} validation threw: ${(error as Error).message}` }],
+      };
+    }
+    this.#write(answer);
+  }
+
   #askForEnds(): void {
     for (const [session, call, wait] of this.#ends.entries()) {
       this.request("wait", { session, call }, { retry: true }).then(
@@ -523,6 +581,7 @@ export class HostConnection {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
     clearInterval(this.#pinger);
+    clearTimeout(this.#timer);
     if (this.#state === "closed") return;
     const attached = this.#state === "attached";
     this.#abortRunning();

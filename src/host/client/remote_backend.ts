@@ -16,11 +16,12 @@ import { type CallOptions, checkCallArguments, resolveTarget } from "../../sessi
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
-import { type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
-import type { RemoteSink } from "./remote_sink.ts";
-import type { Invocation } from "../../contract/call.ts";
-import { runHostTool } from "../../run/host_tool.ts";
-import { fail } from "../../outcome/outcome.ts";
+import { type Executor, type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
+import { runHostedCall } from "./hosted_call.ts";
+import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
+import { restoreCreated } from "../../session/created_env.ts";
+import { SessionEnvironments } from "../../session/environments.ts";
+import type { AllowList } from "../../contract/grant.ts";
 import type { WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
@@ -45,6 +46,12 @@ export interface RemoteBrainOptions {
    */
   host?: string;
   /**
+   * What this client may grant to the Environments it runs itself (HTTP and
+   * extension bindings, Environments its Tools create); nothing by default.
+   * Uploaded Components run under the server's allow-list instead.
+   */
+  allow?: AllowList;
+  /**
    * The server's operator credential (its `serverToken`), needed only to register
    * a host id the server does not know yet; sent in the `brain-server-token` header.
    */
@@ -54,6 +61,8 @@ export interface RemoteBrainOptions {
    * calls end `unknown`). Without it a second instance is refused `host_in_use`.
    */
   takeover?: boolean;
+  /** Longest delay (ms) between reconnect attempts, which back off from 50 ms; 2 000 by default. */
+  maxReconnectDelayMs?: number;
   /** How often (ms) the client pings a server it has not heard from; 10 000 by default. */
   pingIntervalMs?: number;
   /**
@@ -73,9 +82,13 @@ export interface RemoteBrainOptions {
 export class RemoteBackend implements BrainBackend {
   #connection: HostConnection;
   #live = new Set<RemoteSession>();
+  #allow: AllowList | undefined;
   #closed = false;
 
-  constructor({ url, token, host = "default", serverToken, onConnection, cluster, ...options }: RemoteBrainOptions) {
+  constructor(
+    { url, token, host = "default", serverToken, onConnection, cluster, maxReconnectDelayMs, allow, ...options }:
+      RemoteBrainOptions,
+  ) {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
@@ -85,11 +98,15 @@ export class RemoteBackend implements BrainBackend {
     if (serverToken !== undefined && typeof serverToken !== "string") {
       throw new BrainError("invalid_argument", "serverToken must be a string");
     }
-    for (const [name, value] of Object.entries(options)) {
+    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...options })) {
       if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
         throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
       }
     }
+    if (allow !== undefined && (typeof allow !== "object" || allow === null || Array.isArray(allow))) {
+      throw new BrainError("invalid_argument", "allow must be an allow-list object");
+    }
+    this.#allow = allow;
     this.#connection = new HostConnection({
       url,
       cluster,
@@ -97,6 +114,7 @@ export class RemoteBackend implements BrainBackend {
       host,
       serverToken,
       onEvent: onConnection,
+      maxDelay: maxReconnectDelayMs,
       ...options,
     });
   }
@@ -147,25 +165,43 @@ export class RemoteBackend implements BrainBackend {
     conversation: HandleConversation,
     op: "create" | "get",
   ): Promise<RemoteSession> {
-    const advertised = tools.map(({ advertised }) => {
-      if (advertised.implementation !== "host" && advertised.implementation !== "component") {
-        throw new BrainError(
-          "unsupported_runtime",
-          `tool ${advertised.name}: a remote Brain client hosts application functions and uploads Components only`,
-        );
-      }
+    const advertised = tools.map(({ advertised, env }) => {
       if (advertised.implementation === "component" && op === "get") {
         throw new BrainError(
           "unsupported_runtime",
           `tool ${advertised.name}: reopening a session uploads no Components`,
         );
       }
-      return { ...advertised, implementation: advertised.implementation };
+      if (env?.model) {
+        throw new BrainError(
+          "unsupported_runtime",
+          `tool ${advertised.name}: a remote client's Environments get no model execution service`,
+        );
+      }
+      return advertised;
     });
+    // Everything but an uploaded Component runs here, in this client's Environments, as an embedded Brain runs it.
+    const local = tools.filter((placed) => !isComponent(placed));
+    const workspaces = await bindEnvironments(id, local, this.#allow);
+    for (const { implementation, env, options } of local) {
+      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    }
+    const created = op === "get" && tools.length > 0
+      ? await restoreCreated(id, await this.#connection.request("read", { session: id }, { retry: true }), this.#allow)
+      : [];
+    const environments = new SessionEnvironments(id, uniqueBindings(tools).values(), workspaces, this.#allow, created);
+    const execute: Executor = (placed, invocation, sink) =>
+      runHostedCall({
+        placed,
+        invocation,
+        sink,
+        environments,
+        workspace: placed.env && workspaces.get(placed.env.name),
+      });
     const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
-    this.#connection.addHandle(handle, id, tools, executeHosted, conversation);
+    this.#connection.addHandle(handle, id, tools, execute, conversation);
     try {
       if (op === "create") {
         await this.#connection.request("create", {
@@ -185,9 +221,13 @@ export class RemoteBackend implements BrainBackend {
       }
     } catch (error) {
       this.#connection.removeHandle(handle);
+      environments.close();
       throw error;
     }
-    const session = new RemoteSession(this.#connection, id, handle, tools, (ended) => this.#live.delete(ended));
+    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, (ended) => {
+      environments.close();
+      this.#live.delete(ended);
+    });
     this.#live.add(session);
     return session;
   }
@@ -228,14 +268,6 @@ async function upload({ tool, implementation, env, options }: PlacedTool & { imp
   };
 }
 
-/** Runs an application function dispatched to this client. */
-function executeHosted(placed: PlacedTool, invocation: Invocation, sink: RemoteSink): void {
-  runHostTool(placed.tool, placed.options, invocation, sink).catch((error) =>
-    sink.finish({ outcome: fail("tool_error", error instanceof Error ? error.message : String(error)) }, "error")
-      .catch(() => {})
-  );
-}
-
 function refuseCredentials(host: unknown): void {
   if (host !== undefined) {
     throw new BrainError(
@@ -260,6 +292,7 @@ class RemoteSession implements BrainSession {
   #connection: HostConnection;
   #handle: string;
   #tools: Map<string, PlacedTool>;
+  #workspaces: ReadonlyMap<string, string>;
   #ended = false;
   #onEnd: (session: RemoteSession) => void;
 
@@ -268,11 +301,13 @@ class RemoteSession implements BrainSession {
     id: string,
     handle: string,
     tools: readonly PlacedTool[],
+    workspaces: ReadonlyMap<string, string>,
     onEnd: (session: RemoteSession) => void,
   ) {
     this.id = id;
     this.#connection = connection;
     this.#handle = handle;
+    this.#workspaces = workspaces;
     this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
     this.#onEnd = onEnd;
   }
@@ -281,9 +316,9 @@ class RemoteSession implements BrainSession {
     return [...this.#tools.values()];
   }
 
-  /** Always undefined: a remote client places only its own host Tools, which have no Brain workspace. */
-  workspace(_envName: string): string | undefined {
-    return undefined;
+  /** Real path of a binding's workspace on this client, when its grant has one (uploaded Components' are the server's). */
+  workspace(envName: string): string | undefined {
+    return this.#workspaces.get(envName);
   }
 
   /**
@@ -307,7 +342,7 @@ class RemoteSession implements BrainSession {
       ...(deadline === undefined ? {} : { deadline }),
       ...(checked.activation ? { activation: checked.activation.id } : {}),
       ...(traceparent === undefined ? {} : { traceparent }),
-    });
+    }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const cancel = (message?: string) =>

@@ -12,13 +12,16 @@ export interface ServerLimits {
   maxHandlesPerHost: number;
   /** Record streams (`records()`) one host may follow at once; one more fails. */
   maxStreamsPerHost: number;
+  /** Distinct Components one host may upload; the server keeps their bytes in memory. */
+  maxUploadsPerHost: number;
   /** Bytes of one WebSocket frame from a host; a larger frame is answered `payload_too_large` and not parsed. */
   maxFrameBytes: number;
 }
 
 /**
  * The default {@linkcode ServerLimits}: 1,000 hosts; per host 10,000 sessions,
- * 1,000 calls in flight, 10,000 open handles and 1,000 record streams; frames up to 16 MiB.
+ * 1,000 calls in flight, 10,000 open handles, 1,000 record streams and 256 uploaded
+ * Components; frames up to 16 MiB.
  *
  * @example
  * ```ts
@@ -32,6 +35,7 @@ export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxCallsPerHost: 1_000,
   maxHandlesPerHost: 10_000,
   maxStreamsPerHost: 1_000,
+  maxUploadsPerHost: 256,
   maxFrameBytes: 16 * 1024 * 1024,
 });
 

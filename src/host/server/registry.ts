@@ -1,6 +1,7 @@
 import type { Journal } from "../../journal/journal.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
+import type { JsonValue } from "../../outcome/json.ts";
 import type { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import { type CallSink, endedCause, type Invocation } from "../../contract/call.ts";
@@ -22,6 +23,9 @@ interface Inflight {
 
 type InvokeFrame = Extract<ServerFrame, { t: "invoke" }>;
 
+/** A host's answer to a parse request: the parsed value, or the issues its schema found. */
+export type ParsedValue = { value: JsonValue } | { issues: { path: (string | number)[]; message: string }[] };
+
 /**
  * Brain's record of one registered host: its identity and token hash, its
  * current socket and the client instance behind it, its open session handles,
@@ -38,13 +42,16 @@ export class RegisteredHost {
   /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
   readonly activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
-  readonly components: UploadedComponents = new UploadedComponents();
+  readonly components: UploadedComponents;
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
   #held: { handle: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
+  /** Parse requests sent to the host, by ask id: its Zod schemas parse what its uploaded Components take and give. */
+  #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
+  #nextAsk = 1;
   #limits: ServerLimits;
   #started = 0;
   #creating = 0;
@@ -53,7 +60,9 @@ export class RegisteredHost {
     this.id = id;
     this.tokenHash = tokenHash;
     this.#limits = limits;
+    this.components = new UploadedComponents(limits.maxUploadsPerHost);
   }
+
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
   checkHandleRoom(): void {
     const max = this.#limits.maxHandlesPerHost;
@@ -119,7 +128,9 @@ export class RegisteredHost {
    * or `takeover` is asked for.
    */
   admits(instance: string, takeover: boolean): boolean {
-    return takeover || !this.connected || this.#instance === instance;
+    const socket = this.#socket;
+    const live = socket !== undefined && socket.readyState <= WebSocket.OPEN;
+    return takeover || !live || this.#instance === instance;
   }
 
   /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
@@ -219,6 +230,28 @@ export class RegisteredHost {
     this.#inflight.delete(session, call);
   }
 
+  /**
+   * Asks the host to parse `value` with the `io` schema of `tool` on `handle`, as the
+   * declaring application's Zod schema does it (defaults, transforms, async checks).
+   */
+  parse(handle: string, tool: string, io: "input" | "output", value: JsonValue): Promise<ParsedValue> {
+    const socket = this.#socket;
+    if (!socket || socket.readyState !== WebSocket.OPEN) {
+      return Promise.reject(new BrainError("connection_lost", `host ${this.id} is not connected to parse ${io}`));
+    }
+    const ask = this.#nextAsk++;
+    const answer = Promise.withResolvers<ParsedValue>();
+    this.#asks.set(ask, answer);
+    send(socket, { t: "parse", ask, handle, tool, io, value });
+    return answer.promise;
+  }
+
+  /** Settles a parse request with the host's answer. */
+  parsed(ask: number, answer: ParsedValue): void {
+    this.#asks.get(ask)?.resolve(answer);
+    this.#asks.delete(ask);
+  }
+
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
@@ -240,6 +273,10 @@ export class RegisteredHost {
       lost.push(inflight.sink);
     }
     this.#held = [];
+    for (const ask of this.#asks.values()) {
+      ask.reject(new BrainError("connection_lost", "the host's connection was lost"));
+    }
+    this.#asks.clear();
     for (const sink of lost) if (!sink.signal.aborted) sink.finish(undefined, "unknown").catch(() => {});
   }
 }
@@ -248,6 +285,9 @@ export class RegisteredHost {
 export function send(socket: WebSocket, frame: ServerFrame): void {
   if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
 }
+
+/** How long the journal's list of hosts is reused before it is read again. */
+const SAVED_HOSTS_MS = 1_000;
 
 /** Who a server admits: the operator credential that registers new host ids, and hosts configured up front. */
 export interface HostAdmission {
@@ -265,6 +305,7 @@ export interface HostAdmission {
 export class HostRegistry {
   #hosts = new Map<string, RegisteredHost>();
   #configured = new Map<string, Promise<string>>();
+  #saved: { at: number; hosts: Promise<Map<string, string>> } | undefined;
   #serverTokenHash: Promise<string> | undefined;
   #journal: Journal;
   #limits: ServerLimits;
@@ -338,7 +379,23 @@ export class HostRegistry {
   async #knownHash(id: string): Promise<string | undefined> {
     const registered = this.#hosts.get(id)?.tokenHash ?? await this.#configured.get(id);
     if (registered !== undefined) return registered;
-    return (await this.#journal.listSessions()).find((meta) => meta.host?.id === id)?.host?.tokenHash;
+    return (await this.#savedHosts()).get(id);
+  }
+
+  /**
+   * The hosts the journal's sessions name, read at most once per {@linkcode SAVED_HOSTS_MS}, so
+   * connection attempts for unknown ids cannot make the server scan its journal on every request.
+   */
+  #savedHosts(): Promise<Map<string, string>> {
+    if (this.#saved && performance.now() - this.#saved.at < SAVED_HOSTS_MS) return this.#saved.hosts;
+    const hosts = this.#journal.listSessions().then((sessions) => {
+      const saved = new Map<string, string>();
+      for (const { host } of sessions) if (host && !saved.has(host.id)) saved.set(host.id, host.tokenHash);
+      return saved;
+    });
+    this.#saved = { at: performance.now(), hosts };
+    hosts.catch(() => this.#saved = undefined);
+    return hosts;
   }
 }
 

@@ -65,6 +65,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     throw error;
   }
   const calls = new OpenCalls();
+  const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
   const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
@@ -106,7 +107,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     }
     connections++;
     host.attach(upgraded.socket, instance);
-    new HostSocketHandler({
+    const handler = new HostSocketHandler({
       socket: upgraded.socket,
       host,
       backend,
@@ -114,6 +115,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       maxFrameBytes: limits.maxFrameBytes,
       pingIntervalMs,
     });
+    sockets.add(handler.closed);
+    handler.closed.then(() => sockets.delete(handler.closed));
     return upgraded.response;
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
@@ -130,9 +133,14 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       host.drop();
       return true;
     },
-    close() {
+    async close() {
       hosts.closeAll();
-      return backend.close();
+      // A graceful HTTP shutdown hangs on a WebSocket still closing, so wait (a little) until they have.
+      const waited = Promise.withResolvers<void>();
+      const timer = setTimeout(waited.resolve, 1_000);
+      await Promise.race([Promise.all(sockets), waited.promise]);
+      clearTimeout(timer);
+      await backend.close();
     },
   };
 }

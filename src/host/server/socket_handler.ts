@@ -15,13 +15,15 @@ import {
   errorFrame,
   isMalformed,
   type Malformed,
+  type NoticeOf,
   oversizeFrame,
   type Replies,
   type RequestOf,
   type RequestOp,
   type WireAgentloop,
 } from "../protocol.ts";
-import { type RegisteredHost, send } from "./registry.ts";
+import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
+import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
 import { checkName } from "../../util/names.ts";
@@ -89,6 +91,7 @@ export class HostSocketHandler {
   #heard = true;
   #pinger: ReturnType<typeof setInterval>;
   #maxFrameBytes: number;
+  #gone = Promise.withResolvers<void>();
 
   constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
     this.#maxFrameBytes = maxFrameBytes;
@@ -99,8 +102,16 @@ export class HostSocketHandler {
     this.#calls = calls;
     this.#registration = { id: host.id, tokenHash: host.tokenHash };
     socket.onmessage = (event) => this.#receive(event.data);
-    socket.onclose = () => this.#lost();
+    socket.onclose = () => {
+      this.#lost();
+      this.#gone.resolve();
+    };
     this.#pinger = setInterval(() => this.#ping(), pingIntervalMs);
+  }
+
+  /** Resolves once the socket has closed. */
+  get closed(): Promise<void> {
+    return this.#gone.promise;
   }
 
   #handlers: Handlers = {
@@ -155,7 +166,7 @@ export class HostSocketHandler {
     if (isMalformed(frame)) return this.#malformed(frame);
     if (frame.op === "ping") return send(this.#socket, { t: "pong" });
     if (frame.op === "pong") return;
-    if (frame.op === "parsed") return;
+    if (frame.op === "parsed") return this.#host.parsed(frame.ask, parsedValue(frame));
     const handler = this.#handlers[frame.op] as (frame: ClientFrame) => Promise<unknown>;
     let reply: Promise<unknown>;
     try {
@@ -224,7 +235,8 @@ export class HostSocketHandler {
       if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
       const upload = uploads.get(tool.name);
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
-      return uploadedTool(tool, upload, await this.#host.components.component(upload));
+      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
     }));
     if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
@@ -321,7 +333,13 @@ export class HostSocketHandler {
     this.#started.set(session, call.sequence, call);
     call.ended.then((end) => {
       if (!this.#finishing.get(session, call.sequence)) this.#pushEnded(session, end);
-    }, () => this.#started.delete(session, call.sequence));
+    }, () => {
+      // Its end did not commit here (a failing store, or another server took the session over): the session's
+      // next owner ends it, and the host hears that end when the journal has it.
+      const forget = () => this.#started.delete(session, call.sequence);
+      findEnd(this.#journal.subscribe(session, { from: call.sequence, signal: this.#closed.signal }), call.sequence)
+        .then((end) => end ? this.#pushEnded(session, end) : forget(), forget);
+    });
   }
 
   /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
@@ -410,6 +428,17 @@ export class HostSocketHandler {
     }
     return sink.record(records);
   }
+}
+
+/** The answer a `parsed` notice carries: a value, or issues (anything else is one issue saying so). */
+function parsedValue(frame: NoticeOf<"parsed">): ParsedValue {
+  if (frame.error === undefined) return { value: frame.value ?? null };
+  const issues = Array.isArray(frame.error) ? frame.error : [];
+  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string } =>
+    typeof issue === "object" && issue !== null && !Array.isArray(issue) && typeof issue.message === "string" &&
+    Array.isArray(issue.path) && issue.path.every((part) => typeof part === "string" || typeof part === "number")
+  );
+  return { issues: checked.length > 0 ? checked : [{ path: [], message: "the host's schema refused the value" }] };
 }
 
 const reports = new Set(["emit", "model", "result", "returned", "finish", "record"]);

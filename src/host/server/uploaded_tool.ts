@@ -4,23 +4,34 @@ import { brainEnv } from "../../env/brain_env.ts";
 import type { BrainEnvGrant } from "../../contract/grant.ts";
 import type { AdvertisedTool } from "../../journal/records.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
+import type { JsonValue } from "../../outcome/json.ts";
 import { deepFreeze } from "../../util/freeze.ts";
 import type { WireUpload } from "../protocol.ts";
+import type { ParsedValue } from "./registry.ts";
+
+/** Parses a value with the declaring application's schema for it, over the host connection. */
+export type RemoteParse = (io: "input" | "output", value: JsonValue) => Promise<ParsedValue>;
 
 /**
  * Brain's placement of a Component a remote client uploaded: it runs in this
- * server's sandboxes, admitted under this server's allow-list. Input and output are
- * validated with schemas rebuilt from the advertised JSON Schemas, since the
- * client's Zod schemas do not travel.
+ * server's sandboxes, admitted under this server's allow-list. Its input and
+ * output are parsed by the client's own Zod schemas (`parse` asks the client),
+ * with their defaults, transforms and async checks, inside the call's deadline:
+ * this server never compiles a client's schema.
  */
-export function uploadedTool(advertised: AdvertisedTool, upload: WireUpload, implementation: Component): PlacedTool {
+export function uploadedTool(
+  advertised: AdvertisedTool,
+  upload: WireUpload,
+  implementation: Component,
+  parse: RemoteParse,
+): PlacedTool {
   const env = upload.env && brainEnv({ name: upload.env.name, ...(upload.env.grant as BrainEnvGrant) });
   return Object.freeze({
     tool: Object.freeze({
       name: advertised.name,
       description: advertised.description,
-      input: z.fromJSONSchema(advertised.inputSchema),
-      output: advertised.outputSchema && z.fromJSONSchema(advertised.outputSchema),
+      input: askedSchema((value) => parse("input", value)),
+      output: advertised.outputSchema && askedSchema((value) => parse("output", value)),
       inputSchema: advertised.inputSchema,
       outputSchema: advertised.outputSchema,
       run: undefined,
@@ -29,5 +40,15 @@ export function uploadedTool(advertised: AdvertisedTool, upload: WireUpload, imp
     env,
     implementation,
     advertised: deepFreeze(structuredClone(advertised)),
+  });
+}
+
+/** A schema whose parse is the client's answer: its value, or its issues. */
+function askedSchema(ask: (value: JsonValue) => Promise<ParsedValue>): z.ZodType {
+  return z.unknown().transform(async (value, ctx) => {
+    const answer = await ask(value as JsonValue);
+    if ("value" in answer) return answer.value;
+    for (const { path, message } of answer.issues) ctx.addIssue({ code: "custom", message, path, input: value });
+    return z.NEVER;
   });
 }

@@ -273,7 +273,18 @@ class Timeline {
     );
   }
 
+  /** A streamed fragment of a reply: shown under its model call until the whole message commits. */
+  assistant_delta(record) {
+    const model = this.models.get(record.modelCall);
+    if (!model) {
+      return this.row(record, el("div", { class: "row other" }, this.head(record, record.kind), payload(record)));
+    }
+    model.streaming ??= model.node.appendChild(el("pre", { class: "text streaming" }));
+    model.streaming.append(record.content);
+  }
+
   assistant_message(record) {
+    this.models.get(record.modelCall)?.streaming?.remove();
     const asks = record.toolCalls.map((call) => el("li", {}, el("code", {}, call.name), " ", payload(call.input)));
     this.row(
       record,
@@ -282,6 +293,7 @@ class Timeline {
         { class: "row msg assistant" },
         this.head(record, el("b", {}, "Assistant"), el("small", {}, ` from model call #${record.modelCall}`)),
         record.content ? payload(record.content, "text") : undefined,
+        record.refusal ? el("div", { class: "error" }, `refused: ${record.refusal}`) : undefined,
         asks.length ? el("ul", { class: "asks" }, asks) : undefined,
       ),
     );
