@@ -137,7 +137,7 @@ export class MemoryJournal implements Journal {
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
     return follow(
       (id, read) => this.read(id, read),
-      () => ({ next: () => this.#notifier.next(sessionId), closed: () => this.#notifier.closed, close: () => {} }),
+      () => this.#notifier.wakes(sessionId),
       sessionId,
       options,
     );

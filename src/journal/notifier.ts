@@ -1,3 +1,5 @@
+import type { CommitWakes } from "./follow.ts";
+
 /**
  * Tells waiters that a session has new commits. A waiter takes `next(sessionId)`
  * before it reads, so a commit between the read and the wait is never missed.
@@ -20,6 +22,11 @@ export class CommitNotifier {
       this.#waiters.set(sessionId, waiter);
     }
     return waiter.promise;
+  }
+
+  /** The wakes of one subscription to `sessionId` that only this notifier wakes. */
+  wakes(sessionId: string): CommitWakes {
+    return { next: () => this.next(sessionId), closed: () => this.#closed, close: () => {} };
   }
 
   /** Wakes every waiter of `sessionId`. */

@@ -253,7 +253,7 @@ export class PostgresJournal implements Journal {
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
     return follow(
       (id, read) => this.read(id, read),
-      () => ({ next: () => this.#notifier.next(sessionId), closed: () => this.#notifier.closed, close: () => {} }),
+      () => this.#notifier.wakes(sessionId),
       sessionId,
       options,
     );
