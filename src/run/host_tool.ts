@@ -10,6 +10,7 @@ import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { normalizeOutput } from "./output.ts";
+import { refusedEvent, refusedResultOptions } from "./report_arguments.ts";
 import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";
 
@@ -100,10 +101,15 @@ class ReportQueue {
       environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
+        const refused = refusedEvent(event, data);
+        if (refused) return handled(Promise.reject(refused));
         return handled(this.#enqueue(() => this.#sink.emit(event, data)));
       },
-      emitResult: (value: unknown, { content }: ResultOptions = {}) => {
+      emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
+        const refused = refusedResultOptions(options);
+        if (refused) return handled(Promise.reject(refused));
+        const content = options?.content;
         return handled(this.#enqueue(async () => {
           const { outcome, invalid } = await this.#normalize(value);
           if (invalid) {
@@ -117,7 +123,10 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
         return handled(this.#sink.model(request));
       },
-      finish: (value?: unknown, { content }: ResultOptions = {}) => {
+      finish: (value?: unknown, options?: ResultOptions) => {
+        const refused = refusedResultOptions(options);
+        if (refused) return handled(Promise.reject(refused));
+        const content = options?.content;
         this.#finishing = true;
         return handled(this.#enqueue(async () => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);

@@ -5,14 +5,18 @@ import { serveBrain } from "../../src/host/server/mod.ts";
 /** The two ways an application holds a Brain; every spec sentence that applies to both is checked in both. */
 export const TRANSPORTS = ["embedded", "remote"] as const;
 
+/** The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one. */
+export type SpecOptions = Pick<BrainOptions, "maxEmittedBytes" | "maxInputBytes" | "maxModelCalls" | "models">;
+
 /** Registers `fn` once per transport, with a fresh Brain built from `options` (the server's, when remote). */
 export function specTest(
   title: string,
   fn: (brain: Brain, transport: (typeof TRANSPORTS)[number]) => Promise<void>,
-  options: Pick<BrainOptions, "maxEmittedBytes" | "maxInputBytes"> = {},
+  given: SpecOptions | (() => SpecOptions) = {},
 ): void {
   for (const transport of TRANSPORTS) {
     Deno.test(`${transport}: ${title}`, async () => {
+      const options = typeof given === "function" ? given() : given;
       if (transport === "embedded") {
         await using brain = new Brain(options);
         await fn(brain, transport);

@@ -370,3 +370,78 @@ specTest("cancelling during async output checks prevents the late result", async
   const kinds = await callKinds(session, call.sequence);
   assert.equal(kinds.includes("tool_result"), false, kinds.join());
 });
+
+specTest(
+  "bad ctx.emit and emitResult arguments reject invalid_argument, commit nothing and leave the call open",
+  async (brain) => {
+    const codes = Promise.withResolvers<JsonValue[]>();
+    const sloppy = tool({
+      name: "sloppy",
+      description: "Emits badly.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const attempts: (() => Promise<unknown>)[] = [
+          () => ctx.emit("", 1),
+          () => ctx.emit(5 as never, 1),
+          () => ctx.emit("e", { n: 1n } as never),
+          () => ctx.emit("e", Number.NaN as never),
+          () => ctx.emit("e", { f: () => 1 } as never),
+          () => ctx.emitResult("x", { content: 5 as never }),
+          () => ctx.emitResult("x", "text" as never),
+        ];
+        const answers: JsonValue[] = [];
+        for (const attempt of attempts) {
+          answers.push(
+            await (async () => await attempt())().then(() => "committed", (error) => error?.code ?? String(error)),
+          );
+        }
+        codes.resolve(answers);
+        return ctx.finish("still open");
+      },
+    });
+    const session = await brain.sessions.create({ tools: [sloppy()] });
+    const end = await session.call("sloppy", {});
+    assert.deepEqual(await codes.promise, Array(7).fill("invalid_argument"));
+    assert.deepEqual(end.outcome, ok("still open"));
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+  },
+);
+
+specTest("a finish with content that is not text ends the call with an error, never a stuck call", async (brain) => {
+  const sloppy = tool({
+    name: "sloppy",
+    description: "Finishes badly.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("x", { content: { text: "no" } as never }),
+  });
+  const session = await brain.sessions.create({ tools: [sloppy()] });
+  const end = await session.call("sloppy", {});
+  assert.equal(end.outcome.status, "error");
+  const records = await callRecords(session, end.call);
+  assert.equal(records.some((record) => record.kind === "tool_result" && record.content !== undefined), false);
+});
+
+specTest("a second ctx.finish is recorded late and resolves late with the first terminal record", async (brain) => {
+  const seen = Promise.withResolvers<{ first: [number, boolean]; second: [number, boolean] }>();
+  const twice = tool({
+    name: "twice",
+    description: "Finishes twice.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const first = await ctx.finish("first");
+      const second = await ctx.finish("second");
+      seen.resolve({ first: [first.sequence, first.late], second: [second.sequence, second.late] });
+      return second;
+    },
+  });
+  const session = await brain.sessions.create({ tools: [twice()] });
+  const end = await session.call("twice", {});
+  assert.deepEqual(await seen.promise, { first: [end.sequence, false], second: [end.sequence, true] });
+  assert.deepEqual(end.outcome, ok("first"));
+  assert.deepEqual(await callKinds(session, end.call), [
+    "tool_call_started",
+    "tool_result",
+    "tool_call_finished",
+    "tool_call_late",
+  ]);
+});
