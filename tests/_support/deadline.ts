@@ -2,10 +2,8 @@
  * `promise`, or a rejection naming `what` once `ms` (5 s by default) pass first: a test that waits on
  * code under test never hangs.
  *
- * @example
- * ```ts
- * await withDeadline(started.promise, "the Tool to start");
- * ```
+ * For example:
+ *   await withDeadline(started.promise, "the Tool to start");
  */
 export async function withDeadline<T>(promise: Promise<T>, what: string, ms = 5_000): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined;

@@ -22,11 +22,9 @@ export interface DenoScriptOptions {
 /**
  * Runs `script` (relative to the repository) with `deno run --quiet` on `Deno.execPath()`.
  *
- * @example
- * ```ts
- * await using app = denoScript("tests/e2e/fixtures/host_app.ts", [url]);
- * const first = await app.line();
- * ```
+ * For example:
+ *   await using app = denoScript("tests/e2e/fixtures/host_app.ts", [url]);
+ *   const first = await app.line();
  */
 export function denoScript(
   script: string,

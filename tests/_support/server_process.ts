@@ -38,11 +38,9 @@ export interface ServerProcess extends DenoScript {
  * Starts `src/host/server/serve.ts` with `args` and waits for its `Brain listening on <url>` line;
  * fails with that line when it says anything else or exits first.
  *
- * @example
- * ```ts
- * await using server = await serverProcess(["--port", "0", "--path", `${dir}/brain.kv`]);
- * await server.kill("SIGKILL");
- * ```
+ * For example:
+ *   await using server = await serverProcess(["--port", "0", "--path", `${dir}/brain.kv`]);
+ *   await server.kill("SIGKILL");
  */
 export async function serverProcess(args: string[], options?: ServeOptions): Promise<ServerProcess> {
   const child = serveScript(args, options);

@@ -11,11 +11,9 @@ export interface SessionFixture {
  * A session of `tools` on a fresh embedded Brain made with `options`.
  * (A Brain alone needs no fixture: `await using brain = new Brain(options)` closes it.)
  *
- * @example
- * ```ts
- * await using fixture = await sessionFixture([lookup()]);
- * const call = await fixture.session.start("lookup", { id: "1" });
- * ```
+ * For example:
+ *   await using fixture = await sessionFixture([lookup()]);
+ *   const call = await fixture.session.start("lookup", { id: "1" });
  */
 export async function sessionFixture(tools: PlacedTool[], options?: BrainOptions): Promise<SessionFixture> {
   const brain = new Brain(options);

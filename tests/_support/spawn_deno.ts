@@ -20,10 +20,8 @@ export function denoCommand(args: string[], options: DenoOptions = {}): Deno.Com
 /**
  * Starts this Deno with `args`; `await using` kills the child if it still runs and waits for it.
  *
- * @example
- * ```ts
- * await using child = spawnDeno(["run", "tests/e2e/fixtures/emitter.ts", path], { stdout: "piped" });
- * ```
+ * For example:
+ *   await using child = spawnDeno(["run", "tests/e2e/fixtures/emitter.ts", path], { stdout: "piped" });
  */
 export function spawnDeno(args: string[], options: DenoOptions = {}): Deno.ChildProcess {
   return denoCommand(args, options).spawn();
