@@ -2,8 +2,10 @@
  * A Component sandbox: the child Deno process that runs one Component for one
  * grant. Brain starts it with exactly the grant's permissions, sends `init`,
  * then one `call` at a time. Host calls block on stdin for Brain's reply. Each
- * call gets a fresh instance (made ahead, while the sandbox is idle), so no
- * state crosses calls. Brain kills the process at a deadline or cancellation.
+ * call gets a fresh instance, so no state crosses calls; the next one is made
+ * while Brain answers the current call's first host call (else after the
+ * call), so instantiation is off a call's path. Brain kills the process at a
+ * deadline or cancellation.
  *
  * @module
  */
@@ -20,8 +22,14 @@ type Instance = Record<string, { run(invocation: unknown): void }>;
 type Instantiate = (
   getCoreModule: (name: string) => WebAssembly.Module,
   imports: Record<string, unknown>,
-  instantiateCore: (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>,
-) => Promise<Instance>;
+  instantiateCore: (module: WebAssembly.Module, imports?: WebAssembly.Imports) => WebAssembly.Instance,
+) => Instance;
+/** A component instance made for one call, or why it could not be. */
+interface Made {
+  instance?: Instance;
+  error?: string;
+  memories: WebAssembly.Memory[];
+}
 
 const frames = new SyncFrames();
 const report = (message: FromSandbox) => frames.write(message);
@@ -29,10 +37,15 @@ const report = (message: FromSandbox) => frames.write(message);
 /** Set while a call runs: host calls outside a call are refused. */
 let calling = false;
 let memories: WebAssembly.Memory[] = [];
+/** Makes a fresh instance; set once the Component is loaded. */
+let make: () => Made = () => ({ error: "the Component is not loaded", memories: [] });
+/** The instance the next call runs on, once made. */
+let next: Made | undefined;
 
 function hostCall(op: HostCall["op"], args: HostCall["args"]): Reply {
   if (!calling) return { tag: "err", val: { code: "call_finished", message: "no call is running" } };
   report({ type: "host", op, args });
+  next ??= makeAside();
   const message = frames.read() as ToSandbox | undefined;
   if (message?.type !== "reply") Deno.exit(0);
   return message.reply;
@@ -72,23 +85,40 @@ async function load(init: SandboxInit) {
       if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
     },
   });
-  return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
+  return (): Made => {
     const made: WebAssembly.Memory[] = [];
     try {
-      const instance = await instantiate(
+      const instance = instantiate(
         (name) => modules[name],
         { ...wasi, "brain:tool/host": host },
-        (module, imports) =>
-          WebAssembly.instantiate(module, imports).then((core) => {
-            for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
-            return core;
-          }),
+        (module, imports) => {
+          const core = new WebAssembly.Instance(module, imports);
+          for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
+          return core;
+        },
       );
       return { instance, memories: made };
     } catch (error) {
       return { error: `the Component failed to instantiate: ${describe(error)}`, memories: made };
     }
   };
+}
+
+/** The instance for the call starting now. */
+function takeNext(): Made {
+  const made = next ?? make();
+  next = undefined;
+  return made;
+}
+
+/** Makes the next call's instance while the current call waits: its imports refuse any use meanwhile. */
+function makeAside(): Made {
+  calling = false;
+  try {
+    return make();
+  } finally {
+    calling = true;
+  }
 }
 
 /**
@@ -122,18 +152,18 @@ function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: numbe
 async function serve(): Promise<void> {
   const init = frames.read() as SandboxInit | undefined;
   if (init?.type !== "init") return;
-  let fresh;
   try {
-    fresh = await load(init);
+    make = await load(init);
   } catch (error) {
     return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
   }
-  let made = await fresh();
+  next = make();
   report({ type: "ready" });
   for (;;) {
     const message = frames.read() as ToSandbox | undefined;
     if (message === undefined) return;
     if (message.type !== "call") continue;
+    const made = takeNext();
     memories = made.memories;
     report(
       made.instance ? run(made.instance, message, init.memoryBytes) : {
@@ -143,7 +173,8 @@ async function serve(): Promise<void> {
         trapped: true,
       },
     );
-    made = await fresh();
+    // One made during the call may have failed for memory the call held, now free.
+    if (!next?.instance) next = make();
   }
 }
 
