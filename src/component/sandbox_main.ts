@@ -2,10 +2,8 @@
  * A Component sandbox: the child Deno process that runs one Component for one
  * grant. Brain starts it with exactly the grant's permissions, sends `init`,
  * then one `call` at a time. Host calls block on stdin for Brain's reply. Each
- * call gets a fresh instance, so no state crosses calls; the next one is made
- * while Brain answers the current call's first host call (else after the
- * call), so instantiation is off a call's path. Brain kills the process at a
- * deadline or cancellation.
+ * call gets a fresh instance (made ahead, while the sandbox is idle), so no
+ * state crosses calls. Brain kills the process at a deadline or cancellation.
  *
  * @module
  */
@@ -37,15 +35,10 @@ const report = (message: FromSandbox) => frames.write(message);
 /** Set while a call runs: host calls outside a call are refused. */
 let calling = false;
 let memories: WebAssembly.Memory[] = [];
-/** Makes a fresh instance; set once the Component is loaded. */
-let make: () => Made = () => ({ error: "the Component is not loaded", memories: [] });
-/** The instance the next call runs on, once made. */
-let next: Made | undefined;
 
 function hostCall(op: HostCall["op"], args: HostCall["args"]): Reply {
   if (!calling) return { tag: "err", val: { code: "call_finished", message: "no call is running" } };
   report({ type: "host", op, args });
-  next ??= makeAside();
   const message = frames.read() as ToSandbox | undefined;
   if (message?.type !== "reply") Deno.exit(0);
   return message.reply;
@@ -104,23 +97,6 @@ async function load(init: SandboxInit) {
   };
 }
 
-/** The instance for the call starting now. */
-function takeNext(): Made {
-  const made = next ?? make();
-  next = undefined;
-  return made;
-}
-
-/** Makes the next call's instance while the current call waits: its imports refuse any use meanwhile. */
-function makeAside(): Made {
-  calling = false;
-  try {
-    return make();
-  } finally {
-    calling = true;
-  }
-}
-
 /**
  * True when a memory of the instance is within an eighth of the cap: a guest
  * whose growth was refused fails there, so the failure is the cap's.
@@ -152,18 +128,18 @@ function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: numbe
 async function serve(): Promise<void> {
   const init = frames.read() as SandboxInit | undefined;
   if (init?.type !== "init") return;
+  let fresh;
   try {
-    make = await load(init);
+    fresh = await load(init);
   } catch (error) {
     return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
   }
-  next = make();
+  let made = fresh();
   report({ type: "ready" });
   for (;;) {
     const message = frames.read() as ToSandbox | undefined;
     if (message === undefined) return;
     if (message.type !== "call") continue;
-    const made = takeNext();
     memories = made.memories;
     report(
       made.instance ? run(made.instance, message, init.memoryBytes) : {
@@ -173,8 +149,7 @@ async function serve(): Promise<void> {
         trapped: true,
       },
     );
-    // One made during the call may have failed for memory the call held, now free.
-    if (!next?.instance) next = make();
+    made = fresh();
   }
 }
 
