@@ -1,4 +1,5 @@
-import { Brain, BrainError, type BrainOptions, type BrainSession } from "../../mod.ts";
+import { Brain, type BrainOptions, type BrainSession } from "../../mod.ts";
+import { until } from "../_support/until.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
 
@@ -33,34 +34,14 @@ export function specTest(
   }
 }
 
-/** Follows the session's records until `found` matches one, and returns it. */
-export async function until(
+export { callKinds, callRecords } from "../_support/call_records.ts";
+export { hasCode } from "../_support/has_code.ts";
+
+/** Follows the session's records, without polling, until one matches `found`, and returns it. */
+export async function untilRecord(
   session: BrainSession,
   found: (record: JournalRecord) => boolean,
 ): Promise<JournalRecord> {
-  const controller = new AbortController();
-  for await (const record of session.records({ signal: controller.signal })) {
-    if (found(record)) {
-      controller.abort();
-      return record;
-    }
-  }
-  throw new Error("the session ended before the record appeared");
-}
-
-/** The records of one call, in journal order. */
-export async function callRecords(session: BrainSession, call: number): Promise<JournalRecord[]> {
-  return (await session.read()).filter((record) =>
-    record.sequence === call || ("call" in record && record.call === call)
-  );
-}
-
-/** The kinds of one call's records, in journal order. */
-export async function callKinds(session: BrainSession, call: number): Promise<string[]> {
-  return (await callRecords(session, call)).map((record) => record.kind);
-}
-
-/** A predicate for `assert.rejects`: a BrainError with `code`. */
-export function hasCode(code: string): (error: unknown) => boolean {
-  return (error) => error instanceof BrainError && error.code === code;
+  const records = await until(session, (records) => records.some(found));
+  return records.find(found)!;
 }

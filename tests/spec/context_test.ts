@@ -11,7 +11,7 @@ import {
   tool,
   type ToolContext,
 } from "../../mod.ts";
-import { callKinds, callRecords, hasCode, specTest, until } from "./_brains.ts";
+import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -47,8 +47,8 @@ specTest("ctx names the call: sessionId and the tool_call_started sequence, afte
   const session = await brain.sessions.create({ tools: [declared()] });
   const first = await session.start("holder", {});
   const second = await session.start("holder", {});
-  await until(session, (record) => record.kind === "tool_returned" && record.call === second.sequence);
-  await until(session, (record) => record.kind === "tool_returned" && record.call === first.sequence);
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === second.sequence);
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === first.sequence);
   const bySequence = new Map(contexts.map((ctx) => [ctx.sequence, ctx]));
   assert.deepEqual([...bySequence.keys()].sort(), [first.sequence, second.sequence].sort());
   for (const ctx of contexts) {
@@ -67,7 +67,7 @@ specTest(
     const { declared, contexts } = holder();
     const session = await brain.sessions.create({ tools: [declared()] });
     const calls = [await session.start("holder", {}), await session.start("holder", {})];
-    for (const call of calls) await until(session, (r) => r.kind === "tool_returned" && r.call === call.sequence);
+    for (const call of calls) await untilRecord(session, (r) => r.kind === "tool_returned" && r.call === call.sequence);
     const [a, b] = contexts;
     assert.deepEqual(a.options, { tag: { deep: ["a"] } });
     assert.equal(a.options, b.options, "parsed once per placement");

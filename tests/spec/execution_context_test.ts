@@ -84,17 +84,17 @@ specTest(
 specTest(
   "Brain commits the Tool intent before dispatch: the running function can read its tool_call_started",
   async (brain) => {
-    let session: BrainSession | undefined;
+    const box: { session?: BrainSession } = {};
     const reader = tool({
       name: "reader",
       description: "Reads its own intent.",
       input: z.object({ n: z.number() }),
       run: async (_input, ctx) => {
-        const [started] = await session!.read({ from: ctx.sequence, limit: 1 });
+        const [started] = await box.session!.read({ from: ctx.sequence, limit: 1 });
         return ctx.finish(started.kind === "tool_call_started" ? { tool: started.tool, input: started.input } : null);
       },
     });
-    session = await brain.sessions.create({ tools: [reader()] });
+    const session = box.session = await brain.sessions.create({ tools: [reader()] });
     const end = await session.call("reader", { n: 1 });
     assert.deepEqual(end.outcome, ok({ tool: "reader", input: { n: 1 } }));
   },

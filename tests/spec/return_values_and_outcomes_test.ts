@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
-import { callKinds, callRecords, hasCode, specTest, until } from "./_brains.ts";
+import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 
 const finishing = (name: string, value: unknown, output?: z.ZodType) =>
   tool({
@@ -88,7 +88,7 @@ specTest(
     });
     const session = await brain.sessions.create({ tools: [open()] });
     const call = await session.start("open", {});
-    await until(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
+    await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
     assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_result", "tool_returned"]);
     await (await later.promise)();
     const end = await call.ended;
@@ -122,7 +122,7 @@ specTest("returning nothing publishes no result; a later plain finish ends with 
   });
   const session = await brain.sessions.create({ tools: [open()] });
   const call = await session.start("open", {});
-  await until(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
   assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_returned"]);
   await (await later.promise)();
   const end = await call.ended;
@@ -254,7 +254,7 @@ specTest(
     assert.deepEqual((await session.call("capital", {})).outcome, ok({ status: "OK" }));
     assert.deepEqual((await session.call("array", {})).outcome, ok([{ status: "error" }]));
     const returned = await session.start("returned_pending", {});
-    await until(session, (record) => record.kind === "tool_returned" && record.call === returned.sequence);
+    await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === returned.sequence);
     const [, result] = await callRecords(session, returned.sequence);
     assert.deepEqual(result.kind === "tool_result" && result.outcome, ok({ status: "Error" }));
   },
