@@ -114,7 +114,27 @@ export class Session implements BrainSession {
    * Commits the call's intent, dispatches it once and returns its handle.
    * Bad arguments throw a BrainError before anything is committed.
    */
-  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+  async start(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<ToolCall> {
+    const state = await this.#begin(target, input, options);
+    return Object.freeze({
+      sequence: state.call,
+      ended: state.ended,
+      cancel: (message?: string) => {
+        try {
+          return state.stop("cancelled", checkCancelReason(message));
+        } catch (error) {
+          return Promise.reject(error);
+        }
+      },
+    });
+  }
+
+  /** Starts a call and waits for its end. */
+  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return await (await this.#begin(target, input, options)).ended;
+  }
+
+  async #begin(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<CallState> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -135,40 +155,29 @@ export class Session implements BrainSession {
       environment,
       checked.traceparent,
     );
-    const state = new CallState({ journal: this.#journal, started, activation, models: this.#models, trace });
-    this.#open.set(state.call, state);
-    const closed = () => this.#open.delete(state.call);
-    state.ended.then(closed, (error) => {
-      closed();
-      // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
-      if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+    const state: CallState = new CallState({
+      journal: this.#journal,
+      started,
+      activation,
+      models: this.#models,
+      trace,
+      onEnded: (error) => {
+        this.#open.delete(state.call);
+        // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
+        if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+      },
     });
+    this.#open.set(state.call, state);
     state.arm();
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
       else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
     }
     const invocation = { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline };
-    within(
-      trace,
-      () => this.#dispatch(placed, trace ? { ...invocation, traceparent: trace.traceparent } : invocation, state),
-    );
-    return Object.freeze({
-      sequence: state.call,
-      ended: state.ended,
-      cancel: (message?: string) => {
-        try {
-          return state.stop("cancelled", checkCancelReason(message));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      },
-    });
-  }
-
-  /** Starts a call and waits for its end. */
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return await (await this.start(target, input, options)).ended;
+    if (trace) {
+      within(trace, () => this.#dispatch(placed, { ...invocation, traceparent: trace.traceparent }, state));
+    } else this.#dispatch(placed, invocation, state);
+    return state;
   }
 
   /** Committed records in sequence order. */
