@@ -78,7 +78,8 @@ export interface HostGrants {
 class ReportQueue {
   #declaration: ToolDeclaration;
   #sink: CallSink;
-  #tail: Promise<unknown> = Promise.resolve();
+  /** Settles after the last report still in flight; undefined while none is. */
+  #tail: Promise<void> | undefined;
   #finishing = false;
 
   constructor(declaration: ToolDeclaration, sink: CallSink) {
@@ -167,10 +168,24 @@ class ReportQueue {
     );
   }
 
+  /** Starts `operation` once every earlier report has settled: at once when none is in flight. */
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(operation);
-    this.#tail = result.catch(() => {});
+    const result = this.#tail ? this.#tail.then(operation) : started(operation);
+    const tail: Promise<void> = result.then(() => this.#settled(tail), () => this.#settled(tail));
+    this.#tail = tail;
     return result;
+  }
+
+  #settled(tail: Promise<void>): void {
+    if (this.#tail === tail) this.#tail = undefined;
+  }
+}
+
+function started<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return operation();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
