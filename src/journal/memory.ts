@@ -58,17 +58,10 @@ export class MemoryJournal implements Journal {
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
     checkCloses(sessionId, session.open, bodies, start);
-    const at = Date.now();
-    const committed: JournalRecord[] = [];
-    try {
-      for (let index = 0; index < bodies.length; index++) {
-        committed.push(frozenRecord(bodies[index], sessionId, start + index, at, bodies.length > 1 ? copies : undefined));
-      }
-    } finally {
-      copies.clear();
-    }
+    const committed = frozenRecords(bodies, sessionId, start, Date.now());
     // Only now that every record is built: a refused append leaves the open calls as they were.
-    for (const record of committed) {
+    for (let index = 0; index < committed.length; index++) {
+      const record = committed[index];
       session.records.push(record);
       const ended = closes(record);
       if (ended !== undefined) session.open.delete(ended);
@@ -213,6 +206,16 @@ function leaseOf(sessionId: string, stored: StoredLease): Lease {
 
 /** The copies shared by the records of one commit; commits are synchronous, so one map serves them all. */
 const copies = new Map<unknown, unknown>();
+
+/** The records of one commit, sharing the copies of values they share. */
+function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
+  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
+  try {
+    return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+  } finally {
+    copies.clear();
+  }
+}
 
 /** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
 function checkCloses(sessionId: string, open: Set<number>, bodies: RecordBody[], start: number): void {

@@ -138,7 +138,7 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
         return handled(this.#enqueue(() => this.#sink.emit(event, data)));
       },
-      emitResult: (value: unknown, { content }: ResultOptions = {}) => {
+      emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
         return handled(this.#enqueue(() =>
           this.#normalized(value, ({ outcome, invalid }) => {
@@ -146,7 +146,7 @@ class ReportQueue {
               const error = outcome.status === "error" ? outcome.error : undefined;
               throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
             }
-            return this.#sink.emitResult(withContent({ outcome }, content));
+            return this.#sink.emitResult(withContent({ outcome }, options?.content));
           })
         ));
       },
@@ -154,14 +154,17 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
         return handled(this.#sink.model(request));
       },
-      finish: (value?: unknown, { content }: ResultOptions = {}) => {
+      finish: (value?: unknown, options?: ResultOptions) => {
         this.#finishing = true;
         return handled(this.#enqueue(() => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
           return this.#normalized(
             value,
             ({ outcome, invalid }) =>
-              this.#sink.finish(withContent({ outcome }, invalid ? undefined : content), invalid ? "error" : "finish"),
+              this.#sink.finish(
+                withContent({ outcome }, invalid ? undefined : options?.content),
+                invalid ? "error" : "finish",
+              ),
             () => this.#sink.finish(undefined),
           );
         }));
