@@ -113,8 +113,9 @@ export interface HostGrants {
 class ReportQueue {
   #declaration: ToolDeclaration;
   #sink: CallSink;
-  /** Settles after the last report still in flight; undefined while none is. */
-  #tail: Promise<void> | undefined;
+  /** The reports still in flight, and the last of them. */
+  #inFlight = 0;
+  #last: Promise<unknown> | undefined;
   #finishing = false;
 
   constructor(declaration: ToolDeclaration, sink: CallSink) {
@@ -223,15 +224,16 @@ class ReportQueue {
 
   /** Starts `operation` once every earlier report has settled: at once when none is in flight. */
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#tail ? this.#tail.then(operation) : started(operation);
-    const tail: Promise<void> = result.then(() => this.#settled(tail), () => this.#settled(tail));
-    this.#tail = tail;
+    const result = this.#inFlight === 0 ? started(operation) : this.#last!.then(() => operation(), () => operation());
+    this.#inFlight++;
+    result.then(this.#landed, this.#landed);
+    this.#last = result;
     return result;
   }
 
-  #settled(tail: Promise<void>): void {
-    if (this.#tail === tail) this.#tail = undefined;
-  }
+  #landed = (): void => {
+    this.#inFlight--;
+  };
 }
 
 function started<T>(operation: () => Promise<T>): Promise<T> {

@@ -41,8 +41,9 @@ export class CallState implements CallSink {
   #activation: Activation;
   #deadline: number | undefined;
   #controller = new RacedAbortController();
-  /** Settles after the call's last commit in flight; undefined while none is. */
-  #tail: Promise<void> | undefined;
+  /** The call's commits still in flight, and the last of them. */
+  #inFlight = 0;
+  #last: Promise<unknown> | undefined;
   #claimed: TerminalCause | undefined;
   #lastResult: Outcome | undefined;
   #end = Promise.withResolvers<CallEnd>();
@@ -280,15 +281,16 @@ export class CallState implements CallSink {
 
   /** Appends `bodies` once every earlier commit of the call has settled: at once when none is in flight. */
   #commit(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    const committed = this.#tail ? this.#tail.then(() => this.#append(bodies)) : this.#append(bodies);
-    const tail: Promise<void> = committed.then(() => this.#settled(tail), () => this.#settled(tail));
-    this.#tail = tail;
+    const committed = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
+    this.#inFlight++;
+    committed.then(this.#landed, this.#landed);
+    this.#last = committed;
     return committed;
   }
 
-  #settled(tail: Promise<void>): void {
-    if (this.#tail === tail) this.#tail = undefined;
-  }
+  #landed = (): void => {
+    this.#inFlight--;
+  };
 
   #append(bodies: RecordBody[]): Promise<JournalRecord[]> {
     try {
@@ -300,6 +302,11 @@ export class CallState implements CallSink {
 }
 
 function ignore(): void {}
+
+/** Runs `next` once `previous` settles, however it settles. */
+function after<T>(previous: Promise<unknown>, next: () => Promise<T>): Promise<T> {
+  return previous.then(next, next);
+}
 
 function ownFinish(end: CallEnd): Finished {
   return new Finished(end.sequence, false);
