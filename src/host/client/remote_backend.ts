@@ -140,9 +140,6 @@ export class RemoteBackend implements BrainBackend {
     checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
-    if (waitMs !== undefined && !(typeof waitMs === "number" && waitMs >= 0)) {
-      throw new BrainError("invalid_argument", `waitMs must be a number of milliseconds, got ${waitMs}`);
-    }
     return await this.#open(id, tools, serverConversation(model, agentloop), "get", waitMs);
   }
 
