@@ -1,5 +1,4 @@
 import { Brain, type BrainOptions, type BrainSession, type PlacedTool } from "../mod.ts";
-import type { JournalRecord } from "../src/journal/records.ts";
 
 /** Runs `fn` with a session of `tools` on a fresh embedded Brain, closing the Brain afterwards. */
 export async function withSession(
@@ -13,18 +12,6 @@ export async function withSession(
   } finally {
     await brain.close();
   }
-}
-
-/** The record kinds of one call, in journal order. */
-export async function callKinds(session: BrainSession, call: number): Promise<string[]> {
-  return (await callRecords(session, call)).map((record) => record.kind);
-}
-
-/** The records of one call, in journal order. */
-export async function callRecords(session: BrainSession, call: number): Promise<JournalRecord[]> {
-  return (await session.read()).filter((record) =>
-    record.sequence === call || ("call" in record && record.call === call)
-  );
 }
 
 /** Resolves after `ms` milliseconds. */

@@ -7,7 +7,7 @@ import { serveBrain } from "../../src/host/server/server.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("ownership_test");
 const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { type AllowList, type Brain, BrainError, hostEnv, httpEnv, tool } from "../../mod.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 import type { OpenedBrain } from "./brain_suite.ts";
 
 /**

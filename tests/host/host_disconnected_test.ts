@@ -4,7 +4,7 @@ import { tool } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
-import { ofKind } from "../agentloop/helpers.ts";
+import { ofKind } from "../_support/until.ts";
 import { rawHost } from "./raw_host.ts";
 
 const SECRET = "raw-server-model-key";

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { BrainError, isFailure, ok, tool, type ToolContext } from "../../mod.ts";
-import { callKinds, callRecords, delay, withSession } from "../helpers.ts";
+import { callKinds, callRecords } from "../_support/call_records.ts";
+import { delay, withSession } from "../helpers.ts";
 
 type Ctx = ToolContext<Record<string, unknown>, unknown>;
 

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { fail, ok, type Outcome, tool } from "../../mod.ts";
-import { callKinds, callRecords, withSession } from "../helpers.ts";
+import { callKinds, callRecords } from "../_support/call_records.ts";
+import { withSession } from "../helpers.ts";
 
 const returning = (name: string, value: () => unknown, output?: z.ZodType) =>
   tool({ name, description: "A test Tool.", input: z.object({}), output, run: () => value() })();
