@@ -16,6 +16,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { checkBeat, type NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 interface StoredSession {
@@ -42,6 +43,9 @@ interface StoredSession {
 export class MemoryJournal implements Journal {
   #sessions = new Map<string, StoredSession>();
   #notifier = new CommitNotifier();
+  #nodes = new Map<string, NodeBeat>();
+  /** The last fencing token issued: journal-wide, so a re-created session never reissues an old incarnation's. */
+  #token = 0;
   #closed = false;
 
   /** Commits `bodies` atomically and returns them with their sequences. */
@@ -72,12 +76,8 @@ export class MemoryJournal implements Journal {
   }
 
   /** Returns committed records in sequence order. */
-  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
-    return promised(() => {
-      const records = this.#session(sessionId).records;
-      const start = Math.max(from, 1) - 1;
-      return records.slice(start, limit === undefined ? undefined : start + limit);
-    });
+  read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return promised(() => slice(this.#session(sessionId), options));
   }
 
   /** The last committed sequence, or 0. */
@@ -101,7 +101,7 @@ export class MemoryJournal implements Journal {
       if (live(session.lease) && session.lease.owner !== options.owner) throw ownedError(sessionId, session.lease);
       session.lease = {
         owner: options.owner,
-        token: (session.lease?.token ?? 0) + 1,
+        token: ++this.#token,
         expiresAt: Date.now() + options.ttlMs,
       };
       return leaseOf(sessionId, session.lease);
@@ -128,10 +128,44 @@ export class MemoryJournal implements Journal {
     });
   }
 
-  /** Yields committed records from `from` on, then each new commit. */
+  /** The session's live lease, if any. */
+  holder(sessionId: string): Promise<StoredLease | undefined> {
+    return promised(() => {
+      const { lease } = this.#session(sessionId);
+      return live(lease) ? { ...lease } : undefined;
+    });
+  }
+
+  /** Keeps `node`'s heartbeat for `ttlMs`. */
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return promised(() => {
+      this.#open();
+      checkBeat(node, url, ttlMs);
+      this.#nodes.set(node, Object.freeze({ node, url, expiresAt: Date.now() + ttlMs }));
+    });
+  }
+
+  /** The nodes with a live heartbeat; expired ones are forgotten. */
+  nodes(): Promise<NodeBeat[]> {
+    return promised(() => {
+      this.#open();
+      const now = Date.now();
+      for (const [node, beat] of this.#nodes) if (beat.expiresAt <= now) this.#nodes.delete(node);
+      return [...this.#nodes.values()];
+    });
+  }
+
+  /** Yields committed records from `from` on, then each new commit, of the incarnation of the session it first read. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    let followed: StoredSession | undefined;
     return follow(
-      (id, read) => this.read(id, read),
+      (id, read) =>
+        promised(() => {
+          const session = this.#session(id);
+          followed ??= session;
+          if (session !== followed) throw new BrainError("session_not_found", `session ${id} was deleted`);
+          return slice(session, read);
+        }),
       () => this.#notifier.wakes(sessionId),
       sessionId,
       options,
@@ -198,6 +232,11 @@ export class MemoryJournal implements Journal {
     if (!session) throw new BrainError("session_not_found", `no session ${id}`);
     return session;
   }
+}
+
+function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {
+  const start = Math.max(from, 1) - 1;
+  return session.records.slice(start, limit === undefined ? undefined : start + limit);
 }
 
 function leaseOf(sessionId: string, stored: StoredLease): Lease {

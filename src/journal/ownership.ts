@@ -1,6 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
-import type { AcquireOptions, AppendOptions, Lease } from "./lease.ts";
+import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
+import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for owning a session. */
@@ -141,6 +142,15 @@ class FencedJournal implements Journal {
   }
   release(lease: Lease): Promise<void> {
     return this.#inner.release(lease);
+  }
+  holder(sessionId: string): Promise<StoredLease | undefined> {
+    return this.#inner.holder(sessionId);
+  }
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return this.#inner.beat(node, url, ttlMs);
+  }
+  nodes(): Promise<NodeBeat[]> {
+    return this.#inner.nodes();
   }
   read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]> {
     return this.#inner.read(sessionId, options);

@@ -16,7 +16,8 @@ import {
 } from "../../mod.ts";
 import { findNonJson } from "../../src/outcome/json.ts";
 import { TelemetryBudget } from "../../src/contract/budgets.ts";
-import { PROBE, probeTool, reader, readerBrain, telemetrySink } from "../component/helpers.ts";
+import { PROBE, probeTool, reader, readerBrain } from "../_support/components.ts";
+import { telemetrySink } from "../_support/telemetry_sink.ts";
 import { hasCode } from "../_support/has_code.ts";
 
 const echo = tool({
