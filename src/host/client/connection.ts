@@ -8,7 +8,6 @@ import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
 import {
-  type AnyRequest,
   type ClientFrame,
   decodeServerFrames,
   errorFromFrame,
@@ -179,7 +178,8 @@ export class HostConnection {
     options: RequestOptions = {},
   ): Promise<Replies[O]> {
     const { promise, resolve, reject } = Promise.withResolvers<Replies[O]>();
-    this.#enqueue({ op, ...body } as AnyRequest, options, resolve as (value: unknown) => void, reject);
+    // The id comes first, so an oversized frame's id can be read without parsing it.
+    this.#enqueue({ id: 0, op, ...body } as Pending["frame"], options, resolve as (value: unknown) => void, reject);
     return promise;
   }
 
@@ -260,7 +260,7 @@ export class HostConnection {
   }
 
   #enqueue(
-    frame: AnyRequest,
+    frame: Pending["frame"],
     { retry = false, generation, deadline }: RequestOptions,
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
@@ -277,9 +277,9 @@ export class HostConnection {
       reject(this.#failure);
       return 0;
     }
-    const id = this.#nextId++;
+    const id = frame.id = this.#nextId++;
     const pending: Pending = {
-      frame: { id, ...frame } as Pending["frame"],
+      frame,
       retry,
       generation,
       sent: false,
@@ -321,7 +321,8 @@ export class HostConnection {
   }
 
   #subscribe(stream: RecordStream): void {
-    const id = this.#enqueue({ op: "subscribe", session: stream.session, from: stream.next }, {}, () => {}, (error) => {
+    const frame = { id: 0, op: "subscribe" as const, session: stream.session, from: stream.next };
+    const id = this.#enqueue(frame, {}, () => {}, (error) => {
       if (!(error instanceof BrainError && error.code === "connection_lost" && this.#state !== "waiting")) {
         stream.end(error);
       }
