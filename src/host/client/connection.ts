@@ -26,6 +26,7 @@ import {
 } from "../protocol.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
+import { HostSocket } from "./host_socket.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink, type Report } from "./remote_sink.ts";
 import { traceHostedRun } from "../../telemetry/hosted_run_trace.ts";
@@ -129,7 +130,7 @@ export class HostConnection {
     & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">>
     & Pick<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">;
   #instance = crypto.randomUUID();
-  #socket: WebSocket | undefined;
+  #socket: HostSocket | undefined;
   #outbox: Outbox | undefined;
   #state: State = "connecting";
   /** Why the last attempt to connect failed; requests made before the next attempt fail with it. */
@@ -339,19 +340,19 @@ export class HostConnection {
     endpoint.searchParams.set("host", host);
     endpoint.searchParams.set("instance", this.#instance);
     if (takeover) endpoint.searchParams.set("takeover", "1");
-    let socket: WebSocket;
+    let socket: HostSocket;
     try {
-      // Deno's WebSocket takes headers; the tokens never appear in a URL.
+      // The tokens travel in headers, never in a URL.
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
-      socket = new WebSocket(endpoint, { headers } as unknown as string[]);
+      socket = new HostSocket(endpoint, headers);
     } catch (error) {
       this.#failure = new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
       this.#retry("failed", this.#failure);
       return;
     }
     this.#socket = socket;
-    this.#outbox = new Outbox(socket, CLIENT_BATCH_BYTES);
+    this.#outbox = new Outbox(socket);
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
     // A handshake into a silent link never ends by itself.
@@ -364,7 +365,7 @@ export class HostConnection {
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = (event) => {
-      const message = (event as ErrorEvent).message ?? "";
+      const message = event.message ?? "";
       if (/\b401\b/.test(message)) {
         this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
       } else if (this.#state === "connecting") {
@@ -379,7 +380,7 @@ export class HostConnection {
     };
   }
 
-  #attach(socket: WebSocket): void {
+  #attach(socket: HostSocket): void {
     const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
       handle,
       session,
@@ -407,7 +408,7 @@ export class HostConnection {
     this.#write(frame);
   }
 
-  #attached(socket: WebSocket): void {
+  #attached(socket: HostSocket): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
     clearTimeout(this.#timer);
     this.#state = "attached";
@@ -423,7 +424,7 @@ export class HostConnection {
     this.#options.onEvent?.({ type: "attached" });
   }
 
-  #ping(socket: WebSocket): void {
+  #ping(socket: HostSocket): void {
     if (this.#heard) {
       this.#heard = false;
       this.#write({ op: "ping" });
@@ -435,7 +436,7 @@ export class HostConnection {
     this.#lost(socket);
   }
 
-  #receive(socket: WebSocket, data: unknown): void {
+  #receive(socket: HostSocket, data: unknown): void {
     if (this.#socket !== socket) return;
     this.#heard = true;
     for (const frame of decodeServerFrames(data)) this.#apply(frame);
@@ -583,7 +584,7 @@ export class HostConnection {
   }
 
   /** The socket is gone: an attached link was lost, or an attempt to connect failed. Retries either way. */
-  #lost(socket: WebSocket): void {
+  #lost(socket: HostSocket): void {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
     this.#outbox = undefined;
@@ -646,12 +647,6 @@ export class HostConnection {
     this.#running.clear();
   }
 }
-
-/**
- * Deno's WebSocket client writes a message of more than 1 KiB as two TCP writes, and Nagle's algorithm holds
- * the second for the server's delayed ACK: ~45 ms on loopback. Batches stay under it.
- */
-const CLIENT_BATCH_BYTES = 1024;
 
 /** Close code of a socket whose host's registration does not match (a concurrent registration won). */
 const UNAUTHORIZED = 4003;
