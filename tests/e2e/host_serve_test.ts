@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, brainEnv, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
-import { inspectTool, reader, soon } from "../component/helpers.ts";
+import { inspectTool, reader } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { SERVE_NET_ENV, SERVER_TOKEN, serverProcess, serveScript } from "../_support/server_process.ts";
 
