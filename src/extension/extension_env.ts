@@ -7,6 +7,7 @@ import { fail, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { lines } from "../util/lines.ts";
+import { fetchOnce } from "../util/fetch_once.ts";
 import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
@@ -85,7 +86,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
     sink.signal.addEventListener("abort", () => acknowledging || request.abort(sink.signal.reason), { once: true });
     let response: Response;
     try {
-      response = await fetch(calls, {
+      response = await fetchOnce(calls, {
         method: "POST",
         headers,
         body: JSON.stringify(invocation),
@@ -105,7 +106,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
       return;
     }
     const acknowledge = (ack: Omit<ExtensionAck, "sessionId" | "call">) =>
-      fetch(acks, {
+      fetchOnce(acks, {
         method: "POST",
         headers,
         body: JSON.stringify({ sessionId: invocation.sessionId, call: invocation.sequence, ...ack }),
@@ -141,7 +142,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         // Past the late-report budget nothing more is recorded: stop reading.
         if (settled && ack.error?.code === "budget_exceeded") return;
         // Once the call has ended, read on (later reports are recorded late) until the extension
-        // ends the response, so its connection is reused; a response that lingers is cut off.
+        // ends the response; a response that lingers is cut off.
         if (!settled && (report.type === "finish" || sink.signal.aborted)) {
           settled = true;
           drain = setTimeout(() => request.abort(), DRAIN_MS);

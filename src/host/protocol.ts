@@ -1,5 +1,6 @@
 /**
- * The host wire protocol: JSON text frames on one WebSocket per Brain client.
+ * The host wire protocol: JSON text frames on one WebSocket per Brain client;
+ * the frames one side writes in the same tick travel as one message, a JSON array.
  * The client sends requests (`id` + `op`) and notices (`op`, no id); Brain
  * answers each request with one `reply` and pushes `invoke`, `abort`, `ended`,
  * `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
@@ -21,6 +22,13 @@ export const HOST_PATH = "/v1/host";
 
 /** Close code of a socket refused because another instance of the same host is connected. */
 export const HOST_IN_USE = 4009;
+
+/**
+ * Close code of a socket whose host belongs on another server of the cluster:
+ * that server owns a session the host opens, and its URL, read from its
+ * heartbeat in the shared journal, is the close reason. The client connects there.
+ */
+export const MOVED = 4010;
 
 // Frames come from JSON.parse, so every present value is already JSON.
 const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
@@ -94,7 +102,7 @@ const coldFrame = z.discriminatedUnion("op", [
     uploads: z.array(upload).optional(),
     ...conversation,
   }),
-  z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
+  z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape, waitMs: z.number().min(0).optional() }),
   z.strictObject({ id: sequence, op: z.literal("lacking"), sha256: z.array(z.string()) }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),
@@ -174,8 +182,8 @@ export interface StartReply {
 
 /** The value each request's reply carries. */
 export interface Replies {
-  /** Handles that could not be reopened. */
-  attach: { failed: string[] };
+  /** Handles that could not be reopened, and the largest message (bytes) the server reads. */
+  attach: { failed: string[]; maxFrameBytes: number };
   /** Nothing. */
   create: null;
   /** Nothing. */
@@ -266,9 +274,22 @@ export interface Malformed {
   kind?: string;
 }
 
-/** Parses one text frame from a host client; a malformed one says what it belongs to. */
-export function decodeClientFrame(data: unknown): ClientFrame | Malformed {
+/**
+ * Parses one text message from a host client: a frame, or a JSON array of frames
+ * written in the same tick. A malformed frame says what it belongs to.
+ */
+export function decodeClientFrames(data: unknown): (ClientFrame | Malformed)[] {
   const parsed = parseJson(data);
+  return Array.isArray(parsed) && parsed.length > 0 ? parsed.map(clientFrame) : [clientFrame(parsed)];
+}
+
+/** Parses one text message from Brain: a frame, or a JSON array of frames; a malformed one says what it belongs to. */
+export function decodeServerFrames(data: unknown): (ServerFrame | Malformed)[] {
+  const parsed = parseJson(data);
+  return Array.isArray(parsed) && parsed.length > 0 ? parsed.map(serverFrame) : [serverFrame(parsed)];
+}
+
+function clientFrame(parsed: unknown): ClientFrame | Malformed {
   if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
   const frame = parsed as Record<string, unknown>;
   const why = checkHot(frame);
@@ -279,9 +300,7 @@ export function decodeClientFrame(data: unknown): ClientFrame | Malformed {
   return malformed(frame, `malformed frame: ${z.prettifyError(cold.error)}`);
 }
 
-/** Parses one text frame from Brain; a malformed one says what it belongs to. */
-export function decodeServerFrame(data: unknown): ServerFrame | Malformed {
-  const parsed = parseJson(data);
+function serverFrame(parsed: unknown): ServerFrame | Malformed {
   if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
   const frame = parsed as Record<string, unknown>;
   const why = checkServerFrame(frame);

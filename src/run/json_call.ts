@@ -8,6 +8,7 @@ import { parseInput } from "./host_tool.ts";
 import { normalizeOutput } from "./output.ts";
 import { toolError } from "./tool_error.ts";
 import { readBounded } from "../util/read_bounded.ts";
+import { fetchOnce } from "../util/fetch_once.ts";
 
 const MAX_ERROR_BODY = 2_048;
 
@@ -20,7 +21,7 @@ export async function fetchJson(url: URL, init: RequestInit & { signal: AbortSig
   const method = init.method ?? "GET";
   let response: Response;
   try {
-    response = await fetch(url, init);
+    response = await fetchOnce(url, init);
   } catch (error) {
     if (init.signal.aborted) throw init.signal.reason;
     throw new BrainError("http_error", `${method} ${url.href} failed: ${(error as Error).message}`, {

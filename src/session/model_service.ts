@@ -2,6 +2,7 @@ import { readBounded } from "../util/read_bounded.ts";
 import type { ModelAccess } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { CallSink } from "../contract/call.ts";
+import { sameText } from "../util/same_text.ts";
 
 const status: Partial<Record<string, number>> = {
   unauthorized: 401,
@@ -16,13 +17,14 @@ const status: Partial<Record<string, number>> = {
 /**
  * The model execution service of one session: an HTTP endpoint on 127.0.0.1
  * through which Tools of an HTTP Environment granted `model` call the session's
- * model. Each dispatched call gets its own token; a request under it is the
+ * model. Each dispatched call gets its own token (`GRANT.SECRET`: the grant id
+ * finds the call, the secret is compared in constant time); a request under it is the
  * call's `ctx.model` (same origin, activation budget, journaling and stopping),
  * and the token stops working when the call ends. Answers are the `ModelResult`
  * JSON, or `{ error: { code, message } }` with a 4xx/5xx status.
  */
 export class ModelService {
-  #calls = new Map<string, CallSink>();
+  #calls = new Map<string, { secret: string; sink: CallSink }>();
   #server: Deno.HttpServer<Deno.NetAddr> | undefined;
 
   /** Grants `sink`'s call access until it ends; the server starts with the first grant. */
@@ -31,10 +33,11 @@ export class ModelService {
       { hostname: "127.0.0.1", port: 0, onListen: () => {} },
       (request) => this.#handle(request),
     );
-    const token = crypto.randomUUID();
-    this.#calls.set(token, sink);
-    sink.signal.addEventListener("abort", () => this.#calls.delete(token), { once: true });
-    return { url: `http://127.0.0.1:${this.#server.addr.port}/model`, token };
+    const grant = crypto.randomUUID();
+    const secret = crypto.randomUUID();
+    this.#calls.set(grant, { secret, sink });
+    sink.signal.addEventListener("abort", () => this.#calls.delete(grant), { once: true });
+    return { url: `http://127.0.0.1:${this.#server.addr.port}/model`, token: `${grant}.${secret}` };
   }
 
   /** Stops the server; later requests cannot connect. */
@@ -48,8 +51,7 @@ export class ModelService {
       if (request.method !== "POST" || new URL(request.url).pathname !== "/model") {
         throw new BrainError("invalid_argument", "POST a ModelRequest to /model");
       }
-      const token = /^Bearer (.+)$/.exec(request.headers.get("authorization") ?? "")?.[1];
-      const sink = token === undefined ? undefined : this.#calls.get(token);
+      const sink = this.#sink(request.headers.get("authorization"));
       if (!sink) throw new BrainError("unauthorized", "no open call holds this model token");
       const text = await readBounded(request.body, "a model request");
       let body: unknown;
@@ -66,5 +68,12 @@ export class ModelService {
         { status: status[known.code] ?? 502 },
       );
     }
+  }
+
+  /** The call an `authorization` header's token is granted to, its secret compared in constant time. */
+  #sink(authorization: string | null): CallSink | undefined {
+    const [grant, secret] = /^Bearer ([^.]+)\.(.+)$/.exec(authorization ?? "")?.slice(1) ?? [];
+    const granted = grant === undefined ? undefined : this.#calls.get(grant);
+    return granted && sameText(granted.secret, secret) ? granted.sink : undefined;
   }
 }

@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { brainEnv, component, tool } from "../../mod.ts";
 import { buildSpiderMonkeyComponent } from "../../examples/inspect/js/build.ts";
-import { readerBrain, runningSandboxes, soon } from "./helpers.ts";
+import { readerBrain } from "../_support/components.ts";
+import { runningSandboxes } from "../_support/processes.ts";
+import { soon } from "../_support/deadline.ts";
+import { serve } from "../_support/serve.ts";
+import { closing } from "../_support/closing.ts";
 
 const fixture = new URL("./fixtures/fetch_probe/", import.meta.url);
 
@@ -41,16 +45,16 @@ async function fetchProbe(): Promise<URL> {
   return out;
 }
 
-/** A real HTTP server on 127.0.0.1 that counts the requests it receives. */
-function countingServer(name: string) {
+/** A real HTTP server on 127.0.0.1 that records the requests it receives. */
+function recordingServer(name: string) {
   const seen: string[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async (request) => {
+  const server = serve(async (request) => {
     const url = new URL(request.url);
     seen.push(`${request.method} ${url.pathname}`);
     const body = request.method === "POST" ? await request.text() : "";
     return new Response(`${name} ${request.method} ${url.pathname}${body ? ` ${body}` : ""}`);
   });
-  return { seen, port: server.addr.port, [Symbol.asyncDispose]: () => server.shutdown() };
+  return Object.assign(server, { seen, port: Number(server.host.split(":")[1]) });
 }
 
 const PROBE_WASM = await fetchProbe();
@@ -62,11 +66,11 @@ const fetcher = tool({
 });
 
 Deno.test("a componentize-js guest's fetch reaches a granted 127.0.0.1 port and no other", async () => {
-  await using allowed = countingServer("allowed");
-  await using other = countingServer("other");
+  await using allowed = recordingServer("allowed");
+  await using other = recordingServer("other");
   const net = brainEnv({ name: "net", net: [`127.0.0.1:${allowed.port}`] });
-  const brain = readerBrain({ allow: { net: [`127.0.0.1:${allowed.port}`] } });
-  try {
+  {
+    await using brain = closing(readerBrain({ allow: { net: [`127.0.0.1:${allowed.port}`] } }));
     const session = await brain.sessions.create({ tools: [fetcher({ env: net })] });
     const fetch = async (input: Record<string, string>) =>
       (await session.call("fetcher", input, { deadline: soon() })).outcome;
@@ -84,24 +88,18 @@ Deno.test("a componentize-js guest's fetch reaches a granted 127.0.0.1 port and 
     }
     assert.deepEqual(allowed.seen, ["GET /a", "POST /b"]);
     assert.deepEqual(other.seen, []);
-  } finally {
-    await brain.close();
   }
   assert.deepEqual(await runningSandboxes(), []);
 });
 
 Deno.test("without a net grant a guest importing wasi:http is admitted and every fetch fails inside it", async () => {
-  await using server = countingServer("server");
-  const brain = readerBrain({ allow: { net: [`127.0.0.1:${server.port}`] } });
-  try {
-    const session = await brain.sessions.create({ tools: [fetcher()] });
-    const refused = await session.call("fetcher", { url: `http://127.0.0.1:${server.port}/` }, { deadline: soon() });
-    assert.ok(
-      refused.outcome.status === "ok" && "failed" in (refused.outcome.value as object),
-      JSON.stringify(refused.outcome),
-    );
-    assert.deepEqual(server.seen, []);
-  } finally {
-    await brain.close();
-  }
+  await using server = recordingServer("server");
+  await using brain = closing(readerBrain({ allow: { net: [`127.0.0.1:${server.port}`] } }));
+  const session = await brain.sessions.create({ tools: [fetcher()] });
+  const refused = await session.call("fetcher", { url: `http://127.0.0.1:${server.port}/` }, { deadline: soon() });
+  assert.ok(
+    refused.outcome.status === "ok" && "failed" in (refused.outcome.value as object),
+    JSON.stringify(refused.outcome),
+  );
+  assert.deepEqual(server.seen, []);
 });

@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, httpEnv, tool } from "../../mod.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
-import { ofKind } from "../agentloop/helpers.ts";
-import { serve } from "../support/serve.ts";
+import { ofKind } from "../_support/until.ts";
+import { serve } from "../_support/serve.ts";
 
 interface Access {
   url: string | undefined;
@@ -158,4 +158,40 @@ Deno.test("the model grant is part of the binding's description, and must be a b
   assert.equal((httpEnv({ name: "a", baseUrl, model: true }).describe() as { model?: boolean }).model, true);
   assert.equal("model" in (httpEnv({ name: "a", baseUrl }).describe() as object), false);
   assert.throws(() => httpEnv({ name: "a", baseUrl, model: "yes" as never }), { code: "invalid_argument" });
+});
+
+Deno.test("an open call's model token with its secret changed or cut off is refused, the real one works", async () => {
+  const statuses: number[] = [];
+  const app = new Hono();
+  app.post("/summarize", async (c) => {
+    const url = c.req.header("brain-model-url")!;
+    const token = c.req.header("brain-model-token")!;
+    const grant = token.slice(0, token.indexOf("."));
+    for (const tried of [`${grant}.${"0".repeat(token.length - grant.length - 1)}`, grant, `${grant}.`, token]) {
+      const answer = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${tried}` },
+        body: JSON.stringify({ messages: [{ role: "user", content: "x" }] }),
+      });
+      statuses.push(answer.status);
+      await answer.body?.cancel();
+    }
+    return c.json({ summary: "done", status: 0, error: null });
+  });
+  await using server = serve(app.fetch);
+  const brain = new Brain({ allow: { net: [server.host] } });
+  try {
+    const provider = new ScriptedProvider(["answered"]);
+    const env = httpEnv({ name: "remote", baseUrl: server.url, model: true });
+    const session = await brain.sessions.create({
+      tools: [summarize({ env })],
+      model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
+    });
+    const end = await session.call("summarize", { text: "a" }, { deadline: deadline() });
+    assert.equal(end.outcome.status, "ok");
+    assert.deepEqual(statuses, [401, 401, 401, 200]);
+    assert.equal(provider.calls.length, 1);
+  } finally {
+    await brain.close();
+  }
 });

@@ -11,7 +11,7 @@ import type { ToolCall } from "../../session/handle.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
   type ClientFrame,
-  decodeClientFrame,
+  decodeClientFrames,
   errorFrame,
   isMalformed,
   type Malformed,
@@ -28,6 +28,8 @@ import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
 import { checkName } from "../../util/names.ts";
 import { CallMap } from "../call_map.ts";
+import type { ClusterNode } from "./cluster_node.ts";
+import { MOVED } from "../protocol.ts";
 
 /** Calls started through the server, by session and sequence, until they end. */
 export class OpenCalls {
@@ -51,6 +53,8 @@ export interface LinkParts {
   host: RegisteredHost;
   backend: EmbeddedBackend;
   calls: OpenCalls;
+  /** This server's place in its cluster: where the owners of other servers' sessions serve. */
+  cluster: ClusterNode;
   /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
   maxFrameBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
@@ -81,6 +85,7 @@ export class HostSocketHandler {
   #backend: EmbeddedBackend;
   #journal: Journal;
   #calls: OpenCalls;
+  #cluster: ClusterNode;
   #registration: { id: string; tokenHash: string };
   #streams = new Map<number, AbortController>();
   #closed = new AbortController();
@@ -93,7 +98,8 @@ export class HostSocketHandler {
   #maxFrameBytes: number;
   #gone = Promise.withResolvers<void>();
 
-  constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
+  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes }: LinkParts) {
+    this.#cluster = cluster;
     this.#maxFrameBytes = maxFrameBytes;
     this.#socket = socket;
     this.#host = host;
@@ -118,7 +124,11 @@ export class HostSocketHandler {
     // Sessions
     attach: (frame) => this.#attach(frame),
     create: (frame) => this.#create(frame),
-    get: async (frame) => (await this.#open(frame.handle, frame.session, frame.tools, frame), null),
+    get: async (frame) => {
+      await this.#follow(frame);
+      await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
+      return null;
+    },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
     delete: (frame) => this.#delete(frame.session),
     list: () => this.#list(),
@@ -162,7 +172,10 @@ export class HostSocketHandler {
       else send(this.#socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
       return;
     }
-    const frame = decodeClientFrame(data);
+    for (const frame of decodeClientFrames(data)) this.#apply(frame);
+  }
+
+  #apply(frame: ClientFrame | Malformed): void {
     if (isMalformed(frame)) return this.#malformed(frame);
     if (frame.op === "ping") return send(this.#socket, { t: "pong" });
     if (frame.op === "pong") return;
@@ -174,9 +187,10 @@ export class HostSocketHandler {
     } catch (error) {
       reply = Promise.reject(error);
     }
+    const id = frame.id;
     reply.then(
-      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id: frame.id, value: value ?? null }),
-      (error) => send(this.#socket, { t: "reply", id: frame.id, error: errorFrame(error) }),
+      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id, value: value ?? null }),
+      (error) => send(this.#socket, { t: "reply", id, error: errorFrame(error) }),
     );
   }
 
@@ -220,13 +234,14 @@ export class HostSocketHandler {
   // -- sessions ----------------------------------------------------------------------------------
 
   async #attach(frame: RequestOf<"attach">): Promise<Replies["attach"]> {
+    for (const declared of frame.handles) await this.#follow(declared);
     const declared = new Set(frame.handles.map((declared) => declared.handle));
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
     const failed: string[] = [];
     for (const { handle: id, session, tools, ...conversation } of frame.handles) {
       await this.#open(id, session, tools, conversation).catch(() => failed.push(id));
     }
-    return { failed };
+    return { failed, maxFrameBytes: this.#maxFrameBytes };
   }
 
   async #create(frame: RequestOf<"create">): Promise<null> {
@@ -247,7 +262,13 @@ export class HostSocketHandler {
     return null;
   }
 
-  async #open(id: string, session: string, tools: AdvertisedTool[] | undefined, conversation: Conversation) {
+  async #open(
+    id: string,
+    session: string,
+    tools: AdvertisedTool[] | undefined,
+    conversation: Conversation,
+    waitMs = this.#backend.leaseMs + LEASE_GRACE_MS,
+  ) {
     const meta = await this.#owned(session);
     if (!this.#host.handles.has(id)) {
       if (tools?.some((tool) => tool.implementation === "component")) {
@@ -258,8 +279,6 @@ export class HostSocketHandler {
       }
       this.#host.checkHandleRoom();
       const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
-      // A restarted server waits out the lease of the process it replaces.
-      const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
       const opened = await this.#backend.get(
         session,
         { tools: placed, ...served(conversation), waitMs },
@@ -268,6 +287,26 @@ export class HostSocketHandler {
       this.#host.handles.set(id, opened);
     }
     return meta;
+  }
+
+  /**
+   * Sends the host to the server that owns `session`, when another live one
+   * does and the host opens a new handle that would write to it: this server ends the host's handles here (releasing their sessions for
+   * the owner to take) and closes the socket with {@linkcode MOVED} and the
+   * owner's URL. The request that asked is not answered here; the client resends
+   * it there.
+   */
+  async #follow(
+    { handle, session, tools, model }: { handle: string; session: string; tools?: unknown[]; model?: string },
+  ): Promise<void> {
+    if (this.#host.handles.has(handle) || !(tools?.length || model !== undefined)) return;
+    const url = await this.#cluster.ownerUrl(session);
+    if (url === undefined) return;
+    await Promise.allSettled([...this.#host.handles.keys()].map(this.#endHandle));
+    this.#socket.close(MOVED, url);
+    throw new BrainError("session_owned", `session ${session} is owned by the server at ${url}`, {
+      details: { url },
+    });
   }
 
   async #delete(session: string): Promise<null> {

@@ -1,0 +1,46 @@
+/**
+ * `fetch` that sends the request at most once. Deno's default client sends a
+ * request again on a fresh connection when a reused keep-alive connection breaks
+ * after the request was written (measured: one POST reached the server twice),
+ * and a Tool call must never be sent twice. This request gets its own client
+ * that keeps no idle connection, so it never travels on a reused one; the client
+ * closes when the response body ends, fails or is cancelled (or the fetch fails).
+ */
+export async function fetchOnce(input: URL | string, init: RequestInit = {}): Promise<Response> {
+  const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
+  let open = true;
+  const close = () => {
+    if (open) client.close();
+    open = false;
+  };
+  let response: Response;
+  try {
+    response = await fetch(input, { ...init, client });
+  } catch (error) {
+    close();
+    throw error;
+  }
+  if (!response.body) {
+    close();
+    return response;
+  }
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (!done) return controller.enqueue(value);
+        close();
+        controller.close();
+      } catch (error) {
+        close();
+        controller.error(error);
+      }
+    },
+    async cancel(reason) {
+      await reader.cancel(reason).catch(() => {});
+      close();
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
