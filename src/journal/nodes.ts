@@ -14,6 +14,9 @@ export interface NodeBeat {
   readonly expiresAt: number;
 }
 
+/** The most session ids one `stranded()` returns. */
+export const STRANDED_MAX = 100;
+
 /** Checks a heartbeat's arguments: a node id, an http(s) or ws(s) URL and a positive TTL. */
 export function checkBeat(node: string, url: string, ttlMs: number): void {
   if (typeof node !== "string" || node.length === 0) {

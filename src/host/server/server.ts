@@ -39,7 +39,9 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
    * The URL hosts reach this server at, which it beats into the journal as its
    * heartbeat: other servers sharing the journal send a host here when this
    * server owns a session the host opens ({@linkcode serveBrain} advertises the
-   * URL it listens on). Without it no host is sent here.
+   * URL it listens on). With it the server also takes over the sessions whose
+   * owner's lease lapsed while calls were open, ending those calls `unknown`.
+   * Without it no host is sent here.
    */
   advertiseUrl?: string;
 }
@@ -74,7 +76,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     throw error;
   }
   const cluster = new ClusterNode(backend.journal, backend.node);
-  if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs);
+  if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs, (id) => backend.recover(id));
   const calls = new OpenCalls();
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
