@@ -464,6 +464,8 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual((await journal.nodes()).map((beat) => beat.node), ["n1"]);
       await assert.rejects(journal.beat("", "http://127.0.0.1:1", 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "not a url", 1_000), hasCode("invalid_argument"));
+      const long = `http://127.0.0.1:1/${"x".repeat(120)}`;
+      await assert.rejects(journal.beat("n3", long, 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "http://127.0.0.1:1", 0), hasCode("invalid_argument"));
 
       await journal.createSession(session("s"));

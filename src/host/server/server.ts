@@ -10,6 +10,7 @@ import { checkObject } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
+import { checkNodeUrl } from "../../journal/nodes.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -66,6 +67,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
+  if (advertiseUrl !== undefined) checkNodeUrl(advertiseUrl);
   const limits = serverLimits(given);
   const backend = await EmbeddedBackend.open(brainOptions);
   let hosts: HostRegistry;
