@@ -50,32 +50,27 @@ export class MemoryJournal implements Journal {
 
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    return promised(() => this.#commit(sessionId, bodies, options?.lease));
+    try {
+      return Promise.resolve(this.#commit(sessionId, bodies, options?.lease));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
-    const opening: number[] = [];
-    const closing: number[] = [];
-    bodies.forEach((body, index) => {
-      const ended = closes(body);
-      if (ended !== undefined) {
-        if (closing.includes(ended) || !(session.open.has(ended) || opening.includes(ended))) {
-          throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
-        }
-        closing.push(ended);
-      }
-      if (opens(body)) opening.push(start + index);
-    });
-    const at = Date.now();
-    const copies = bodies.length > 1 ? new Map() : undefined;
-    const committed = bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+    checkCloses(sessionId, session.open, bodies, start);
+    const committed = frozenRecords(bodies, sessionId, start, Date.now());
     // Only now that every record is built: a refused append leaves the open calls as they were.
-    for (const call of opening) session.open.add(call);
-    for (const call of closing) session.open.delete(call);
-    for (const record of committed) session.records.push(record);
+    for (let index = 0; index < committed.length; index++) {
+      const record = committed[index];
+      session.records.push(record);
+      const ended = closes(record);
+      if (ended !== undefined) session.open.delete(ended);
+      else if (opens(record)) session.open.add(record.sequence);
+    }
     this.#notifier.notify(sessionId);
     return committed;
   }
@@ -258,6 +253,36 @@ function slice(session: StoredSession, { from = 1, limit }: ReadOptions): Journa
 
 function leaseOf(sessionId: string, stored: StoredLease): Lease {
   return Object.freeze({ sessionId, ...stored, fence: String(stored.token) });
+}
+
+/** The copies shared by the records of one commit; commits are synchronous, so one map serves them all. */
+const copies = new Map<unknown, unknown>();
+
+/** The records of one commit, sharing the copies of values they share. */
+function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
+  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
+  try {
+    return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+  } finally {
+    copies.clear();
+  }
+}
+
+/** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
+function checkCloses(sessionId: string, open: Set<number>, bodies: RecordBody[], start: number): void {
+  for (let index = 0; index < bodies.length; index++) {
+    const ended = closes(bodies[index]);
+    if (ended === undefined) continue;
+    const opened = ended >= start && ended < start + index && opens(bodies[ended - start]);
+    if (!(open.has(ended) || opened) || closedBefore(bodies, index, ended)) {
+      throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+    }
+  }
+}
+
+function closedBefore(bodies: RecordBody[], index: number, call: number): boolean {
+  for (let earlier = 0; earlier < index; earlier++) if (closes(bodies[earlier]) === call) return true;
+  return false;
 }
 
 /** Throws unless a commit with `lease` (or none) may write while the session's lease is `stored`. */

@@ -106,23 +106,33 @@ const POLL_MS = 100;
 class FencedJournal implements Journal {
   #inner: Journal;
   #ownership: Ownership;
+  /** The append options of the current lease, built once per lease. */
+  #leased: AppendOptions | undefined;
 
   constructor(inner: Journal, ownership: Ownership) {
     this.#inner = inner;
     this.#ownership = ownership;
   }
 
-  async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     const lease = this.#ownership.lease;
     if (sessionId !== lease.sessionId) return this.#inner.append(sessionId, bodies, options);
-    if (this.#ownership.lost.aborted) throw this.#ownership.lost.reason;
+    if (this.#ownership.lost.aborted) return Promise.reject(this.#ownership.lost.reason);
+    if (this.#leased?.lease !== lease) this.#leased = { lease };
+    // Returned as it is: watching it for `fenced` on the side adds no wait to the commit.
+    let appended;
     try {
-      return await this.#inner.append(sessionId, bodies, { lease });
+      appended = this.#inner.append(sessionId, bodies, this.#leased);
     } catch (error) {
-      if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
-      throw error;
+      appended = Promise.reject(error);
     }
+    appended.catch(this.#onRefused);
+    return appended;
   }
+
+  #onRefused = (error: unknown): void => {
+    if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
+  };
 
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#inner.acquire(sessionId, options);
