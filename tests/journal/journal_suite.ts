@@ -464,6 +464,8 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual((await journal.nodes()).map((beat) => beat.node), ["n1"]);
       await assert.rejects(journal.beat("", "http://127.0.0.1:1", 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "not a url", 1_000), hasCode("invalid_argument"));
+      const long = `http://127.0.0.1:1/${"x".repeat(120)}`;
+      await assert.rejects(journal.beat("n3", long, 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "http://127.0.0.1:1", 0), hasCode("invalid_argument"));
 
       await journal.createSession(session("s"));
@@ -474,6 +476,20 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.release(lease);
       assert.equal(await journal.holder("s"), undefined);
       await assert.rejects(journal.holder("missing"), hasCode("session_not_found"));
+
+      // A session whose owner stopped renewing with a call open is stranded until a new owner ends the call.
+      await journal.createSession(session("idle"));
+      await journal.acquire("idle", { owner: "n2", ttlMs: 20 });
+      const dying = await journal.acquire("s", { owner: "n2", ttlMs: 20 });
+      const [call] = await journal.append("s", [started], { lease: dying });
+      assert.deepEqual(await journal.stranded(), []);
+      await untilExpired(dying.expiresAt);
+      assert.deepEqual(await journal.stranded(), ["s"]);
+      const next = await journal.acquire("s", { owner: "n1", ttlMs: 60_000 });
+      assert.deepEqual(await journal.stranded(), [], "a live owner's session is not stranded");
+      await journal.append("s", [finished(call.sequence)], { lease: next });
+      await journal.release(next);
+      assert.deepEqual(await journal.stranded(), [], "nor is a released one without open calls");
     }),
   );
 }
