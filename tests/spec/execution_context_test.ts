@@ -3,19 +3,19 @@ import { z } from "zod";
 import { type BrainSession, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
 
-/** A Tool that hands each call's ctx to the test, which drives it. */
+/** A Tool that hands each call's ctx to the test, in call order, which drives it. */
 function driven() {
-  const waiting: PromiseWithResolvers<ToolContext>[] = [Promise.withResolvers()];
+  const arrived: PromiseWithResolvers<ToolContext>[] = [];
+  const slot = (i: number) => arrived[i] ??= Promise.withResolvers();
+  let runs = 0;
+  let taken = 0;
   const declared = tool({
     name: "driven",
     description: "Driven by the test.",
     input: z.object({}),
-    run: (_input, ctx) => {
-      waiting.at(-1)!.resolve(ctx as unknown as ToolContext);
-      waiting.push(Promise.withResolvers());
-    },
+    run: (_input, ctx) => void slot(runs++).resolve(ctx as unknown as ToolContext),
   });
-  return { placed: declared(), next: () => waiting[waiting.length - 1].promise };
+  return { placed: declared(), next: () => slot(taken++).promise };
 }
 
 /** Bytes a result is charged: its outcome's JSON text. */
