@@ -158,16 +158,17 @@ specTest("thrown exceptions become tool_error, whatever is thrown and whenever",
   const thrower = tool({
     name: "thrower",
     description: "Throws.",
-    input: z.object({ what: z.enum(["string", "null", "async", "after_return_value"]) }),
+    input: z.object({ what: z.enum(["string", "null", "async", "odd_error"]) }),
     run: async ({ what }) => {
       if (what === "string") throw "plain text";
       if (what === "null") throw null;
+      if (what === "odd_error") throw Object.assign(new Error(), { message: 42, name: { odd: true } });
       await Promise.resolve();
       throw new RangeError("later");
     },
   });
   const session = await brain.sessions.create({ tools: [thrower()] });
-  for (const what of ["string", "null", "async"]) {
+  for (const what of ["string", "null", "async", "odd_error"]) {
     const end = await session.call("thrower", { what });
     assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "tool_error"], what);
   }
@@ -355,3 +356,21 @@ specTest(
     ]);
   },
 );
+
+Deno.test("fail() refuses parts that could not form a well-formed error envelope, with invalid_argument", () => {
+  for (
+    const bad of [
+      () => fail("", "message"),
+      () => fail(5 as never, "message"),
+      () => fail("code", 5 as never),
+      () => fail("code", "message", { retryable: "yes" as never }),
+      () => fail("code", "message", null as never),
+    ]
+  ) {
+    assert.throws(bad, hasCode("invalid_argument"));
+  }
+  assert.deepEqual(fail("code", "message", { retryable: false, details: null }), {
+    status: "error",
+    error: { code: "code", message: "message", retryable: false, details: null },
+  });
+});
