@@ -66,10 +66,13 @@ export interface WasiHost {
 export function wasiHost(scope: WasiScope): WasiHost {
   const filesystem = workspaceFilesystem(scope.workspace, scope.write);
   const net = new BlockingNet();
-  const allowed = (host: string, port?: number) =>
-    port === undefined
-      ? scope.net.some((entry) => entry === host || entry.replace(/:\d+$/, "") === host)
-      : netAllowed(`${host}:${port}`, scope.net);
+  const sockets = socketsImports(
+    net,
+    (host, port) =>
+      port === undefined
+        ? scope.net.some((entry) => entry === host || entry.replace(/:\d+$/, "") === host)
+        : netAllowed(`${host}:${port}`, scope.net),
+  );
   return {
     imports: {
       ...cliImports(scope.env, scope.output),
@@ -80,8 +83,11 @@ export function wasiHost(scope: WasiScope): WasiHost {
       "wasi:filesystem/types": filesystem.types,
       "wasi:filesystem/preopens": filesystem.preopens,
       ...httpImports(net, (hostPort) => netAllowed(hostPort, scope.net)),
-      ...socketsImports(net, allowed),
+      ...sockets.imports,
     },
-    endCall: () => net.close(),
+    endCall: () => {
+      net.close();
+      sockets.endCall();
+    },
   };
 }
