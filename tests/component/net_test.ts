@@ -6,64 +6,16 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { brainEnv, component, tool } from "../../mod.ts";
-import { buildJsComponent, buildSpiderMonkeyComponent } from "../../examples/inspect/js/build.ts";
+import { buildJsComponent } from "../../examples/inspect/js/build.ts";
 import { readerBrain } from "../_support/components.ts";
-import { runningSandboxes } from "../_support/processes.ts";
-import { soon } from "../_support/deadline.ts";
+import { runningSandboxes, within } from "../_support/processes.ts";
+import { gate } from "../_support/gate.ts";
 import { serve } from "../_support/serve.ts";
+import { soon } from "../_support/deadline.ts";
+import { FETCH_REFUSED, fetcherTool, fetchProbe, recordingServer } from "../_support/net_guests.ts";
 import { closing } from "../_support/closing.ts";
 
-const fixture = new URL("./fixtures/fetch_probe/", import.meta.url);
-
-/** Builds the fetch probe with componentize-js once per content of its sources (SpiderMonkey is slow). */
-async function fetchProbe(): Promise<URL> {
-  const sources = [
-    new URL("probe.js", fixture),
-    new URL("world.wit", fixture),
-    new URL("../../examples/inspect/js/componentize_js.ts", import.meta.url),
-  ];
-  const text = (await Promise.all(sources.map((url) => Deno.readTextFile(url)))).join("\0");
-  const hash = Array.from(
-    new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text))).slice(0, 8),
-    (byte) => byte.toString(16).padStart(2, "0"),
-  ).join("");
-  const dir = new URL(`../../.tmp/guests/fetch-probe-${hash}/`, import.meta.url);
-  const out = new URL("probe.wasm", dir);
-  if (await Deno.stat(out).then(() => true, () => false)) return out;
-  await Deno.mkdir(new URL("wit/deps/", dir), { recursive: true });
-  await Deno.copyFile(new URL("world.wit", fixture), new URL("wit/world.wit", dir));
-  await Deno.copyFile(
-    new URL("../../examples/inspect/wit/deps/brain-tool.wit", import.meta.url),
-    new URL("wit/deps/brain-tool.wit", dir),
-  );
-  const staging = new URL(`probe.${crypto.randomUUID()}.wasm`, dir);
-  await buildSpiderMonkeyComponent(
-    { js: new URL("probe.js", fixture), wit: new URL("wit/", dir), world: "fetch-probe", out: staging },
-    ["http"],
-  );
-  await Deno.rename(staging, out);
-  return out;
-}
-
-/** A real HTTP server on 127.0.0.1 that records the requests it receives. */
-function recordingServer(name: string) {
-  const seen: string[] = [];
-  const server = serve(async (request) => {
-    const url = new URL(request.url);
-    seen.push(`${request.method} ${url.pathname}`);
-    const body = request.method === "POST" ? await request.text() : "";
-    return new Response(`${name} ${request.method} ${url.pathname}${body ? ` ${body}` : ""}`);
-  });
-  return Object.assign(server, { seen, port: Number(server.host.split(":")[1]) });
-}
-
-const PROBE_WASM = await fetchProbe();
-const fetcher = tool({
-  name: "fetcher",
-  description: "fetches its input's url",
-  input: z.object({ url: z.string(), method: z.string().optional(), body: z.string().optional() }),
-  implementation: component(PROBE_WASM),
-});
+const fetcher = fetcherTool(await fetchProbe());
 
 Deno.test("a componentize-js guest's fetch reaches a granted 127.0.0.1 port and no other", async () => {
   await using allowed = recordingServer("allowed");
@@ -86,7 +38,7 @@ Deno.test("a componentize-js guest's fetch reaches a granted 127.0.0.1 port and 
     for (const url of [`http://127.0.0.1:${other.port}/c`, `http://localhost:${allowed.port}/d`]) {
       assert.deepEqual(await fetch({ url }), {
         status: "ok",
-        value: { failed: "Error: fetch_https: An error occurred while using the host API.\n" },
+        value: FETCH_REFUSED,
       }, url);
     }
     assert.deepEqual(allowed.seen, ["GET /a", "POST /b"]);
@@ -102,9 +54,33 @@ Deno.test("without a net grant a guest importing wasi:http is admitted and every
   const refused = await session.call("fetcher", { url: `http://127.0.0.1:${server.port}/` }, { deadline: soon() });
   assert.deepEqual(refused.outcome, {
     status: "ok",
-    value: { failed: "Error: fetch_https: An error occurred while using the host API.\n" },
+    value: FETCH_REFUSED,
   });
   assert.deepEqual(server.seen, []);
+});
+
+Deno.test("a guest waiting on a granted server that never answers is killed at its deadline", async () => {
+  const answer = gate();
+  const arrived = gate();
+  await using stalled = serve(async () => {
+    arrived.open();
+    await answer.wait;
+    return new Response("too late");
+  });
+  try {
+    const net = brainEnv({ name: "net", net: [stalled.host] });
+    await using brain = closing(readerBrain({ allow: { net: [stalled.host] }, components: { warm: 0 } }));
+    const session = await brain.sessions.create({ tools: [fetcher({ env: net })] });
+    const call = await session.start("fetcher", { url: `${stalled.url}/` }, { deadline: Date.now() + 1_000 });
+    await arrived.wait;
+    const waiting = await runningSandboxes();
+    assert.equal(waiting.length, 1);
+    const [pid] = waiting;
+    assert.equal((await call.ended).outcome.status, "timeout");
+    await within(250, "the waiting sandbox to be killed", async () => !(await runningSandboxes()).includes(pid));
+  } finally {
+    answer.open();
+  }
 });
 
 const NET_PROBE = new URL("../../.tmp/guests/net-probe/", import.meta.url);
