@@ -69,7 +69,7 @@ Deno.test("a guest waiting on a granted server that never answers is killed at i
   });
   try {
     const net = brainEnv({ name: "net", net: [stalled.host] });
-    await using brain = closing(readerBrain({ allow: { net: [stalled.host] }, components: { warm: 0 } }));
+    await using brain = closing(readerBrain({ allow: { net: [stalled.host] }, components: { maxSandboxes: 1 } }));
     const session = await brain.sessions.create({ tools: [fetcher({ env: net })] });
     const call = await session.start("fetcher", { url: `${stalled.url}/` }, { deadline: Date.now() + 1_000 });
     await arrived.wait;
