@@ -10,7 +10,7 @@ import { componentPermissions } from "./permissions.ts";
 import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
-import { WASI_INTERFACES } from "./wasi/imports.ts";
+import { WASI_INTERFACES } from "./wasi/interfaces.ts";
 
 /** Options of a {@linkcode Component}. */
 export interface ComponentOptions {

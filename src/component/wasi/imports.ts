@@ -21,42 +21,9 @@ export interface WasiScope {
   output(stream: "stdout" | "stderr", text: string): void;
 }
 
-/** The WASI 0.2 interfaces a sandbox provides, without versions. */
-export const WASI_INTERFACES: readonly string[] = [
-  "wasi:cli/environment",
-  "wasi:cli/exit",
-  "wasi:cli/stdin",
-  "wasi:cli/stdout",
-  "wasi:cli/stderr",
-  "wasi:cli/terminal-input",
-  "wasi:cli/terminal-output",
-  "wasi:cli/terminal-stdin",
-  "wasi:cli/terminal-stdout",
-  "wasi:cli/terminal-stderr",
-  "wasi:clocks/monotonic-clock",
-  "wasi:clocks/wall-clock",
-  "wasi:random/random",
-  "wasi:random/insecure",
-  "wasi:random/insecure-seed",
-  "wasi:io/error",
-  "wasi:io/poll",
-  "wasi:io/streams",
-  "wasi:filesystem/types",
-  "wasi:filesystem/preopens",
-  "wasi:http/types",
-  "wasi:http/outgoing-handler",
-  "wasi:sockets/network",
-  "wasi:sockets/instance-network",
-  "wasi:sockets/ip-name-lookup",
-  "wasi:sockets/tcp",
-  "wasi:sockets/tcp-create-socket",
-  "wasi:sockets/udp",
-  "wasi:sockets/udp-create-socket",
-];
-
 /** A guest's WASI: the import objects, and what ends a call's use of them. */
 export interface WasiHost {
-  /** The import object entries for every interface in {@linkcode WASI_INTERFACES}. */
+  /** The import object entries for every interface in `WASI_INTERFACES` (./interfaces.ts). */
   imports: Record<string, unknown>;
   /** Closes the requests and connections a call left open. */
   endCall(): void;
