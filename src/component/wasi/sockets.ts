@@ -121,12 +121,16 @@ export function socketsImports(
     subscribe(): Pollable {
       return this.#addresses || this.#key === undefined ? new Pollable() : on(this.#key);
     }
+    [Symbol.dispose](): void {
+      net.drop(this.#key);
+    }
   }
 
   function resolveAddresses(_network: Network, name: string): ResolveAddressStream {
     const literal = parseIp(name);
     if (literal) return new ResolveAddressStream(name, [literal]);
     if (!name || !allowed(name.toLowerCase())) return fail(name ? "access-denied" : "invalid-argument");
+    if (net.full) return fail("new-socket-limit");
     return new ResolveAddressStream(name.toLowerCase());
   }
 
@@ -162,6 +166,7 @@ export function socketsImports(
       const name = lookedUp.get(ip);
       const hostname = allowed(ip, port) ? ip : name !== undefined && allowed(name, port) ? name : undefined;
       if (hostname === undefined) fail("access-denied");
+      if (net.full) fail("new-socket-limit");
       // Deno checks a granted name by name: connect to the name an address was found under.
       this.#connecting = net.call<{ future: number }>("connect", {
         hostname: hostname!.replace(/^\[(.*)\]$/, "$1"),
