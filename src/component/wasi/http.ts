@@ -371,6 +371,7 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
     if (!protocol || !authority) throw wasiError({ tag: "HTTP-request-URI-invalid" });
     let url: URL;
     try {
+      if (path !== undefined && !path.startsWith("/")) throw new Error("a path starts with /");
       url = new URL(`${protocol}://${authority}${path ?? "/"}`);
     } catch {
       throw wasiError({ tag: "HTTP-request-URI-invalid" });
@@ -382,7 +383,7 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
     const { bytes, open } = OutgoingBody.written(body);
     // A body still being written is streamed; GET and HEAD send none.
     const streamed = open && name !== "GET" && name !== "HEAD";
-    const sent = net.call<{ future: number; sink?: number }>("fetch", {
+    const sent = net.call<{ future: number; sink?: number; error?: Failure }>("fetch", {
       url: url.href,
       method: name,
       headers: headers.entries().filter(([header]) => !CONNECTION_HEADERS.has(header))
@@ -391,6 +392,7 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
       stream: streamed,
       timeoutMs: RequestOptions.headMs(options),
     });
+    if (sent.error) throw wasiError(httpErrorCode(sent.error));
     net.track(sent.future);
     net.track(sent.sink);
     if (streamed) OutgoingBody.attach(body!, sent.sink!);

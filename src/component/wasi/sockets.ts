@@ -100,7 +100,9 @@ export function socketsImports(
       this.#name = name;
       this.#addresses = found;
       if (!found) {
-        this.#key = net.call<{ future: number }>("resolve", { name }).future;
+        const started = net.call<{ future: number; error?: Failure }>("resolve", { name });
+        if (started.error) fail(socketErrorCode(started.error));
+        this.#key = started.future;
         net.track(this.#key);
       }
     }
@@ -168,10 +170,12 @@ export function socketsImports(
       if (hostname === undefined) fail("access-denied");
       if (net.full) fail("new-socket-limit");
       // Deno checks a granted name by name: connect to the name an address was found under.
-      this.#connecting = net.call<{ future: number }>("connect", {
+      const started = net.call<{ future: number; error?: Failure }>("connect", {
         hostname: hostname!.replace(/^\[(.*)\]$/, "$1"),
         port,
-      }).future;
+      });
+      if (started.error) fail(socketErrorCode(started.error));
+      this.#connecting = started.future;
       net.track(this.#connecting);
       this.#state = "connecting";
     }
