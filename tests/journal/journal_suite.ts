@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Journal } from "../../src/journal/journal.ts";
 import { BrainError } from "../../mod.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 /** Registers the behaviour every Journal must have; `open` gives a fresh, empty journal. */
 export function journalSuite(name: string, open: () => Promise<Journal>): void {
@@ -91,7 +92,7 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
           cause: "finish",
           outcome: { status: "ok", value: 1n as never },
         }]),
-        (error) => error instanceof BrainError && error.code === "invalid_argument",
+        hasCode("invalid_argument"),
       );
       assert.deepEqual((await journal.openCalls("s")).map((open) => open.sequence), [started.sequence], "still open");
       await journal.append("s", [{
@@ -197,12 +198,12 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
         for await (const record of journal.subscribe("s")) seen.push(record);
         return seen;
       })();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The subscription's first read starts synchronously above, so close meets it in flight or waiting.
       await journal.close();
       assert.deepEqual(await following, []);
       await assert.rejects(
         journal.read("s"),
-        (error) => error instanceof BrainError && error.code === "journal_closed",
+        hasCode("journal_closed"),
       );
     }),
   );
@@ -213,11 +214,11 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.createSession(session("s"));
       await assert.rejects(
         journal.createSession(session("s")),
-        (error) => error instanceof BrainError && error.code === "session_exists",
+        hasCode("session_exists"),
       );
       await assert.rejects(
         journal.append("missing", [{ kind: "tool_returned", call: 1 }]),
-        (error) => error instanceof BrainError && error.code === "session_not_found",
+        hasCode("session_not_found"),
       );
       await journal.updateSession({ ...session("s"), host: { id: "h", tokenHash: "abc" } });
       assert.equal((await journal.getSession("s"))?.host?.tokenHash, "abc");
@@ -226,7 +227,7 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.equal(await journal.getSession("s"), undefined);
       await assert.rejects(
         journal.read("s"),
-        (error) => error instanceof BrainError && error.code === "session_not_found",
+        hasCode("session_not_found"),
       );
     }),
   );
@@ -330,7 +331,6 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
     cause: "finish" as const,
     outcome: { status: "ok" as const, value: null },
   });
-  const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
   const untilExpired = async (expiresAt: number) => {
     while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, expiresAt + 1 - Date.now()));
   };
