@@ -200,6 +200,12 @@ export class RegisteredHost {
     const left = (this.#holds.get(handle) ?? 1) - 1;
     if (left === 0) this.#holds.delete(handle);
     else this.#holds.set(handle, left);
+    if (this.#held.length === 0) return undefined;
+    const only = this.#held[0].frame;
+    if (this.#held.length === 1 && left === 0 && only.session === session && only.call === call) {
+      this.#held = [];
+      return only;
+    }
     const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
     const held = this.#held[index]?.frame;
     const flushed = this.#held.filter((held, at) =>
