@@ -340,7 +340,7 @@ Deno.test("input and output schemas run once per call in parseAsync's mode, also
   const mixed = tool({
     name: "mixed",
     description: "A test Tool.",
-    input: z.object({ n: z.number().transform(counted("asyncInput")) }).refine(async ({ n }) => n > 0),
+    input: z.object({ n: z.number().transform(counted("asyncInput")) }).refine(({ n }) => Promise.resolve(n > 0)),
     run: ({ n }, ctx) => ctx.finish(n),
   });
   await using session = await embeddedSession([sync(), mixed()]);
