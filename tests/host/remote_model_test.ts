@@ -10,6 +10,7 @@ import { lookup } from "../../examples/lookup.ts";
 import { ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 const SECRET = "server-only-model-key";
 
@@ -365,7 +366,7 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
     { reply: completion({ content: "short" }) },
     { reply: completion({ content: "The summary is: short." }) },
   ]);
-  const server = await serveBrain({
+  await using server = await servedBrain({
     serverToken: "operator-secret",
     models: {
       default: {
@@ -375,41 +376,36 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
       },
     },
   });
-  const brain = new Brain({
+  await using brain = new Brain({
     url: server.url,
     serverToken: "operator-secret",
     token: "openai-token",
     host: "summarizer",
   });
-  try {
-    const summarize = tool({
-      name: "summarize",
-      description: "Summarizes text with the model.",
-      input: z.object({ text: z.string() }),
-      run: async ({ text }, ctx) => {
-        const result = await ctx.model({ system: "Summarize.", messages: [{ role: "user", content: text }] });
-        return ctx.finish(result.content);
-      },
-    });
-    const session = await brain.sessions.create({ tools: [summarize()], model: "default" });
-    assert.equal((await session.send("Summarize 'long'.")).content, "The summary is: short.");
-    assert.equal(chat.seen.length, 3, "each request was sent once");
-    assert.ok(chat.seen.every((seen) => seen.authorization === `Bearer ${SECRET}` && seen.body.model === "gpt-test"));
-    assert.deepEqual(chat.seen[1].body.messages, [
-      { role: "system", content: "Summarize." },
-      { role: "user", content: "long" },
-    ]);
-    const records = await session.read();
-    const finished = ofKind(records, "model_call_finished");
-    assert.deepEqual(finished.map((record) => record.usage), Array(3).fill({ inputTokens: 11, outputTokens: 7 }));
-    assert.deepEqual(ofKind(records, "model_call_started")[1].origin, {
-      kind: "tool",
-      tool: "summarize",
-      call: ofKind(records, "tool_call_started")[0].sequence,
-    });
-    assert.equal(JSON.stringify([records, await brain.sessions.list()]).includes(SECRET), false);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  const summarize = tool({
+    name: "summarize",
+    description: "Summarizes text with the model.",
+    input: z.object({ text: z.string() }),
+    run: async ({ text }, ctx) => {
+      const result = await ctx.model({ system: "Summarize.", messages: [{ role: "user", content: text }] });
+      return ctx.finish(result.content);
+    },
+  });
+  const session = await brain.sessions.create({ tools: [summarize()], model: "default" });
+  assert.equal((await session.send("Summarize 'long'.")).content, "The summary is: short.");
+  assert.equal(chat.seen.length, 3, "each request was sent once");
+  assert.ok(chat.seen.every((seen) => seen.authorization === `Bearer ${SECRET}` && seen.body.model === "gpt-test"));
+  assert.deepEqual(chat.seen[1].body.messages, [
+    { role: "system", content: "Summarize." },
+    { role: "user", content: "long" },
+  ]);
+  const records = await session.read();
+  const finished = ofKind(records, "model_call_finished");
+  assert.deepEqual(finished.map((record) => record.usage), Array(3).fill({ inputTokens: 11, outputTokens: 7 }));
+  assert.deepEqual(ofKind(records, "model_call_started")[1].origin, {
+    kind: "tool",
+    tool: "summarize",
+    call: ofKind(records, "tool_call_started")[0].sequence,
+  });
+  assert.equal(JSON.stringify([records, await brain.sessions.list()]).includes(SECRET), false);
 });
