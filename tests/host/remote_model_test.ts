@@ -7,7 +7,7 @@ import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
-import { ofKind, until } from "../_support/until.ts";
+import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
@@ -38,20 +38,6 @@ async function connected(
       await server.shutdown();
     },
   };
-}
-
-/** Follows a session's records on the server until `done` holds; fails after 5 s. */
-async function serverUntil(
-  server: ServedBrain,
-  session: string,
-  done: (records: JournalRecord[]) => boolean,
-): Promise<JournalRecord[]> {
-  const records: JournalRecord[] = [];
-  for await (const record of server.journal.subscribe(session, { signal: AbortSignal.timeout(5_000) })) {
-    records.push(record);
-    if (done(records)) return records;
-  }
-  throw new Error(`the server's records never got there: ${records.map((record) => record.kind).join(", ")}`);
 }
 
 Deno.test("ctx.model in a remote host Tool runs on the server's model, with the Tool's origin, journaled before the reply", async () => {
@@ -235,14 +221,16 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   });
   const session = await remote.brain.sessions.create({ tools: [waiter(), quick()], model: "default" });
   const call = await session.start("waiter", {});
-  await serverUntil(remote.server, session.id, (seen) => ofKind(seen, "model_call_started").length === 1);
+  await until(
+    journalRecords(remote.server.journal, session.id),
+    (seen) => ofKind(seen, "model_call_started").length === 1,
+  );
   assert.equal(remote.server.dropHost("fragile"), true);
 
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-  const records = await serverUntil(
-    remote.server,
-    session.id,
+  const records = await until(
+    journalRecords(remote.server.journal, session.id),
     (seen) => ofKind(seen, "model_call_finished").length === 1,
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
@@ -287,9 +275,8 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   await settled.wait;
   const codes = await Promise.all([errors.hasty, errors.waiter]);
   assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
-  const records = await serverUntil(
-    remote.server,
-    session.id,
+  const records = await until(
+    journalRecords(remote.server.journal, session.id),
     (seen) => ofKind(seen, "model_call_finished").length === 2,
   );
   assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
@@ -345,7 +332,10 @@ Deno.test("a send whose connection drops fails connection_lost and is not resent
   await using remote = await connected(provider, "impatient");
   const session = await remote.brain.sessions.create({ model: "default" });
   const reply = session.send("Hello?");
-  await serverUntil(remote.server, session.id, (seen) => ofKind(seen, "model_call_started").length === 1);
+  await until(
+    journalRecords(remote.server.journal, session.id),
+    (seen) => ofKind(seen, "model_call_started").length === 1,
+  );
   assert.equal(remote.server.dropHost("impatient"), true);
   await assert.rejects(reply, { code: "connection_lost" });
   release.open();
