@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
-import type { JournalRecord } from "../../src/journal/records.ts";
 import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
@@ -11,6 +10,8 @@ import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
+import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 const SECRET = "server-only-model-key";
 
@@ -94,20 +95,7 @@ Deno.test("send() runs a full turn on the server: the model calls a remote host 
   });
   const reply = await session.send("Find record 7.");
   assert.equal(reply.content, "The record is Ada Lovelace.");
-  assert.deepEqual((await session.read()).map((record) => record.kind), [
-    "user_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-    "tool_call_started",
-    "tool_event",
-    "tool_result",
-    "tool_call_finished",
-    "tool_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-  ]);
+  assert.deepEqual((await session.read()).map((record) => record.kind), ONE_TOOL_TURN);
   const [first, second] = provider.calls;
   assert.equal(first.request.system, "Be brief.", "the Agentloop options travelled");
   assert.deepEqual(first.request.tools.map((spec) => spec.name), ["lookup"]);
@@ -288,32 +276,9 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
 });
 
 Deno.test("concurrent remote ctx.model calls keep each Tool's identity in origin and add no assistant message", async () => {
-  const both = gate();
-  let waiting = 0;
-  const provider = new ScriptedProvider(Array.from({ length: 2 }, () => async (call: ProviderCall) => {
-    if (++waiting === 2) both.open();
-    await both.wait;
-    return `answer to ${(call.request.messages[0] as { content: string }).content}`;
-  }));
-  await using remote = await connected(provider, "concurrent");
-  const asker = (name: string) =>
-    tool({
-      name,
-      description: "Asks the model.",
-      input: z.object({}),
-      run: async (_input, ctx) =>
-        ctx.finish((await ctx.model({ messages: [{ role: "user", content: name }] })).content),
-    });
+  await using remote = await connected(answersBothAtOnce(), "concurrent");
   const session = await remote.brain.sessions.create({ tools: [asker("alpha")(), asker("beta")()], model: "default" });
-  const activation = session.activation();
-  const [a, b] = await Promise.all([
-    session.call("alpha", {}, { activation }),
-    session.call("beta", {}, { activation }),
-  ]);
-  assert.deepEqual([a.outcome, b.outcome], [
-    { status: "ok", value: "answer to alpha" },
-    { status: "ok", value: "answer to beta" },
-  ]);
+  const { a, b } = await askBoth(session);
   const records = await session.read();
   const origins = ofKind(records, "model_call_started").map((started) => started.origin);
   assert.deepEqual(
