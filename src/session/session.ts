@@ -15,6 +15,7 @@ import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
+import { settledBy } from "./settled_by.ts";
 import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
@@ -62,6 +63,8 @@ export class Session implements BrainSession {
   #workspaces: Map<string, string>;
   #environments: SessionEnvironments;
   #modelService: ModelService | undefined;
+  /** The session's model execution service, started on first use. */
+  #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
@@ -118,7 +121,7 @@ export class Session implements BrainSession {
     const state = await this.#begin(target, input, options);
     return Object.freeze({
       sequence: state.call,
-      ended: state.ended,
+      ended: this.#settled(state),
       cancel: (message?: string) => {
         try {
           return state.stop("cancelled", checkCancelReason(message));
@@ -131,7 +134,12 @@ export class Session implements BrainSession {
 
   /** Starts a call and waits for its end. */
   call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return this.#begin(target, input, options).then(endOf);
+    return this.#begin(target, input, options).then((state) => this.#settled(state));
+  }
+
+  /** A call's end as its caller waits for it: by its deadline and a grace, whatever the store does. */
+  #settled(state: CallState): Promise<CallEnd> {
+    return settledBy(state.ended, state.deadline, { sessionId: this.id, call: state.call });
   }
 
   async #begin(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallState> {
@@ -242,7 +250,7 @@ export class Session implements BrainSession {
       sink: state,
       environments: this.#environments,
       workspace: placed.env && this.#workspaces.get(placed.env.name),
-      modelService: () => this.#modelService ??= new ModelService(),
+      modelService: this.#startedModelService,
       resources: this.#resources,
     });
   }
@@ -250,10 +258,6 @@ export class Session implements BrainSession {
 
 /** The body of a `tool_call_started` record. */
 type Intent = Extract<RecordBody, { kind: "tool_call_started" }>;
-
-function endOf(state: CallState): Promise<CallEnd> {
-  return state.ended;
-}
 
 /** Errors of a journal's store that leave a call's end uncommitted. */
 const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);

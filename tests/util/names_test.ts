@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { BrainError } from "../../src/outcome/errors.ts";
+import {} from "../../src/outcome/errors.ts";
 import { checkName, isName, MAX_NAME_LENGTH } from "../../src/util/names.ts";
 import { sameText } from "../../src/util/same_text.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("a name is letters, digits, -, _ and ., never a dot first, at most MAX_NAME_LENGTH", () => {
   for (const good of ["a", "s1", "my-env", "my_env", "v1.2", "-x", "_x", "a..b", "x".repeat(MAX_NAME_LENGTH)]) {
@@ -30,7 +31,7 @@ Deno.test("a name is letters, digits, -, _ and ., never a dot first, at most MAX
     assert.ok(!isName(bad), JSON.stringify(bad));
     assert.throws(
       () => checkName("an id", bad),
-      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
   }
 });

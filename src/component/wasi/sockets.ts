@@ -59,11 +59,10 @@ export function parseIp(text: string): IpAddress | undefined {
   return val.every((group) => Number.isInteger(group) && group <= 0xffff) ? { tag: "ipv6", val } : undefined;
 }
 
-/** An address as Deno and allow-lists write it: `1.2.3.4`, or `[::1]` for IPv6. */
+/** An address as Deno and allow-lists write it: `1.2.3.4`, or `[::1]` (compressed, as URLs write it) for IPv6. */
 export function ipText(address: IpAddress): string {
-  return address.tag === "ipv4"
-    ? address.val.join(".")
-    : `[${address.val.map((group) => group.toString(16)).join(":")}]`;
+  if (address.tag === "ipv4") return address.val.join(".");
+  return new URL(`http://[${address.val.map((group) => group.toString(16)).join(":")}]/`).hostname;
 }
 
 function socketAddress({ hostname, port }: Deno.NetAddr): SocketAddress {
@@ -82,8 +81,8 @@ function socketAddress({ hostname, port }: Deno.NetAddr): SocketAddress {
 export function socketsImports(
   net: BlockingNet,
   allowed: (host: string, port?: number) => boolean,
-): Record<string, unknown> {
-  /** Addresses found by looking up granted names, with the name each came from. */
+): { imports: Record<string, unknown>; endCall(): void } {
+  /** Addresses found by looking up granted names in this call, with the name each came from. */
   const lookedUp = new Map<string, string>();
   const fail = (code: string): never => {
     throw wasiError(code);
@@ -100,7 +99,9 @@ export function socketsImports(
       this.#name = name;
       this.#addresses = found;
       if (!found) {
-        this.#key = net.call<{ future: number }>("resolve", { name }).future;
+        const started = net.call<{ future: number; error?: Failure }>("resolve", { name });
+        if (started.error) fail(socketErrorCode(started.error));
+        this.#key = started.future;
         net.track(this.#key);
       }
     }
@@ -121,12 +122,16 @@ export function socketsImports(
     subscribe(): Pollable {
       return this.#addresses || this.#key === undefined ? new Pollable() : on(this.#key);
     }
+    [Symbol.dispose](): void {
+      net.drop(this.#key);
+    }
   }
 
   function resolveAddresses(_network: Network, name: string): ResolveAddressStream {
     const literal = parseIp(name);
     if (literal) return new ResolveAddressStream(name, [literal]);
     if (!name || !allowed(name.toLowerCase())) return fail(name ? "access-denied" : "invalid-argument");
+    if (net.full) return fail("new-socket-limit");
     return new ResolveAddressStream(name.toLowerCase());
   }
 
@@ -162,11 +167,14 @@ export function socketsImports(
       const name = lookedUp.get(ip);
       const hostname = allowed(ip, port) ? ip : name !== undefined && allowed(name, port) ? name : undefined;
       if (hostname === undefined) fail("access-denied");
+      if (net.full) fail("new-socket-limit");
       // Deno checks a granted name by name: connect to the name an address was found under.
-      this.#connecting = net.call<{ future: number }>("connect", {
+      const started = net.call<{ future: number; error?: Failure }>("connect", {
         hostname: hostname!.replace(/^\[(.*)\]$/, "$1"),
         port,
-      }).future;
+      });
+      if (started.error) fail(socketErrorCode(started.error));
+      this.#connecting = started.future;
       net.track(this.#connecting);
       this.#state = "connecting";
     }
@@ -294,7 +302,7 @@ export function socketsImports(
   class IncomingDatagramStream {}
   class OutgoingDatagramStream {}
 
-  return {
+  const imports = {
     "wasi:sockets/network": {
       Network,
       networkErrorCode: (
@@ -312,4 +320,5 @@ export function socketsImports(
     "wasi:sockets/udp": { UdpSocket, IncomingDatagramStream, OutgoingDatagramStream },
     "wasi:sockets/udp-create-socket": { createUdpSocket: () => fail("not-supported") },
   };
+  return { imports, endCall: () => lookedUp.clear() };
 }

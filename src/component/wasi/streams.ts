@@ -78,14 +78,24 @@ const CLOSED = { tag: "closed" };
 /**
  * `wasi:io/streams.input-stream` over a function that reads up to `length`
  * bytes (none when nothing is there yet), or undefined at the end; `subscribe`
- * says when there is something to read (at once when omitted).
+ * says when there is something to read (at once when omitted); `close` runs
+ * when the guest drops the stream.
  */
 export class InputStream {
   #read: (length: number) => Uint8Array | undefined;
   #subscribe: () => Pollable;
-  constructor(read: (length: number) => Uint8Array | undefined, subscribe = () => new Pollable()) {
+  #close: (() => void) | undefined;
+  constructor(
+    read: (length: number) => Uint8Array | undefined,
+    subscribe = () => new Pollable(),
+    close?: () => void,
+  ) {
     this.#read = read;
     this.#subscribe = subscribe;
+    this.#close = close;
+  }
+  [Symbol.dispose](): void {
+    this.#close?.();
   }
   read(length: bigint): Uint8Array {
     const bytes = this.#read(Number(length));
@@ -95,8 +105,10 @@ export class InputStream {
   blockingRead(length: bigint): Uint8Array {
     for (;;) {
       const bytes = this.read(length);
-      if (bytes.byteLength > 0 || length === 0n) return bytes;
-      this.subscribe().block();
+      const more = this.subscribe();
+      // Only a stream that waits on something outside can have more later; any other has said all it has.
+      if (bytes.byteLength > 0 || length === 0n || !more.on) return bytes;
+      more.block();
     }
   }
   skip(length: bigint): bigint {
@@ -120,13 +132,21 @@ export interface OutputWaits {
 
 const ALWAYS_ROOM: OutputWaits = { room: () => 1_048_576n, subscribe: () => new Pollable() };
 
-/** `wasi:io/streams.output-stream` over a function that writes (or queues) all of `bytes`. */
+/**
+ * `wasi:io/streams.output-stream` over a function that writes (or queues) all
+ * of `bytes`; `close` runs when the guest drops the stream.
+ */
 export class OutputStream {
   #write: (bytes: Uint8Array) => void;
   #waits: OutputWaits;
-  constructor(write: (bytes: Uint8Array) => void, waits = ALWAYS_ROOM) {
+  #close: (() => void) | undefined;
+  constructor(write: (bytes: Uint8Array) => void, waits = ALWAYS_ROOM, close?: () => void) {
     this.#write = write;
     this.#waits = waits;
+    this.#close = close;
+  }
+  [Symbol.dispose](): void {
+    this.#close?.();
   }
   checkWrite(): bigint {
     return this.#waits.room();

@@ -204,10 +204,11 @@ export class RegisteredHost {
     if (left === 0) this.#holds.delete(handle);
     else this.#holds.set(handle, left);
     if (this.#held.length === 0) return undefined;
-    const only = this.#held[0].frame;
-    if (this.#held.length === 1 && left === 0 && only.session === session && only.call === call) {
-      this.#held = [];
-      return only;
+    // Usually the start's own invoke is the first held: nothing held before it waits, and it leaves at once.
+    const first = this.#held[0].frame;
+    if (first.session === session && first.call === call && (left > 0 || this.#held.length === 1)) {
+      this.#held.shift();
+      return first;
     }
     const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
     const held = this.#held[index]?.frame;
