@@ -11,6 +11,13 @@ import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
 import { checkNodeUrl } from "../../journal/nodes.ts";
+import { storageError } from "../../journal/storage_error.ts";
+import { settledWithin } from "../../util/settled_within.ts";
+
+/** How long shutting down waits for requests being answered before it closes their connections. */
+const SHUTDOWN_WAIT_MS = 1_000;
+/** Codes of a journal that could not answer while a host's credentials were checked. */
+const STORE_DOWN = new Set<string>(["storage_unavailable", "storage_full"]);
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -83,7 +90,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
-  const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
+  const refuse = (status: 400 | 401 | 426 | 429 | 503, error: BrainError) =>
     Response.json({ error: errorFrame(error) }, { status });
 
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, node: backend.node }));
@@ -100,7 +107,10 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     try {
       registration = await hosts.authenticate(id, token, c.req.header(SERVER_TOKEN_HEADER));
     } catch (error) {
-      return refuse((error as BrainError).code === "limit_exceeded" ? 429 : 401, error as BrainError);
+      // A journal that cannot answer is an outage the client waits out, not a wrong token.
+      const failure = storageError(error);
+      const status = failure.code === "limit_exceeded" ? 429 : STORE_DOWN.has(failure.code) ? 503 : 401;
+      return refuse(status, failure);
     }
     let upgraded: { socket: WebSocket; response: Response };
     try {
@@ -197,10 +207,14 @@ export async function serveBrain(
   // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
   const ready = Promise.withResolvers<BrainServer>();
   ready.promise.catch(() => {});
-  const http = Deno.serve(
-    { hostname, port, onListen: () => {} },
-    async (request) => (await ready.promise).fetch(request),
-  );
+  const stop = new AbortController();
+  const answering = new Set<Promise<Response>>();
+  const http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, (request) => {
+    const answer = ready.promise.then((server) => server.fetch(request));
+    answering.add(answer);
+    answer.finally(() => answering.delete(answer)).catch(() => {});
+    return answer;
+  });
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   let server: BrainServer;
   try {
@@ -222,7 +236,11 @@ export async function serveBrain(
     url,
     async shutdown() {
       await server.close();
-      await http.shutdown();
+      // Deno's graceful shutdown waits forever on an upgrade whose connection was cut in half (and on a request
+      // waiting for a store that stopped answering): requests get a moment to finish, then every connection closes.
+      await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
+      stop.abort();
+      await http.finished;
     },
   };
 }
