@@ -87,6 +87,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const cluster = new ClusterNode(backend.journal, backend.node);
   if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs, (id) => backend.recover(id));
   const calls = new OpenCalls();
+  /** Upgraded sockets that never opened: their client was gone before the upgrade answered. */
+  const unopened = new Set<WebSocket>();
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
@@ -115,6 +117,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     let upgraded: { socket: WebSocket; response: Response };
     try {
       upgraded = Deno.upgradeWebSocket(c.req.raw);
+      unopened.add(upgraded.socket);
+      upgraded.socket.addEventListener("open", () => unopened.delete(upgraded.socket), { once: true });
     } catch {
       return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
     }
@@ -147,7 +151,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
-  return {
+  const built: BrainServer = {
     fetch: app.fetch,
     journal: backend.journal,
     get connections() {
@@ -170,7 +174,12 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       await backend.close();
     },
   };
+  halfOpen.set(built, unopened);
+  return built;
 }
+
+/** The upgrades of each server whose socket never opened, which Deno's graceful HTTP shutdown waits on forever. */
+const halfOpen = new WeakMap<BrainServer, ReadonlySet<WebSocket>>();
 
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
@@ -236,11 +245,14 @@ export async function serveBrain(
     url,
     async shutdown() {
       await server.close();
-      // Deno's graceful shutdown waits forever on an upgrade whose connection was cut in half (and on a request
-      // waiting for a store that stopped answering): requests get a moment to finish, then every connection closes.
-      await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
-      stop.abort();
-      await http.finished;
+      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, and on
+      // a request still waiting for a store that stopped answering: then every connection is closed at once.
+      const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
+      if (answered && halfOpen.get(server)?.size === 0) await http.shutdown();
+      else {
+        stop.abort();
+        await http.finished;
+      }
     },
   };
 }
