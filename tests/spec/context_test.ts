@@ -220,8 +220,12 @@ specTest("a cancel after the Tool finished changes nothing: one terminal record,
   assert.deepEqual(await call.cancel("too late"), end);
   assert.deepEqual(end.outcome, ok("first"));
   await session.call(holder("sentinel").declared(), {}, { timeoutMs: 1 }).catch(() => {});
-  const kinds = await callKinds(session, call.sequence);
+  const records = await callRecords(session, call.sequence);
+  const kinds = records.map((record) => record.kind);
   assert.equal(kinds.filter((kind) => kind === "tool_call_finished").length, 1);
+  assert.deepEqual(kinds.slice(-2), ["tool_call_finished", "tool_call_late"]);
+  const late = records.at(-1)!;
+  assert.equal(late.kind === "tool_call_late" && late.cause, "cancelled");
 });
 
 specTest("racing finish, cancel and the deadline leaves exactly one terminal record per call", async (brain) => {

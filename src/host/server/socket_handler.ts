@@ -31,19 +31,30 @@ import { CallMap } from "../call_map.ts";
 import type { ClusterNode } from "./cluster_node.ts";
 import { MOVED } from "../protocol.ts";
 
-/** Calls started through the server, by session and sequence, until they end. */
+/** How many ended calls the server keeps, so a later cancel of one is recorded late, as embedded. */
+const ENDED_KEPT = 256;
+
+/** Calls started through the server, by session and sequence, until they end and a while after. */
 export class OpenCalls {
   #calls = new CallMap<ToolCall>();
+  #ended: [session: string, sequence: number][] = [];
 
-  /** Keeps `call` until it ends. */
+  /** Keeps `call` until it ends and {@linkcode ENDED_KEPT} later calls have ended. */
   track(session: string, call: ToolCall): void {
     this.#calls.set(session, call.sequence, call);
-    call.ended.finally(() => this.#calls.delete(session, call.sequence)).catch(() => {});
+    call.ended.finally(() => this.#forgetOldest(session, call.sequence)).catch(() => {});
   }
 
-  /** The open call, if it was started here and has not ended. */
+  /** The call, if it was started here and has not ended or ended recently. */
   get(session: string, sequence: number): ToolCall | undefined {
     return this.#calls.get(session, sequence);
+  }
+
+  #forgetOldest(session: string, sequence: number): void {
+    this.#ended.push([session, sequence]);
+    if (this.#ended.length <= ENDED_KEPT) return;
+    const [oldestSession, oldest] = this.#ended.shift()!;
+    this.#calls.delete(oldestSession, oldest);
   }
 }
 
