@@ -141,6 +141,8 @@ export type ClientFrame =
     activation?: string;
     /** The caller's W3C traceparent: the call's span on the server becomes its child. */
     traceparent?: string;
+    /** The caller's signal was aborted before the start: the call ends `cancelled` before dispatch, as embedded. */
+    cancelled?: true;
   }
   | { id: number; op: "emit"; session: string; call: number; event: string; data: JsonValue }
   | { id: number; op: "result"; session: string; call: number } & Published
@@ -361,6 +363,7 @@ function checkHot(frame: Record<string, unknown>): string | null | undefined {
       if (frame.deadline !== undefined && typeof frame.deadline !== "number") return "a deadline is a number";
       if (frame.activation !== undefined && !isName(frame.activation)) return "an activation is a name";
       if (frame.traceparent !== undefined && typeof frame.traceparent !== "string") return "a traceparent is a string";
+      if (frame.cancelled !== undefined && frame.cancelled !== true) return "cancelled is true or absent";
       return null;
     case "emit":
       return checkReport(frame) ??

@@ -228,6 +228,16 @@ specTest("a cancel after the Tool finished changes nothing: one terminal record,
   assert.equal(late.kind === "tool_call_late" && late.cause, "cancelled");
 });
 
+specTest("a call started with an already aborted signal ends cancelled before the Tool runs", async (brain) => {
+  const { declared, contexts } = holder();
+  const session = await brain.sessions.create({ tools: [declared()] });
+  const call = await session.start("holder", {}, { signal: AbortSignal.abort() });
+  const end = await call.ended;
+  assert.equal(end.cause, "cancelled");
+  assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_call_finished"]);
+  assert.equal(contexts.length, 0, "the Tool never ran");
+});
+
 specTest("racing finish, cancel and the deadline leaves exactly one terminal record per call", async (brain) => {
   const racer = tool({
     name: "racer",

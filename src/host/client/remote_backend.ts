@@ -350,6 +350,7 @@ class RemoteSession implements BrainSession {
     const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
     const traceparent = checked.traceparent ?? traceparentOf();
+    const abortedAtStart = signal?.aborted === true;
     const { call: sequence } = await this.#connection.request("start", {
       handle: this.#handle,
       tool: placed.tool.name,
@@ -357,6 +358,7 @@ class RemoteSession implements BrainSession {
       ...(deadline === undefined ? {} : { deadline }),
       ...(checked.activation ? { activation: checked.activation.id } : {}),
       ...(traceparent === undefined ? {} : { traceparent }),
+      ...(abortedAtStart ? { cancelled: true as const } : {}),
     }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
@@ -367,7 +369,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !abortedAtStart) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });

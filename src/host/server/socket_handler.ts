@@ -368,7 +368,12 @@ export class HostSocketHandler {
     let call: ToolCall;
     try {
       call = await this.#host.startCall(() =>
-        session.start(frame.tool, frame.input, { deadline: frame.deadline, activation, traceparent: frame.traceparent })
+        session.start(frame.tool, frame.input, {
+          deadline: frame.deadline,
+          activation,
+          traceparent: frame.traceparent,
+          signal: frame.cancelled ? AbortSignal.abort() : undefined,
+        })
       );
     } catch (error) {
       this.#host.release(frame.handle, undefined, undefined);
