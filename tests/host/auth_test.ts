@@ -79,22 +79,18 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
 });
 
 Deno.test("a token that would break the upgrade request, or a URL that is no server's, is refused by new Brain", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  try {
-    const url = server.url;
-    for (
-      const [options, message] of [
-        [{ url, token: "secret\r\nx-injected: 1" }, /token must be a string without control characters/],
-        [{ url, token: "secret", serverToken: "operator-secret\n" }, /serverToken must be/],
-        [{ url: "not a url", token: "secret" }, /url must be/],
-        [{ url: url.replace("http", "ftp"), token: "secret" }, /url must be/],
-        [{ url, token: "secret", cluster: ["nope"] }, /cluster must be/],
-      ] as const
-    ) {
-      assert.throws(() => new Brain({ host: "app", ...options }), hasCode("invalid_argument", message));
-    }
-    assert.equal(server.connections, 0, "no refused client ever connected");
-  } finally {
-    await server.shutdown();
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  const url = server.url;
+  for (
+    const [options, message] of [
+      [{ url, token: "secret\r\nx-injected: 1" }, /token must be a string without control characters/],
+      [{ url, token: "secret", serverToken: "operator-secret\n" }, /serverToken must be/],
+      [{ url: "not a url", token: "secret" }, /url must be/],
+      [{ url: url.replace("http", "ftp"), token: "secret" }, /url must be/],
+      [{ url, token: "secret", cluster: ["nope"] }, /cluster must be/],
+    ] as const
+  ) {
+    assert.throws(() => new Brain({ host: "app", ...options }), hasCode("invalid_argument", message));
   }
+  assert.equal(server.connections, 0, "no refused client ever connected");
 });

@@ -36,7 +36,10 @@ import { traceparentOf } from "../../telemetry/trace_context.ts";
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
-  /** The server's base URL, such as `http://127.0.0.1:8787`. */
+  /**
+   * The server's base URL, such as `http://127.0.0.1:8787`; `https://` or `wss://` for a server behind TLS,
+   * whose certificate a private CA can vouch for when Deno runs with `--cert ca.pem`.
+   */
   url: string;
   /**
    * The other servers of a cluster sharing one journal (`deno task serve
