@@ -16,6 +16,8 @@ import { type CallOptions, checkCallArguments, resolveTarget } from "../../sessi
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
+import { promised } from "../../util/promised.ts";
+import { checkCancelReason } from "../../contract/budgets.ts";
 import {
   type Executor,
   type HandleConversation,
@@ -33,6 +35,10 @@ import type { AllowList } from "../../contract/grant.ts";
 import type { WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
+import { settledWithin } from "../../util/settled_within.ts";
+
+/** How long `close()` waits for the server to end the client's session handles. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -169,7 +175,8 @@ export class RemoteBackend implements BrainBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    // Ending a handle waits for the server; one that stays unreachable does not keep the client open.
+    await settledWithin(Promise.allSettled([...this.#live].map((session) => session.end())), CLOSE_WAIT_MS);
     await this.#connection.close();
   }
 
@@ -364,8 +371,13 @@ class RemoteSession implements BrainSession {
     }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
-      this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, { retry: true });
+      promised(() => checkCancelReason(message)).then((reason) =>
+        this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
+          retry: true,
+        })
+      );
     if (signal) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
