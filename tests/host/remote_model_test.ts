@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
-import type { ProviderCall } from "../../src/model/types.ts";
-import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
@@ -10,15 +9,12 @@ import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
-import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
+import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
 import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 const SECRET = "server-only-model-key";
 
 /** A provider step that answers only when its call is aborted, by rejecting. */
-const hanging = (): ScriptStep => (call: ProviderCall) =>
-  new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));
-
 /** A Brain server whose `default` model is `provider`, a client connected to it as `host`, disposed together. */
 async function connected(
   provider: ScriptedProvider,
@@ -44,17 +40,7 @@ async function connected(
 Deno.test("ctx.model in a remote host Tool runs on the server's model, with the Tool's origin, journaled before the reply", async () => {
   const provider = new ScriptedProvider(["4"]);
   await using remote = await connected(provider, "asker");
-  let seenBeforeReturn: string[] = [];
-  const ask = tool({
-    name: "ask",
-    description: "Asks the model on its own.",
-    input: z.object({ question: z.string() }),
-    run: async ({ question }, ctx) => {
-      const answer = await ctx.model({ messages: [{ role: "user", content: question }] });
-      seenBeforeReturn = (await session.read()).map((record) => record.kind);
-      return ctx.finish(answer.content);
-    },
-  });
+  const { ask, seen } = askingTool(() => session);
   const session = await remote.brain.sessions.create({ tools: [ask()], model: "default" });
   const end = await session.call("ask", { question: "2+2?" });
   assert.deepEqual(end.outcome, { status: "ok", value: "4" });
@@ -64,7 +50,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
   assert.equal(call.model, "fixed-model");
   assert.deepEqual(call.credentials, { apiKey: SECRET }, "the server's credentials apply");
   assert.deepEqual(call.request, { messages: [{ role: "user", content: "2+2?" }], system: "", tools: [] });
-  assert.equal(seenBeforeReturn.at(-1), "model_call_finished", "usage and outcome were committed before the reply");
+  assert.equal(seen.kindsAtAnswer.at(-1), "model_call_finished", "usage and outcome were committed before the reply");
 
   const records = await session.read();
   const [started] = ofKind(records, "model_call_started");
