@@ -15,6 +15,7 @@ import {
   errorFrame,
   isMalformed,
   type Malformed,
+  MOVED,
   type NoticeOf,
   oversizeFrame,
   type Replies,
@@ -29,7 +30,6 @@ import { uploadedTool } from "./uploaded_tool.ts";
 import { checkName } from "../../util/names.ts";
 import { CallMap } from "../call_map.ts";
 import type { ClusterNode } from "./cluster_node.ts";
-import { MOVED } from "../protocol.ts";
 
 /** Calls started through the server, by session and sequence, until they end. */
 export class OpenCalls {
