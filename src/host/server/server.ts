@@ -194,23 +194,29 @@ export async function serveBrain(
   served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
   const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
-  // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
-  const ready = Promise.withResolvers<BrainServer>();
-  ready.promise.catch(() => {});
+  // Listening first gives the URL the server advertises to its cluster. The handler stays synchronous (a WebSocket
+  // upgraded after an await keeps Deno's shutdown waiting); a request before the server is ready gets 503.
+  let serverFetch: BrainServer["fetch"] | undefined;
   const http = Deno.serve(
     { hostname, port, onListen: () => {} },
-    async (request) => (await ready.promise).fetch(request),
+    (request) =>
+      serverFetch?.(request) ??
+        Response.json(
+          { error: errorFrame(new BrainError("connection_failed", "the Brain server is still starting")) },
+          {
+            status: 503,
+          },
+        ),
   );
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   let server: BrainServer;
   try {
     server = await createBrainServer({ ...options, advertiseUrl: options.advertiseUrl ?? url });
   } catch (error) {
-    ready.reject(error);
     await http.shutdown();
     throw error;
   }
-  ready.resolve(server);
+  serverFetch = server.fetch;
   return {
     fetch: server.fetch,
     journal: server.journal,
