@@ -7,6 +7,7 @@ import { serveBrain } from "../../src/host/server/server.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../scratch.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const dir = scratchDir("ownership_test");
 const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
@@ -195,7 +196,7 @@ Deno.test("a remote caller settles when its call's end fails to commit: the serv
     hold.release.resolve();
     const end = await call.ended;
     assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-    assert.equal(terminals(await journal.read(session.id), call.sequence).length, 1);
+    assert.equal(terminals(await journal.read(hostSessionKey("app", session.id)), call.sequence).length, 1);
   } finally {
     await client.close();
     await server.shutdown();

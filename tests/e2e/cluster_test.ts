@@ -4,6 +4,7 @@ import { Brain, type BrainError, tool } from "../../mod.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { type Child, spawnDeno } from "./child.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const LEASE_MS = 1_000;
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
@@ -72,7 +73,7 @@ Deno.test("a cluster of 3 servers on one PostgreSQL: SIGKILL the owner mid-call,
       // The host moves to a survivor, which waits out the dead owner's lease and ends its call unknown, once.
       const end = await call.ended;
       assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-      const records = await journal.read("clustered");
+      const records = await journal.read(hostSessionKey("app", "clustered"));
       const terminals = records.filter((record) =>
         record.kind === "tool_call_finished" && record.call === call.sequence
       );

@@ -4,6 +4,7 @@ import { Brain, brainEnv, type BrainError, tool } from "../../mod.ts";
 import { inspectTool, reader, soon } from "../component/helpers.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { spawnDeno } from "./child.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 /** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
 const SERVE_PERMISSIONS = [
@@ -75,8 +76,8 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
       });
       assert.deepEqual(
         (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
-        [session.id],
-        "the operator credential sees the session in the viewer's API",
+        [hostSessionKey("app", session.id)],
+        "the operator credential sees the session in the viewer's API, under the host-scoped key",
       );
     } finally {
       await brain.close();

@@ -4,6 +4,7 @@ import { Brain, BrainError, tool } from "../../mod.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const OPERATOR = "operator-secret";
 const hasCode = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
@@ -150,7 +151,7 @@ Deno.test("maxSessionsPerHost: one more session is limit_exceeded and stores not
     await brain.sessions.create({ id: "one" });
     await brain.sessions.create({ id: "two" });
     await assert.rejects(brain.sessions.create({ id: "three" }), hasCode("limit_exceeded"));
-    assert.equal(await server.journal.getSession("three"), undefined);
+    assert.equal(await server.journal.getSession(hostSessionKey("busy", "three")), undefined);
     await other.sessions.create({ id: "elsewhere" });
     await brain.sessions.delete("one");
     await brain.sessions.create({ id: "three" });
@@ -252,7 +253,7 @@ Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a Rang
     raw.socket.send(`{"id":2,"op":"start","handle":"h","tool":"t","input":${deep}}`);
     const reply = await raw.next() as { id: number; error?: { code: string } };
     assert.deepEqual([reply.id, reply.error?.code], [2, "invalid_input"]);
-    assert.deepEqual(await server.journal.read("deep-s"), [], "nothing was journaled");
+    assert.deepEqual(await server.journal.read(hostSessionKey("deep", "deep-s")), [], "nothing was journaled");
   } finally {
     raw.socket.close();
     await raw.closed;
@@ -267,7 +268,7 @@ Deno.test("maxHandlesPerHost and maxStreamsPerHost: one more handle or record st
     const first = await brain.sessions.create({ id: "first", tools: [ping()] });
     await brain.sessions.create({ id: "second" });
     await assert.rejects(brain.sessions.create({ id: "third" }), hasCode("limit_exceeded"));
-    assert.equal(await server.journal.getSession("third"), undefined);
+    assert.equal(await server.journal.getSession(hostSessionKey("holder", "third")), undefined);
     await first.call("ping", {});
     const following = first.records()[Symbol.asyncIterator]();
     assert.equal((await following.next()).value?.kind, "tool_call_started");

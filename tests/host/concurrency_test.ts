@@ -80,9 +80,10 @@ Deno.test("a client whose session creation failed still closes in finally and re
   const owner = new Brain({ url: server.url, serverToken: "operator-secret", token: "owner-token", host: "owner" });
   const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "failing-token", host: "failing" });
   try {
-    await owner.sessions.create({ id: "taken", tools: [ping()] });
+    await owner.sessions.create({ id: "mine", tools: [ping()] });
     let failure: unknown;
     try {
+      await brain.sessions.create({ id: "taken", tools: [ping()] });
       await brain.sessions.create({ id: "taken", tools: [ping()] });
     } catch (error) {
       failure = error;

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -197,7 +198,8 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
       onConnection: (event) => event.type === "attached" && lost.resolve(event),
     });
     try {
-      assert.deepEqual(await third.sessions.list(), [await server.journal.getSession(session.id)]);
+      const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
+      assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
       await lost.promise;
       assert.equal(server.connections, 2);
     } finally {

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Brain, type BrainError, type CallEnd } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -101,7 +102,7 @@ Deno.test("a remote Brain refuses per-session host credentials: its sessions bel
       (error: BrainError) => error.code === "invalid_argument",
     );
     const session = await brain.sessions.create();
-    assert.deepEqual((await server.journal.getSession(session.id))?.host?.id, "own");
+    assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");
   } finally {
     await brain.close();
     await server.shutdown();

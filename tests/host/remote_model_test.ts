@@ -7,6 +7,7 @@ import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate, lookup, ofKind, until } from "../agentloop/helpers.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const SECRET = "server-only-model-key";
 
@@ -19,7 +20,12 @@ async function connected(
   provider: ScriptedProvider,
   host: string,
   options: BrainOptions = {},
-): Promise<{ server: ServedBrain; brain: Brain; [Symbol.asyncDispose](): Promise<void> }> {
+): Promise<{
+  server: ServedBrain;
+  brain: Brain;
+  key: (session: string) => string;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
   const server = await serveBrain({
     serverToken: "operator-secret",
     ...options,
@@ -29,6 +35,7 @@ async function connected(
   return {
     server,
     brain,
+    key: (session) => hostSessionKey(host, session),
     async [Symbol.asyncDispose]() {
       await brain.close();
       await server.shutdown();
@@ -83,7 +90,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
   assert.deepEqual([started.provider, started.model], ["scripted", "fixed-model"]);
   const [finished] = ofKind(records, "model_call_finished");
   assert.ok(finished.usage!.outputTokens > 0);
-  assert.deepEqual((await remote.server.journal.getSession(session.id))?.model, {
+  assert.deepEqual((await remote.server.journal.getSession(remote.key(session.id)))?.model, {
     provider: "scripted",
     model: "fixed-model",
   });
@@ -231,14 +238,14 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   });
   const session = await remote.brain.sessions.create({ tools: [waiter(), quick()], model: "default" });
   const call = await session.start("waiter", {});
-  await serverUntil(remote.server, session.id, (seen) => ofKind(seen, "model_call_started").length === 1);
+  await serverUntil(remote.server, remote.key(session.id), (seen) => ofKind(seen, "model_call_started").length === 1);
   assert.equal(remote.server.dropHost("fragile"), true);
 
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
   const records = await serverUntil(
     remote.server,
-    session.id,
+    remote.key(session.id),
     (seen) => ofKind(seen, "model_call_finished").length === 1,
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
@@ -285,7 +292,7 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
   const records = await serverUntil(
     remote.server,
-    session.id,
+    remote.key(session.id),
     (seen) => ofKind(seen, "model_call_finished").length === 2,
   );
   assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
@@ -341,7 +348,7 @@ Deno.test("a send whose connection drops fails connection_lost and is not resent
   await using remote = await connected(provider, "impatient");
   const session = await remote.brain.sessions.create({ model: "default" });
   const reply = session.send("Hello?");
-  await serverUntil(remote.server, session.id, (seen) => ofKind(seen, "model_call_started").length === 1);
+  await serverUntil(remote.server, remote.key(session.id), (seen) => ofKind(seen, "model_call_started").length === 1);
   assert.equal(remote.server.dropHost("impatient"), true);
   await assert.rejects(reply, { code: "connection_lost" });
   release.open();

@@ -8,7 +8,7 @@ import { type CallSink, endedCause, type Invocation } from "../../contract/call.
 import type { ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
 import { sameText } from "../../util/same_text.ts";
-import { checkName } from "../../util/names.ts";
+import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
@@ -47,7 +47,7 @@ export class RegisteredHost {
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
-  #held: { handle: string; frame: InvokeFrame }[] = [];
+  #held: { handle: string; session: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
   /** Parse requests sent to the host, by ask id: its Zod schemas parse what its uploaded Components take and give. */
   #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
@@ -61,6 +61,24 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
     this.components = new UploadedComponents(limits.maxUploadsPerHost);
+  }
+
+  /**
+   * The journal key of this host's session `session`: each host has its own session
+   * ids, so another host's sessions are never found, listed or refused by id.
+   */
+  sessionKey(session: string): string {
+    return hostSessionKey(this.id, session);
+  }
+
+  /** The session id this host knows the journal key `key` by. */
+  sessionId(key: string): string {
+    return hostSessionId(this.id, key);
+  }
+
+  /** True when the journal key `key` is one of this host's sessions'. */
+  keeps(key: string): boolean {
+    return isHostSessionKey(this.id, key);
   }
 
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
@@ -177,12 +195,12 @@ export class RegisteredHost {
       if (inflight.endedByHost || this.#inflight.get(session, call) !== inflight) return;
       const cause = endedCause(sink.signal.reason) ?? "cancelled";
       if (this.#unhold(session, call)) return;
-      send(socket, { t: "abort", session, call, cause });
+      send(socket, { t: "abort", session: this.sessionId(session), call, cause });
     }, { once: true });
-    const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
+    const frame: InvokeFrame = { t: "invoke", handle, session: this.sessionId(session), call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
     if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;
-    if (this.#holds.has(handle)) this.#held.push({ handle, frame });
+    if (this.#holds.has(handle)) this.#held.push({ handle, session, frame });
     else send(socket, frame);
   }
 
@@ -199,7 +217,7 @@ export class RegisteredHost {
     const left = (this.#holds.get(handle) ?? 1) - 1;
     if (left === 0) this.#holds.delete(handle);
     else this.#holds.set(handle, left);
-    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
+    const index = this.#held.findIndex((held) => held.session === session && held.frame.call === call);
     const held = this.#held[index]?.frame;
     const flushed = this.#held.filter((held, at) =>
       held.handle === handle && (left === 0 ? at !== index : index >= 0 && at < index)
@@ -259,7 +277,7 @@ export class RegisteredHost {
 
   /** Removes a held invoke of a call that ended before its start was answered; true when it was held. */
   #unhold(session: string, call: number): boolean {
-    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
+    const index = this.#held.findIndex((held) => held.session === session && held.frame.call === call);
     if (index < 0) return false;
     this.#held.splice(index, 1);
     return true;
