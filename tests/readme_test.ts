@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { scratchDir } from "./scratch.ts";
+import { scratchDir } from "./_support/scratch.ts";
+import { runDeno } from "./_support/spawn_deno.ts";
 
 /**
  * Every TypeScript code block of the README, checked the way a newcomer uses it: in a
@@ -63,21 +64,13 @@ Deno.test("the README has runnable blocks, each file named once", () => {
 
 Deno.test("every README ts block type-checks in a fresh app, and every block with a deno run command runs", async () => {
   const dir = await freshApp(all);
-  const check = await new Deno.Command("deno", {
-    args: ["check", "--no-lock", ...all.map((block) => block.file)],
+  const check = await runDeno(["check", "--no-lock", ...all.map((block) => block.file)], {
     cwd: dir,
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
+    signal: AbortSignal.timeout(180_000),
+  });
   assert.ok(check.success, `README blocks do not type-check:\n${new TextDecoder().decode(check.stderr)}`);
   for (const block of all.filter((block) => block.run)) {
-    const run = await new Deno.Command("deno", {
-      args: [block.run![0], "--no-lock", ...block.run!.slice(1)],
-      cwd: dir,
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(60_000),
-    }).output();
+    const run = await runDeno([block.run![0], "--no-lock", ...block.run!.slice(1)], { cwd: dir });
     const output = new TextDecoder().decode(run.stderr) + new TextDecoder().decode(run.stdout);
     assert.ok(run.success, `README line ${block.line}: deno ${block.run!.join(" ")} failed:\n${output}`);
   }

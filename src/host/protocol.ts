@@ -1,5 +1,6 @@
 /**
- * The host wire protocol: JSON text frames on one WebSocket per Brain client.
+ * The host wire protocol: JSON text frames on one WebSocket per Brain client;
+ * the frames one side writes in the same tick travel as one message, a JSON array.
  * The client sends requests (`id` + `op`) and notices (`op`, no id); Brain
  * answers each request with one `reply` and pushes `invoke`, `abort`, `ended`,
  * `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
@@ -174,8 +175,8 @@ export interface StartReply {
 
 /** The value each request's reply carries. */
 export interface Replies {
-  /** Handles that could not be reopened. */
-  attach: { failed: string[] };
+  /** Handles that could not be reopened, and the largest message (bytes) the server reads. */
+  attach: { failed: string[]; maxFrameBytes: number };
   /** Nothing. */
   create: null;
   /** Nothing. */
@@ -266,9 +267,22 @@ export interface Malformed {
   kind?: string;
 }
 
-/** Parses one text frame from a host client; a malformed one says what it belongs to. */
-export function decodeClientFrame(data: unknown): ClientFrame | Malformed {
+/**
+ * Parses one text message from a host client: a frame, or a JSON array of frames
+ * written in the same tick. A malformed frame says what it belongs to.
+ */
+export function decodeClientFrames(data: unknown): (ClientFrame | Malformed)[] {
   const parsed = parseJson(data);
+  return Array.isArray(parsed) && parsed.length > 0 ? parsed.map(clientFrame) : [clientFrame(parsed)];
+}
+
+/** Parses one text message from Brain: a frame, or a JSON array of frames; a malformed one says what it belongs to. */
+export function decodeServerFrames(data: unknown): (ServerFrame | Malformed)[] {
+  const parsed = parseJson(data);
+  return Array.isArray(parsed) && parsed.length > 0 ? parsed.map(serverFrame) : [serverFrame(parsed)];
+}
+
+function clientFrame(parsed: unknown): ClientFrame | Malformed {
   if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
   const frame = parsed as Record<string, unknown>;
   const why = checkHot(frame);
@@ -279,9 +293,7 @@ export function decodeClientFrame(data: unknown): ClientFrame | Malformed {
   return malformed(frame, `malformed frame: ${z.prettifyError(cold.error)}`);
 }
 
-/** Parses one text frame from Brain; a malformed one says what it belongs to. */
-export function decodeServerFrame(data: unknown): ServerFrame | Malformed {
-  const parsed = parseJson(data);
+function serverFrame(parsed: unknown): ServerFrame | Malformed {
   if (!isObject(parsed)) return malformed(parsed, "a frame is a JSON object");
   const frame = parsed as Record<string, unknown>;
   const why = checkServerFrame(frame);

@@ -1,17 +1,20 @@
-import type { Invocation } from "../contract/call.ts";
+import type { CallSink, Invocation } from "../contract/call.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { fail } from "../outcome/outcome.ts";
 import { runHostTool } from "../run/host_tool.ts";
 import { toolError } from "../run/tool_error.ts";
-import type { CallState } from "./call_state.ts";
 import type { SessionEnvironments } from "./environments.ts";
 import type { ModelService } from "./model_service.ts";
 
-/** What one dispatch needs from its session. */
+/**
+ * What one dispatch needs from its session, wherever the call runs: `sink` is the
+ * call's `CallState` in an embedded Brain, or the host connection's sink in a
+ * remote client, whose reports Brain commits before it acknowledges them.
+ */
 export interface DispatchParts {
   placed: PlacedTool;
   invocation: Invocation;
-  state: CallState;
+  sink: CallSink;
   environments: SessionEnvironments;
   /** Real path of the binding's session workspace, when its grant has one. */
   workspace: string | undefined;
@@ -22,38 +25,39 @@ export interface DispatchParts {
 }
 
 /**
- * The one place that picks an executor: the binding's setup first (a failure ends the call
+ * The one place that orders a dispatch: the binding's setup first (a failure ends the call
  * `setup_failed`, never retried), then the placed implementation, the Environment's own dispatch,
  * or the application function, once.
  */
 export function dispatchCall(parts: DispatchParts): void {
-  const { placed, state, environments } = parts;
-  if (state.signal.aborted) return;
+  const { placed, sink, environments } = parts;
+  if (sink.signal.aborted) return;
   if (!placed.env?.setup) return execute(parts);
-  environments.prepare(placed.env.name, state.signal).then(
+  environments.prepare(placed.env.name, sink.signal).then(
     () => execute(parts),
     (error) => {
-      if (state.signal.aborted) return;
-      state.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error").catch(() => {});
+      if (sink.signal.aborted) return;
+      sink.finish({ outcome: fail("setup_failed", (error as Error).message) }, "error").catch(() => {});
     },
   );
 }
 
-function execute({ placed, invocation, state, environments, workspace, modelService, resources }: DispatchParts): void {
-  if (state.signal.aborted) return;
-  const failed = (error: unknown) => state.finish(toolError(error), "error");
+function execute({ placed, invocation, sink, environments, workspace, modelService, resources }: DispatchParts): void {
+  if (sink.signal.aborted) return;
+  // A finish that cannot be reported (a lost host connection) is settled by whoever ends the call.
+  const failed = (error: unknown) => void sink.finish(toolError(error), "error").catch(() => {});
   try {
     const { env, options, tool, implementation } = placed;
     if (implementation) {
-      const modelAccess = env?.model ? modelService().grant(state) : undefined;
-      implementation.execute({ invocation, tool, options, env, workspace, sink: state, modelAccess, resources });
+      const modelAccess = env?.model ? modelService().grant(sink) : undefined;
+      implementation.execute({ invocation, tool, options, env, workspace, sink, modelAccess, resources });
     } else if (env?.dispatch) {
-      env.dispatch({ invocation, tool, options, env, workspace, sink: state });
+      env.dispatch({ invocation, tool, options, env, workspace, sink });
     } else {
-      const control = environments.controlFor(env, state.signal, state.call, (bodies) => state.record(bodies));
-      runHostTool(tool, options, invocation, state, { environments: control }).catch(failed);
+      const control = environments.controlFor(env, sink.signal, invocation.sequence, (bodies) => sink.record(bodies));
+      runHostTool(tool, options, invocation, sink, { environments: control }).catch(failed);
     }
   } catch (error) {
-    void failed(error);
+    failed(error);
   }
 }

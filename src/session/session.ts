@@ -232,7 +232,7 @@ export class Session implements BrainSession {
     dispatchCall({
       placed,
       invocation,
-      state,
+      sink: state,
       environments: this.#environments,
       workspace: placed.env && this.#workspaces.get(placed.env.name),
       modelService: () => this.#modelService ??= new ModelService(),

@@ -3,7 +3,9 @@ import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { gate, lookup, ofKind, until } from "./helpers.ts";
+import { gate } from "../_support/gate.ts";
+import { lookup } from "../../examples/lookup.ts";
+import { ofKind, until } from "../_support/until.ts";
 
 Deno.test("send: model turn, lookup call, result in the journal, next turn, answer", async () => {
   const brain = new Brain();

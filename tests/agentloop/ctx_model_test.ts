@@ -4,7 +4,9 @@ import { Brain, BrainError, type BrainSession, openAICompatible, tool } from "..
 import type { ModelResult } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
-import { gate, lookup, ofKind, until } from "./helpers.ts";
+import { gate } from "../_support/gate.ts";
+import { lookup } from "../../examples/lookup.ts";
+import { ofKind, until } from "../_support/until.ts";
 
 const hanging = () => (call: { signal: AbortSignal }) =>
   new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));

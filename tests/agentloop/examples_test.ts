@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { main as conversation, transcript } from "../../examples/conversation.ts";
 import { document, main as summarizer, scriptedModel } from "../../examples/summarizer.ts";
-import { ofKind } from "./helpers.ts";
+import { ofKind } from "../_support/until.ts";
 
 Deno.test("examples/summarizer.ts: the Tool calls the model independently and the loop presents its content", async () => {
   const provider = scriptedModel();

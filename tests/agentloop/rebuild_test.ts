@@ -7,8 +7,9 @@ import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { rebuildModelRequest } from "../../src/agentloop/rebuild_request.ts";
 import { conversationMessages, isConversationRecord, NO_RESULT } from "../../src/agentloop/messages.ts";
 import { LoopView } from "../../src/agentloop/view.ts";
-import { lookup, ofKind } from "./helpers.ts";
-import { scratchDir } from "../scratch.ts";
+import { lookup } from "../../examples/lookup.ts";
+import { ofKind } from "../_support/until.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 /** Turn `turn`'s script: a plain answer, or a lookup call (some reusing one id, some of an unknown tool) and then an answer. */
 function turnScript(turn: number): ScriptStep[] {

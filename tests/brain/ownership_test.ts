@@ -6,7 +6,7 @@ import { KvJournal } from "../../src/journal/kv.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
 const dir = scratchDir("ownership_test");

@@ -4,7 +4,7 @@ import { Brain, BrainError, tool } from "../../mod.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("persist_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;

@@ -3,14 +3,29 @@ import { z } from "zod";
 import { type AllowList, type Brain, BrainError, hostEnv, httpEnv, tool } from "../../mod.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 import type { OpenedBrain } from "./brain_suite.ts";
+import type { ModelProvider, SessionModel } from "../../src/model/types.ts";
+
+/** A model that answers with the last message it was sent, so a Tool's model use shows in its outcome. */
+const parrot: ModelProvider = {
+  name: "parrot",
+  complete: ({ model, request }) => {
+    const last = request.messages.at(-1);
+    const said = typeof last?.content === "string" ? last.content : "";
+    return Promise.resolve({ content: `heard: ${said}`, toolCalls: [], stopReason: "stop", model });
+  },
+};
+
+/** The named models every suite Brain serves: its sessions name `"default"`. */
+export const suiteModels: Record<string, SessionModel> = { default: { provider: parrot, model: "parrot-1" } };
 
 /**
  * Registers every placement kind a Brain runs, embedded or remote: a `run` Tool in
  * a host Environment with setup and `ctx.environments`, a descriptor in its
  * HTTP Environment, an application function in an Application tool extension.
- * `open` gives a fresh Brain whose Environments may use `allow`.
+ * `open` gives a fresh Brain whose Environments may use `allow` and that serves
+ * {@linkcode suiteModels}.
  */
 export function placementSuite(name: string, open: (allow: AllowList) => Promise<OpenedBrain>): void {
   const test = (title: string, fn: (brain: Brain, service: { url: string; host: string }) => Promise<void>) =>
@@ -19,6 +34,7 @@ export function placementSuite(name: string, open: (allow: AllowList) => Promise
       await using service = serve((request) => {
         const url = new URL(request.url);
         if (url.pathname.startsWith("/items/")) return Response.json({ id: url.pathname.slice(7), found: true });
+        if (url.pathname === "/summarize") return summarize(request);
         return extension.fetch(new Request(new URL(url.pathname.replace(/^\/brain/, ""), url), request));
       });
       const { brain, dispose } = await open({ net: [service.host] });
@@ -115,6 +131,36 @@ export function placementSuite(name: string, open: (allow: AllowList) => Promise
     assert.deepEqual(end.outcome, { status: "ok", value: "hello Ada from the extension" });
   });
 
+  test(
+    "a descriptor whose HTTP Environment is granted model calls the session's model as the call",
+    async (brain, service) => {
+      const env = httpEnv({ name: "writer", baseUrl: service.url, model: true });
+      const session = await brain.sessions.create({ tools: [summarizer({ env })], model: "default" });
+      const end = await session.call("summarize", { text: "a long text" });
+      assert.deepEqual(end.outcome, { status: "ok", value: { summary: "heard: Summarize: a long text", status: 200 } });
+      const records = await session.read();
+      const started = records.find((record) => record.kind === "tool_call_started")!;
+      const asked = records.find((record) => record.kind === "model_call_started");
+      assert.deepEqual(asked?.kind === "model_call_started" && asked.origin, {
+        kind: "tool",
+        tool: "summarize",
+        call: started.sequence,
+      });
+      const finished = records.find((record) => record.kind === "tool_call_finished")!;
+      assert.ok(asked!.sequence < finished.sequence, "the model call is journaled inside the Tool call");
+    },
+  );
+
+  test("a model grant without a session model ends the request model_unavailable", async (brain, service) => {
+    const env = httpEnv({ name: "writer", baseUrl: service.url, model: true });
+    const session = await brain.sessions.create({ tools: [summarizer({ env })] });
+    const end = await session.call("summarize", { text: "x" });
+    assert.deepEqual(end.outcome, {
+      status: "ok",
+      value: { summary: null, status: 503, error: "model_unavailable" },
+    });
+  });
+
   test("an Environment outside the allow-list is refused permission_denied at creation", async (brain) => {
     const far = httpEnv({ name: "far", baseUrl: "http://far.example" });
     const fetchItem = tool({
@@ -138,4 +184,30 @@ function greet(where: string) {
     input: z.object({ name: z.string() }),
     run: ({ name }, ctx) => ctx.finish(`hello ${name} from ${where}`),
   });
+}
+
+const summarizer = tool({
+  name: "summarize",
+  description: "Summarizes through the model execution service its Environment hands it.",
+  input: z.object({ text: z.string() }),
+  output: z.object({ summary: z.string().nullable(), status: z.number(), error: z.string().optional() }),
+  implementation: () => ({ type: "http_json", method: "POST", path: "/summarize" }),
+});
+
+/** The Environment's endpoint: it asks the model through the URL and token the request carries. */
+async function summarize(request: Request): Promise<Response> {
+  const { text } = await request.json();
+  const url = request.headers.get("brain-model-url");
+  if (!url) return Response.json({ summary: null, status: 0, error: "no model granted" });
+  const answer = await fetch(url, {
+    method: "POST",
+    headers: { authorization: `Bearer ${request.headers.get("brain-model-token")}` },
+    body: JSON.stringify({ messages: [{ role: "user", content: `Summarize: ${text}` }] }),
+  });
+  const body = await answer.json();
+  return Response.json(
+    answer.ok
+      ? { summary: body.content, status: answer.status }
+      : { summary: null, status: answer.status, error: body.error.code },
+  );
 }

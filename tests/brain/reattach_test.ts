@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type PlacedTool, tool } from "../../mod.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("reattach_test");
 const host = { id: "billing-app", token: crypto.randomUUID() };

@@ -1,7 +1,7 @@
 import { Brain } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { brainSuite } from "./brain_suite.ts";
-import { placementSuite } from "./placement_suite.ts";
+import { placementSuite, suiteModels } from "./placement_suite.ts";
 
 brainSuite("remote Brain", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -12,7 +12,7 @@ brainSuite("remote Brain", async () => {
 });
 
 placementSuite("remote Brain", async (allow) => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
+  const server = await serveBrain({ serverToken: "operator-secret", models: suiteModels });
   return {
     brain: new Brain({ url: server.url, serverToken: "operator-secret", token: "placement-token", allow }),
     dispose: server.shutdown,

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { component, type ComponentOptions } from "../../mod.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 import { INSPECT, inspectTool, reader, readerBrain, soon } from "./helpers.ts";
 
 /** A registry stand-in serving inspect.wasm under a few paths, counting requests per path. */

@@ -3,15 +3,14 @@ import { Brain } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { tick } from "./fixtures/ticks.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
-import { scratchDir } from "../scratch.ts";
-import { lines } from "./lines.ts";
+import { lines } from "../_support/lines.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { spawnDeno } from "../_support/spawn_deno.ts";
 
 const dir = scratchDir("crash_test");
 const ROUNDS = 20;
 /** Acknowledgements to wait for before the kill, drawn anew each round. */
 const MAX_ACKS_BEFORE_KILL = 150;
-/** A child that has not been killed by then is killed anyway and fails the test. */
-const CHILD_DEADLINE_MS = 60_000;
 
 interface Ack {
   sequence: number;
@@ -21,13 +20,12 @@ interface Ack {
 
 /** Runs the emitter child until it has acknowledged `killAfter` emits, SIGKILLs it, and returns every ack it printed. */
 async function runAndKill(path: string, killAfter: number): Promise<Ack[]> {
-  const child = new Deno.Command("deno", {
-    args: ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/emitter.ts", path],
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
+  // A child that outlives spawnDeno's deadline is killed by it and fails the test below.
+  await using child = spawnDeno(
+    ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/emitter.ts", path],
+    { stdout: "piped", stderr: "piped" },
+  );
   const stderr = new Response(child.stderr).text();
-  const guard = setTimeout(() => child.kill("SIGKILL"), CHILD_DEADLINE_MS);
   const acks: Ack[] = [];
   let killed = false;
   for await (const line of lines(child.stdout)) {
@@ -44,7 +42,6 @@ async function runAndKill(path: string, killAfter: number): Promise<Ack[]> {
     }
   }
   const status = await child.status;
-  clearTimeout(guard);
   assert.ok(killed, `the child ended after ${acks.length} acks without being killed: ${await stderr}`);
   assert.equal(status.signal, "SIGKILL");
   await stderr;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
-import { spawnDeno, waitFor } from "./child.ts";
+import { denoScript, waitForKey } from "../_support/deno_script.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
 const APP = "tests/e2e/fixtures/host_app.ts";
@@ -9,21 +9,18 @@ const APP = "tests/e2e/fixtures/host_app.ts";
 Deno.test("a host process killed mid-call leaves the call unknown; the restarted host never sees it again", async () => {
   const server = await serveBrain({ hostTokens: { crashy: "kill-token" } });
   try {
-    const first = spawnDeno(APP, [server.url, "kill-token", "crashy", "start"]);
-    const { session } = await waitFor(first, "session") as { session: string };
-    const { invoked: lost } = await waitFor(first, "invoked") as { invoked: number };
+    await using first = denoScript(APP, [server.url, "kill-token", "crashy", "start"]);
+    const { session } = await waitForKey(first, "session") as { session: string };
+    const { invoked: lost } = await waitForKey(first, "invoked") as { invoked: number };
     first.process.kill("SIGKILL");
     const status = await first.process.status;
     assert.equal(status.signal, "SIGKILL");
 
-    const finished = await finishedRecord(
-      server.journal.subscribe(hostSessionKey("crashy", session), { from: lost }),
-      lost,
-    );
+    const finished = await finishedRecord(server.journal.subscribe(hostSessionKey("crashy", session), { from: lost }), lost);
     assert.equal(finished.kind === "tool_call_finished" && finished.cause, "unknown");
     assert.equal(finished.kind === "tool_call_finished" && finished.outcome.status, "unknown");
 
-    const second = spawnDeno(APP, [server.url, "kill-token", "crashy", "reattach", session]);
+    await using second = denoScript(APP, [server.url, "kill-token", "crashy", "reattach", session]);
     const lines: Record<string, unknown>[] = [];
     for (let line = await second.line(); line !== undefined; line = await second.line()) lines.push(JSON.parse(line));
     assert.equal((await second.process.status).code, 0);

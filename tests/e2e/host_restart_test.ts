@@ -1,77 +1,43 @@
 import assert from "node:assert/strict";
-import { z } from "zod";
-import { Brain, type BrainError, tool } from "../../mod.ts";
-import { scratchDir } from "../scratch.ts";
+import { Brain, type BrainError } from "../../mod.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { SERVER_TOKEN, serverProcess } from "../_support/server_process.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
-import { spawnDeno } from "./child.ts";
+import { heldCall } from "./fixtures/held_call.ts";
 
 const dir = scratchDir("host_restart");
 
+/** `deno task serve` over the KV file at `path` on `port`, with a 1 s lease. */
 function serve(path: string, port: string, env: Record<string, string> = {}) {
-  return spawnDeno("src/host/server/serve.ts", ["--port", port, "--path", path, "--lease-ms", "1000"], [
-    "--allow-net=127.0.0.1",
-    "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_JOURNAL,PG*",
-    "--allow-read=.tmp",
-    "--allow-write=.tmp",
-  ], { BRAIN_SERVER_TOKEN: "operator-secret", ...env });
-}
-
-async function listening(server: ReturnType<typeof serve>): Promise<string> {
-  const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
-  assert.ok(url, "the server printed its URL");
-  return url;
+  return serverProcess(["--port", port, "--path", path, "--lease-ms", "1000"], { env });
 }
 
 Deno.test("a Brain server killed and restarted over its KV file: the lost call is unknown, the host reattaches by itself and its token still binds", async () => {
   const path = `${dir}/brain.kv`;
-  let server = serve(path, "0");
-  const url = await listening(server);
-  const brain = new Brain({ url, serverToken: "operator-secret", token: "restart-token", host: "app" });
-  const invocations: number[] = [];
-  const started = Promise.withResolvers<void>();
-  const stopped = Promise.withResolvers<unknown>();
-  const hold = tool({
-    name: "hold",
-    description: "Holds until its signal aborts.",
-    input: z.object({}),
-    run: async (_input, ctx) => {
-      invocations.push(ctx.sequence);
-      started.resolve();
-      await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
-      stopped.resolve(ctx.signal.reason);
-    },
-  });
-  const quick = tool({
-    name: "quick",
-    description: "Finishes at once.",
-    input: z.object({}),
-    run: (_input, ctx) => ctx.finish("quick"),
-  });
-  try {
-    const session = await brain.sessions.create({ tools: [hold(), quick()] });
-    const call = await session.start("hold", {});
-    await started.promise;
-    server.process.kill("SIGKILL");
-    await server.process.status;
-    assert.equal((await stopped.promise as BrainError).code, "connection_lost");
+  // Servers go last: the Brain closes while the server it talks to still runs.
+  await using servers = new AsyncDisposableStack();
+  const first = servers.use(await serve(path, "0"));
+  const url = first.url;
+  const held = heldCall();
+  await using brain = new Brain({ url, serverToken: SERVER_TOKEN, token: "restart-token", host: "app" });
+  const session = await brain.sessions.create({ tools: held.tools });
+  const call = await session.start("hold", {});
+  await held.started;
+  await first.kill("SIGKILL");
+  assert.equal((await held.stopped as BrainError).code, "connection_lost");
 
-    server = serve(path, new URL(url).port);
-    assert.equal(await listening(server), url);
-    const end = await call.ended;
-    assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-    assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
-    assert.deepEqual(invocations, [call.sequence], "the lost call was never dispatched again");
+  const second = servers.use(await serve(path, new URL(url).port));
+  assert.equal(second.url, url);
+  const end = await call.ended;
+  assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
+  assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  assert.deepEqual(held.invocations, [call.sequence], "the lost call was never dispatched again");
 
-    const intruder = await fetch(`${url}/v1/host?host=app`, {
-      headers: { authorization: "Bearer another-token", upgrade: "websocket" },
-    });
-    await intruder.body?.cancel();
-    assert.equal(intruder.status, 401, "the restarted server still knows the host's token hash");
-  } finally {
-    await brain.close();
-    server.process.kill("SIGTERM");
-    await server.process.status;
-  }
+  const intruder = await fetch(`${url}/v1/host?host=app`, {
+    headers: { authorization: "Bearer another-token", upgrade: "websocket" },
+  });
+  await intruder.body?.cancel();
+  assert.equal(intruder.status, 401, "the restarted server still knows the host's token hash");
 });
 
 Deno.test("a restarted Brain server over its KV file resumes a remote conversation: the host re-declares the model by name", async () => {
@@ -81,29 +47,23 @@ Deno.test("a restarted Brain server over its KV file resumes a remote conversati
     { reply: completion({ content: "You are Ada." }) },
   ]);
   const env = { BRAIN_MODEL_URL: chat.baseUrl, BRAIN_MODEL: "restart-model" };
-  let server = serve(path, "0", env);
-  const url = await listening(server);
-  const brain = new Brain({ url, serverToken: "operator-secret", token: "conversation-token", host: "talker" });
-  try {
-    const session = await brain.sessions.create({ model: "default", agentloop: { system: "Remember names." } });
-    assert.equal((await session.send("I am Ada.")).content, "Hello, Ada.");
-    server.process.kill("SIGKILL");
-    await server.process.status;
+  await using servers = new AsyncDisposableStack();
+  const first = servers.use(await serve(path, "0", env));
+  const url = first.url;
+  await using brain = new Brain({ url, serverToken: SERVER_TOKEN, token: "conversation-token", host: "talker" });
+  const session = await brain.sessions.create({ model: "default", agentloop: { system: "Remember names." } });
+  assert.equal((await session.send("I am Ada.")).content, "Hello, Ada.");
+  await first.kill("SIGKILL");
 
-    server = serve(path, new URL(url).port, env);
-    assert.equal(await listening(server), url);
-    // An idempotent read is resent after the reconnect, so its answer means the handles are declared again.
-    await session.read();
-    assert.equal((await session.send("Who am I?")).content, "You are Ada.");
-    assert.deepEqual(chat.seen[1].body.messages, [
-      { role: "system", content: "Remember names." },
-      { role: "user", content: "I am Ada." },
-      { role: "assistant", content: "Hello, Ada." },
-      { role: "user", content: "Who am I?" },
-    ], "the loop rebuilt its conversation from the journal, with the same options");
-  } finally {
-    await brain.close();
-    server.process.kill("SIGTERM");
-    await server.process.status;
-  }
+  const second = servers.use(await serve(path, new URL(url).port, env));
+  assert.equal(second.url, url);
+  // An idempotent read is resent after the reconnect, so its answer means the handles are declared again.
+  await session.read();
+  assert.equal((await session.send("Who am I?")).content, "You are Ada.");
+  assert.deepEqual(chat.seen[1].body.messages, [
+    { role: "system", content: "Remember names." },
+    { role: "user", content: "I am Ada." },
+    { role: "assistant", content: "Hello, Ada." },
+    { role: "user", content: "Who am I?" },
+  ], "the loop rebuilt its conversation from the journal, with the same options");
 });

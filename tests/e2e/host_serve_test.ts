@@ -1,21 +1,14 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, brainEnv, type BrainError, tool } from "../../mod.ts";
+import { Brain, brainEnv, tool } from "../../mod.ts";
+import { hasCode } from "../_support/has_code.ts";
 import { inspectTool, reader, soon } from "../component/helpers.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
-import { spawnDeno } from "./child.ts";
+import { SERVE_NET_ENV, SERVER_TOKEN, serverProcess, serveScript } from "../_support/server_process.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
-/** The permissions of `deno task serve`, with the network narrowed to loopback as in deno.json. */
-const SERVE_PERMISSIONS = [
-  "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_JOURNAL,PG*",
-];
-
-const OPERATOR = { BRAIN_SERVER_TOKEN: "operator-secret" };
-
 Deno.test("the serve entry point refuses to start without BRAIN_SERVER_TOKEN or a host tokens file", async () => {
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, { BRAIN_SERVER_TOKEN: "" });
+  await using server = serveScript(["--port", "0"], { permissions: SERVE_NET_ENV, env: { BRAIN_SERVER_TOKEN: "" } });
   assert.equal(await server.line(), undefined, "it never listened");
   assert.equal((await server.process.status).code, 2);
 });
@@ -24,68 +17,50 @@ Deno.test("--host-tokens admits the hosts its file names with their tokens, and 
   await Deno.mkdir(".tmp", { recursive: true });
   const file = `.tmp/hosts-${crypto.randomUUID()}.json`;
   await Deno.writeTextFile(file, JSON.stringify({ app: "app-token" }));
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0", "--host-tokens", file], [
-    ...SERVE_PERMISSIONS,
-    "--allow-read=.tmp",
-  ], { BRAIN_SERVER_TOKEN: "" });
   try {
-    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
-    assert.ok(url, "the server printed its URL");
-    const app = new Brain({ url, token: "app-token", host: "app" });
-    const stranger = new Brain({ url, token: "any-token", host: "stranger", serverToken: "guess" });
-    try {
-      assert.deepEqual(await app.sessions.list(), []);
-      await assert.rejects(stranger.sessions.list(), (error: BrainError) => error.code === "unauthorized");
-    } finally {
-      await stranger.close();
-      await app.close();
-    }
+    await using server = await serverProcess(["--port", "0", "--host-tokens", file], {
+      permissions: [...SERVE_NET_ENV, "--allow-read=.tmp"],
+      env: { BRAIN_SERVER_TOKEN: "" },
+    });
+    await using app = new Brain({ url: server.url, token: "app-token", host: "app" });
+    await using stranger = new Brain({ url: server.url, token: "any-token", host: "stranger", serverToken: "guess" });
+    assert.deepEqual(await app.sessions.list(), []);
+    await assert.rejects(stranger.sessions.list(), hasCode("unauthorized"));
   } finally {
-    server.process.kill("SIGTERM");
-    await server.process.status;
     await Deno.remove(file);
   }
 });
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, OPERATOR);
-  try {
-    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
-    assert.ok(url, "the server printed its URL");
-    const refused = await fetch(`${url}/v1/host?host=app`, { headers: { upgrade: "websocket" } });
-    await refused.body?.cancel();
-    assert.equal(refused.status, 401);
+  await using server = await serverProcess(["--port", "0"], { permissions: SERVE_NET_ENV });
+  const { url } = server;
+  const refused = await fetch(`${url}/v1/host?host=app`, { headers: { upgrade: "websocket" } });
+  await refused.body?.cancel();
+  assert.equal(refused.status, 401);
 
-    const greet = tool({
-      name: "greet",
-      description: "Greets.",
-      input: z.object({ name: z.string() }),
-      run: ({ name }, ctx) => ctx.finish({ text: `hello ${name}`, pid: Deno.pid }),
-    });
-    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-token", host: "app" });
-    try {
-      const session = await brain.sessions.create({ tools: [greet()] });
-      const end = await session.call("greet", { name: "Ada" });
-      assert.deepEqual(
-        end.outcome,
-        { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
-        "it ran in this process",
-      );
-      const listed = await fetch(`${url}/v1/sessions`, {
-        headers: { authorization: `Bearer ${OPERATOR.BRAIN_SERVER_TOKEN}` },
-      });
-      assert.deepEqual(
-        (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
-        [hostSessionKey("app", session.id)],
-        "the operator credential sees the session in the viewer's API, under the host-scoped key",
-      );
-    } finally {
-      await brain.close();
-    }
-  } finally {
-    server.process.kill("SIGTERM");
-    assert.equal((await server.process.status).code, 0, "SIGTERM shuts the server down cleanly");
+  const greet = tool({
+    name: "greet",
+    description: "Greets.",
+    input: z.object({ name: z.string() }),
+    run: ({ name }, ctx) => ctx.finish({ text: `hello ${name}`, pid: Deno.pid }),
+  });
+  {
+    await using brain = new Brain({ url, serverToken: SERVER_TOKEN, token: "serve-token", host: "app" });
+    const session = await brain.sessions.create({ tools: [greet()] });
+    const end = await session.call("greet", { name: "Ada" });
+    assert.deepEqual(
+      end.outcome,
+      { status: "ok", value: { text: "hello Ada", pid: Deno.pid } },
+      "it ran in this process",
+    );
+    const listed = await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${SERVER_TOKEN}` } });
+    assert.deepEqual(
+      (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
+      [hostSessionKey("app", session.id)],
+      "the operator credential sees the session in the viewer's API, under the host-scoped key",
+    );
   }
+  assert.equal((await server.kill("SIGTERM")).code, 0, "SIGTERM shuts the server down cleanly");
 });
 
 Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, BRAIN_MODEL and BRAIN_MODEL_KEY", async () => {
@@ -99,76 +74,73 @@ Deno.test("the serve entry point reads its default model from BRAIN_MODEL_URL, B
     { reply: completion({ content: "I said hello to Ada." }) },
   ]);
   const key = "serve-model-key";
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0"], SERVE_PERMISSIONS, {
-    ...OPERATOR,
-    BRAIN_MODEL_URL: chat.baseUrl,
-    BRAIN_MODEL: "served-model",
-    BRAIN_MODEL_KEY: key,
+  await using server = await serverProcess(["--port", "0"], {
+    permissions: SERVE_NET_ENV,
+    env: { BRAIN_MODEL_URL: chat.baseUrl, BRAIN_MODEL: "served-model", BRAIN_MODEL_KEY: key },
   });
-  try {
-    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
-    assert.ok(url, "the server printed its URL");
-    const greeted: string[] = [];
-    const greet = tool({
-      name: "greet",
-      description: "Greets.",
-      input: z.object({ name: z.string() }),
-      run: ({ name }, ctx) => {
-        greeted.push(name);
-        return ctx.finish(`hello ${name}`);
-      },
+  const greeted: string[] = [];
+  const greet = tool({
+    name: "greet",
+    description: "Greets.",
+    input: z.object({ name: z.string() }),
+    run: ({ name }, ctx) => {
+      greeted.push(name);
+      return ctx.finish(`hello ${name}`);
+    },
+  });
+  {
+    await using brain = new Brain({
+      url: server.url,
+      serverToken: SERVER_TOKEN,
+      token: "serve-model-token",
+      host: "app",
     });
-    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-model-token", host: "app" });
-    try {
-      const session = await brain.sessions.create({ tools: [greet()], model: "default" });
-      assert.equal((await session.send("Greet Ada.")).content, "I said hello to Ada.");
-      assert.deepEqual(greeted, ["Ada"], "the server's loop called the Tool in this process");
-      assert.ok(
-        chat.seen.every((seen) => seen.authorization === `Bearer ${key}` && seen.body.model === "served-model"),
-      );
-      assert.equal(JSON.stringify(await session.read()).includes(key), false);
-    } finally {
-      await brain.close();
-    }
-  } finally {
-    server.process.kill("SIGTERM");
-    assert.equal((await server.process.status).code, 0);
+    const session = await brain.sessions.create({ tools: [greet()], model: "default" });
+    assert.equal((await session.send("Greet Ada.")).content, "I said hello to Ada.");
+    assert.deepEqual(greeted, ["Ada"], "the server's loop called the Tool in this process");
+    assert.ok(chat.seen.every((seen) => seen.authorization === `Bearer ${key}` && seen.body.model === "served-model"));
+    assert.equal(JSON.stringify(await session.read()).includes(key), false);
   }
+  assert.equal((await server.kill("SIGTERM")).code, 0);
 });
 
 Deno.test("the serve entry point refuses a model URL without a model name", async () => {
-  const server = spawnDeno("src/host/server/serve.ts", ["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], [
-    ...SERVE_PERMISSIONS,
-  ], { ...OPERATOR, BRAIN_MODEL: "" });
+  await using server = serveScript(["--port", "0", "--model-url", "http://127.0.0.1:9/v1"], {
+    permissions: SERVE_NET_ENV,
+    env: { BRAIN_MODEL: "" },
+  });
   assert.equal(await server.line(), undefined, "it never listened");
   assert.equal((await server.process.status).code, 2, "a configuration error exits 2 with its message");
 });
 
 Deno.test("the serve entry point runs an uploaded Component under its --workspaces allow-list", async () => {
   await Deno.mkdir(".tmp/serve-components", { recursive: true });
-  const server = spawnDeno(
-    "src/host/server/serve.ts",
+  await using server = await serverProcess(
     ["--port", "0", "--workspaces", ".tmp/serve-components/ws", "--component-cache", ".tmp/serve-components/cache"],
-    [...SERVE_PERMISSIONS, "--allow-read=.tmp/serve-components", "--allow-write=.tmp/serve-components", "--allow-run"],
-    OPERATOR,
+    {
+      permissions: [
+        ...SERVE_NET_ENV,
+        "--allow-read=.tmp/serve-components",
+        "--allow-write=.tmp/serve-components",
+        "--allow-run",
+      ],
+    },
   );
-  try {
-    const url = /^Brain listening on (http:\/\/127\.0\.0\.1:\d+)$/.exec(await server.line() ?? "")?.[1];
-    assert.ok(url, "the server printed its URL");
-    const brain = new Brain({ url, serverToken: "operator-secret", token: "serve-token", host: "components" });
-    try {
-      const session = await brain.sessions.create({ tools: [inspectTool()({ env: reader, depth: 1 })] });
-      const end = await session.call("inspect", { path: "." }, { deadline: soon() });
-      assert.deepEqual(end.outcome, { status: "ok", value: { eventSequence: 2, entries: [] } });
-      const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
-      await assert.rejects(brain.sessions.create({ tools: [inspectTool()({ env: writer, depth: 1 })] }), {
-        code: "permission_denied",
-      });
-    } finally {
-      await brain.close();
-    }
-  } finally {
-    server.process.kill("SIGTERM");
-    assert.equal((await server.process.status).code, 0, "SIGTERM shuts the server down cleanly");
+  {
+    await using brain = new Brain({
+      url: server.url,
+      serverToken: SERVER_TOKEN,
+      token: "serve-token",
+      host: "components",
+    });
+    const session = await brain.sessions.create({ tools: [inspectTool()({ env: reader, depth: 1 })] });
+    const end = await session.call("inspect", { path: "." }, { deadline: soon() });
+    assert.deepEqual(end.outcome, { status: "ok", value: { eventSequence: 2, entries: [] } });
+    const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
+    await assert.rejects(
+      brain.sessions.create({ tools: [inspectTool()({ env: writer, depth: 1 })] }),
+      hasCode("permission_denied"),
+    );
   }
+  assert.equal((await server.kill("SIGTERM")).code, 0, "SIGTERM shuts the server down cleanly");
 });

@@ -5,20 +5,20 @@ import { KvJournal } from "../../src/journal/kv.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
 import type { Journal } from "../../src/journal/journal.ts";
 import { startPostgres } from "../_support/postgres.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { spawnDeno } from "../_support/spawn_deno.ts";
 import { journalOptions, ownerTools } from "./fixtures/owner.ts";
-import { lines } from "./lines.ts";
+import { lines } from "../_support/lines.ts";
 
 const dir = scratchDir("owners_test");
 const PERMISSIONS = ["--allow-read=.", "--allow-write=.tmp", "--allow-net=127.0.0.1", "--allow-env"];
 
 function owner(args: string[]): { process: Deno.ChildProcess; lines: AsyncGenerator<string> } {
-  const process = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...PERMISSIONS, "tests/e2e/fixtures/owner.ts", ...args],
+  const process = spawnDeno(["run", "--quiet", ...PERMISSIONS, "tests/e2e/fixtures/owner.ts", ...args], {
     stdout: "piped",
     stderr: "inherit",
     signal: AbortSignal.timeout(120_000),
-  }).spawn();
+  });
   return { process, lines: lines(process.stdout) };
 }
 

@@ -2,27 +2,18 @@ import assert from "node:assert/strict";
 import { hashToken } from "../../src/embedded/host_token.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
-import { scratchDir } from "../scratch.ts";
-import { lines } from "./lines.ts";
+import { lines } from "../_support/lines.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { denoCommand } from "../_support/spawn_deno.ts";
 
 const dir = scratchDir("reattach_e2e");
 
-/** Runs the example with `args`; a run that outlives its deadline is killed. */
-function example(args: string[], token: string, signal?: AbortSignal): Deno.ChildProcess {
-  return new Deno.Command("deno", {
-    args: [
-      "run",
-      "--allow-read=.",
-      "--allow-write=.tmp",
-      "--allow-env=BRAIN_HOST_TOKEN",
-      "examples/reattach.ts",
-      ...args,
-    ],
-    env: { BRAIN_HOST_TOKEN: token },
-    stdout: "piped",
-    stderr: "piped",
-    signal,
-  }).spawn();
+/** The example run with `args`; a run that outlives its deadline is killed. */
+function example(args: string[], token: string): Deno.Command {
+  return denoCommand(
+    ["run", "--allow-read=.", "--allow-write=.tmp", "--allow-env=BRAIN_HOST_TOKEN", "examples/reattach.ts", ...args],
+    { env: { BRAIN_HOST_TOKEN: token }, stdout: "piped", stderr: "piped" },
+  );
 }
 
 async function firstLine(child: Deno.ChildProcess): Promise<string> {
@@ -34,14 +25,12 @@ Deno.test("examples/reattach.ts: a killed process's session is reattached by the
   const path = `${dir}/reattach.kv`;
   const token = crypto.randomUUID();
 
-  const first = example(["start", path], token);
+  await using first = example(["start", path], token).spawn();
   const stderr = new Response(first.stderr).text();
-  const guard = setTimeout(() => first.kill("SIGKILL"), 60_000);
   const started = JSON.parse(await firstLine(first));
   assert.deepEqual(started.lookup, { status: "ok", value: { value: "Ada Lovelace" } });
   first.kill("SIGKILL");
   assert.equal((await first.status).signal, "SIGKILL");
-  clearTimeout(guard);
   await stderr;
 
   const journal = await KvJournal.open(path);
@@ -56,12 +45,11 @@ Deno.test("examples/reattach.ts: a killed process's session is reattached by the
     await journal.close();
   }
 
-  const wrong = await example(["resume", path, started.sessionId], "not-the-token", AbortSignal.timeout(60_000))
-    .output();
+  const wrong = await example(["resume", path, started.sessionId], "not-the-token").output();
   assert.notEqual(wrong.code, 0);
   assert.match(new TextDecoder().decode(wrong.stderr), /unauthorized|does not match/);
 
-  const second = await example(["resume", path, started.sessionId], token, AbortSignal.timeout(60_000)).output();
+  const second = await example(["resume", path, started.sessionId], token).output();
   assert.equal(second.code, 0, new TextDecoder().decode(second.stderr));
   const resumed = JSON.parse(new TextDecoder().decode(second.stdout));
   assert.equal(resumed.exportEnd.cause, "unknown");

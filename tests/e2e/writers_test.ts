@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { KvJournal } from "../../src/journal/kv.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { runDeno } from "../_support/spawn_deno.ts";
 
 const dir = scratchDir("writers_test");
 const PER_WRITER = 500;
@@ -11,20 +12,10 @@ Deno.test("two processes appending to one KV session never take the same sequenc
   try {
     await journal.createSession({ id: "w", createdAt: Date.now(), tools: [] });
     const writers = ["a", "b"].map((writer) =>
-      new Deno.Command("deno", {
-        args: [
-          "run",
-          "--allow-read=.",
-          "--allow-write=.tmp",
-          "tests/e2e/fixtures/writer.ts",
-          path,
-          writer,
-          `${PER_WRITER}`,
-        ],
-        stdout: "null",
-        stderr: "piped",
-        signal: AbortSignal.timeout(60_000),
-      }).output()
+      runDeno(
+        ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/writer.ts", path, writer, `${PER_WRITER}`],
+        { stdout: "null" },
+      )
     );
     for (const output of await Promise.all(writers)) {
       assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));

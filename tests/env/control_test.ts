@@ -12,7 +12,7 @@ import {
   type JsonValue,
   tool,
 } from "../../mod.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 
 const deadline = () => Date.now() + 10_000;
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, BrainError, httpEnv, type Outcome, tool } from "../../mod.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 import { httpJsonRequest } from "../../src/env/http_json.ts";
 
 const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;

@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, httpEnv, tool } from "../../mod.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
-import { ofKind } from "../agentloop/helpers.ts";
-import { serve } from "../support/serve.ts";
+import { ofKind } from "../_support/until.ts";
+import { serve } from "../_support/serve.ts";
 
 interface Access {
   url: string | undefined;

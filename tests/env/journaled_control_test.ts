@@ -3,8 +3,8 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { Brain, BrainError, type EnvironmentControl, hostEnv, type JsonValue, tool } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
-import { scratchDir } from "../scratch.ts";
-import { serve } from "../support/serve.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { serve } from "../_support/serve.ts";
 
 const dir = scratchDir("journaled_control_test");
 const deadline = () => Date.now() + 10_000;

@@ -3,7 +3,7 @@ import { type AllowList, Brain, brainEnv, component, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { z } from "zod";
 import { INSPECT, inspectTool, reader, soon } from "../component/helpers.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 import { rawHost } from "./raw_host.ts";
 
 const ALLOW: AllowList = { workspaceRoot: ".tmp/ws-remote", filesystem: ["read"] };

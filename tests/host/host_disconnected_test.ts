@@ -4,7 +4,7 @@ import { tool } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
-import { ofKind } from "../agentloop/helpers.ts";
+import { ofKind } from "../_support/until.ts";
 import { rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
@@ -97,7 +97,7 @@ Deno.test("a call the server's Agentloop starts while its host is away ends host
         op: "attach",
         handles: [{ handle: "h", session: "s", tools: advertised, model: "default" }],
       }));
-      assert.deepEqual((await replyTo(back, 1)).reply.value, { failed: [] });
+      assert.deepEqual((await replyTo(back, 1)).reply.value, { failed: [], maxFrameBytes: 16 * 1024 * 1024 });
       back.socket.send(JSON.stringify({ id: 2, op: "list" }));
       assert.deepEqual((await replyTo(back, 2)).before, [], "no invoke arrived before a later reply");
       assert.equal(JSON.stringify([raw.seen, back.seen]).includes(SECRET), false, "no frame carried the key");

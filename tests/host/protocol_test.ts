@@ -9,7 +9,7 @@ Deno.test("a host cannot report on a call it was not sent, nor start on a handle
   const raw = await rawHost(server.url, "raw", "raw-token");
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "attach", handles: [] }));
-    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: { failed: [] } });
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: { failed: [], maxFrameBytes: 16 * 1024 * 1024 } });
     raw.socket.send(JSON.stringify({ id: 2, op: "emit", session: "s", call: 1, event: "e", data: null }));
     assert.deepEqual((await raw.next() as { error: { code: string } }).error.code, "call_not_found");
     raw.socket.send(JSON.stringify({ id: 3, op: "start", handle: "nope", tool: "t", input: {} }));
@@ -105,6 +105,43 @@ Deno.test("a remote Brain refuses per-session host credentials: its sessions bel
     assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");
   } finally {
     await brain.close();
+    await server.shutdown();
+  }
+});
+
+Deno.test("frames sent together as one JSON array are applied in order, a malformed one among them ends only itself, and the replies come back together", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  const advertised = { name: "t", description: "t", inputSchema: { type: "object" }, implementation: "host" };
+  const messages: unknown[] = [];
+  raw.socket.addEventListener("message", (event) => messages.push(JSON.parse(event.data)));
+  try {
+    raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [advertised] }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    messages.length = 0;
+    raw.socket.send(JSON.stringify([
+      { id: 2, op: "start", handle: "h", tool: "t", input: {} },
+      { id: 3, op: "start", handle: "h", tool: "t", input: {} },
+      { id: 4, op: "start", handle: "h", input: {} },
+      "not a frame",
+      { id: 5, op: "start", handle: "h", tool: "t", input: {} },
+    ]));
+    const replies = [await raw.next(), await raw.next(), await raw.next(), await raw.next()] as {
+      id: number;
+      value?: unknown;
+      error?: { code: string };
+    }[];
+    assert.deepEqual(replies.map(({ id, value, error }) => [id, value ?? error?.code]), [
+      [4, "protocol_error"],
+      [2, { call: 1, run: true }],
+      [3, { call: 2, run: true }],
+      [5, { call: 3, run: true }],
+    ]);
+    assert.equal(messages.length, 2, "the synchronous refusal, then the three committed starts in one message");
+    assert.deepEqual(messages.map((message) => Array.isArray(message) ? message.length : 1), [1, 3]);
+  } finally {
+    raw.socket.close();
+    await raw.closed;
     await server.shutdown();
   }
 });

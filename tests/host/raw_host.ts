@@ -1,4 +1,7 @@
-/** A raw host socket speaking the wire protocol by hand (registering with the operator credential); every frame it receives is kept in `seen`. */
+/**
+ * A raw host socket speaking the wire protocol by hand (registering with the operator credential); every frame it
+ * receives is kept in `seen`, each frame of a batch (a JSON array) on its own.
+ */
 export async function rawHost(url: string, host: string, token: string, serverToken = "operator-secret"): Promise<{
   socket: WebSocket;
   closed: Promise<CloseEvent>;
@@ -13,11 +16,13 @@ export async function rawHost(url: string, host: string, token: string, serverTo
   const waiting: ((frame: unknown) => void)[] = [];
   const closed = new Promise<CloseEvent>((resolve) => socket.onclose = resolve);
   socket.onmessage = (event) => {
-    const frame = JSON.parse(event.data);
-    seen.push(frame);
-    const waiter = waiting.shift();
-    if (waiter) waiter(frame);
-    else frames.push(frame);
+    const message = JSON.parse(event.data);
+    for (const frame of Array.isArray(message) ? message : [message]) {
+      seen.push(frame);
+      const waiter = waiting.shift();
+      if (waiter) waiter(frame);
+      else frames.push(frame);
+    }
   };
   await new Promise((resolve) => socket.onopen = resolve);
   return {

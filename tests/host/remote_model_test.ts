@@ -5,7 +5,9 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
-import { gate, lookup, ofKind, until } from "../agentloop/helpers.ts";
+import { gate } from "../_support/gate.ts";
+import { lookup } from "../../examples/lookup.ts";
+import { ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 

@@ -4,7 +4,7 @@ import { Brain, BrainError, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { postgresAvailable, startPostgres } from "../_support/postgres.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import { rawHost } from "./raw_host.ts";
 
 const OPERATOR = "operator-secret";

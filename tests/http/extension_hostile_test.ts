@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Brain, BRAIN_MAX_LATE_RECORDS, BrainError, tool } from "../../mod.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 
 const remote = tool({
   name: "remote",

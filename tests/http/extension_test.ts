@@ -5,7 +5,7 @@ import { Brain, BrainError, type BrainSession, fail, type Finished, tool } from 
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : String(error);
 const deadline = () => Date.now() + 10_000;

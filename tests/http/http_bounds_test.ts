@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, httpTool } from "../../mod.ts";
-import { serve } from "../support/serve.ts";
+import { serve } from "../_support/serve.ts";
 
 Deno.test("an HTTP Tool's endless response body ends the call payload_too_large, read no further than the limit", async () => {
   let sent = 0;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Brain, httpEnv, httpTool, tool } from "../../mod.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
-import { breakingKeepAlive } from "../support/breaking_keepalive.ts";
+import { breakingKeepAlive } from "../_support/breaking_keepalive.ts";
 
 // Each server answers only the first request of a connection and breaks any connection a
 // client reuses, after reading the request: a client that resends on a fresh connection

@@ -1,27 +1,22 @@
 import assert from "node:assert/strict";
 import { KvJournal } from "../../src/journal/kv.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
-import { scratchDir } from "../scratch.ts";
+import { withDeadline } from "../_support/deadline.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { runDeno } from "../_support/spawn_deno.ts";
+import { journalRecords, until } from "../_support/until.ts";
 
 const dir = scratchDir("kv_follow_test");
 const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
 /** How long a subscriber may wait for records before the test fails, so a missed wake never hangs it. */
 const DEADLINE_MS = 30_000;
 
-/** Follows `sessionId` until `count` records arrived or the deadline passed; returns what it saw. */
-async function collect(journal: KvJournal, sessionId: string, count: number): Promise<JournalRecord[]> {
-  const seen: JournalRecord[] = [];
-  const controller = new AbortController();
-  const deadline = setTimeout(() => controller.abort(), DEADLINE_MS);
-  try {
-    for await (const record of journal.subscribe(sessionId, { signal: controller.signal })) {
-      seen.push(record);
-      if (seen.length === count) break;
-    }
-  } finally {
-    clearTimeout(deadline);
-  }
-  return seen;
+/** Follows `sessionId` until `count` records arrived; fails after the deadline. */
+function collect(journal: KvJournal, sessionId: string, count: number): Promise<JournalRecord[]> {
+  return until(journalRecords(journal, sessionId), (seen) => seen.length === count, {
+    what: `${count} records`,
+    timeoutMs: DEADLINE_MS,
+  });
 }
 
 Deno.test("KvJournal.subscribe sees every record another process commits, dense and in order", async () => {
@@ -31,12 +26,10 @@ Deno.test("KvJournal.subscribe sees every record another process commits, dense 
   try {
     await journal.createSession(session("w"));
     const following = collect(journal, "w", count);
-    const writer = await new Deno.Command("deno", {
-      args: ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/writer.ts", path, "child", `${count}`],
-      stdout: "null",
-      stderr: "piped",
-      signal: AbortSignal.timeout(DEADLINE_MS),
-    }).output();
+    const writer = await runDeno(
+      ["run", "--allow-read=.", "--allow-write=.tmp", "tests/e2e/fixtures/writer.ts", path, "child", `${count}`],
+      { stdout: "null", signal: AbortSignal.timeout(DEADLINE_MS) },
+    );
     assert.equal(writer.code, 0, new TextDecoder().decode(writer.stderr));
     const seen = await following;
     assert.deepEqual(seen.map((record) => record.sequence), Array.from({ length: count }, (_, index) => index + 1));
@@ -72,14 +65,17 @@ Deno.test("KvJournal.close ends a subscription waiting on another writer's commi
   await journal.createSession(session("s"));
   await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
   const seen: number[] = [];
+  const sawBoth = Promise.withResolvers<void>();
   const following = (async () => {
-    for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+    for await (const record of journal.subscribe("s")) {
+      seen.push(record.sequence);
+      if (seen.length === 2) sawBoth.resolve();
+    }
   })();
   const other = await KvJournal.open(path);
   try {
     await other.append("s", [{ kind: "tool_returned", call: 2 }]);
-    const deadline = Date.now() + DEADLINE_MS;
-    while (seen.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    await withDeadline(sawBoth.promise, "the other writer's commit", DEADLINE_MS);
     await journal.close();
     await following;
     assert.deepEqual(seen, [1, 2]);

@@ -4,7 +4,7 @@ import { KvJournal } from "../../src/journal/kv.ts";
 import type { RecordBody } from "../../src/journal/records.ts";
 import { keys } from "../../src/journal/kv_codec.ts";
 import { ORPHAN_AGE_MS } from "../../src/journal/kv.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("kv_limits_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { BrainError } from "../../mod.ts";
 import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
 import { journalSuite } from "./journal_suite.ts";
-import { scratchDir } from "../scratch.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("kv_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { main } from "../../examples/mcp.ts";
-import { ofKind } from "../agentloop/helpers.ts";
+import { ofKind } from "../_support/until.ts";
 
 Deno.test("examples/mcp.ts: an Agentloop calls server-everything, and an MCP client calls the served session", async () => {
   const { records, listed, progress, text } = await main();

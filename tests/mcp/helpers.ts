@@ -5,12 +5,8 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { AllowList } from "../../mod.ts";
 
-/**
- * The Deno that starts the test servers. `deno test --allow-run=deno` grants the PATH entry
- * named `deno`, not `DENO` (measured: spawning `DENO` is refused),
- * so tests start it by that name, as the e2e tests do; CI puts the same Deno first on PATH.
- */
-export const DENO = "deno";
+/** The Deno that starts the test servers: this very one, never `deno` from PATH. */
+export const DENO = Deno.execPath();
 
 /** The reference server, run by Deno from its npm package's JS entry. */
 export const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { Brain } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
-import { ofKind } from "../agentloop/helpers.ts";
+import { ofKind } from "../_support/until.ts";
 
 /**
  * An SDK McpServer over the SDK's streamable HTTP transport on 127.0.0.1: `steps`

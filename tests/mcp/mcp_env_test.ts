@@ -7,7 +7,7 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { mcpEnv } from "../../src/mcp/mod.ts";
-import { ofKind, until } from "../agentloop/helpers.ts";
+import { ofKind, until } from "../_support/until.ts";
 import { counting, countingAllow, DENO, EVERYTHING, everything, EVERYTHING_ALLOW, EVERYTHING_ENV } from "./helpers.ts";
 
 /** The body of each record (no session, sequence or time), for comparing whole records. */

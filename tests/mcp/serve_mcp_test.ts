@@ -9,7 +9,7 @@ import { z } from "zod";
 import { Brain, BrainError, type BrainSession, tool } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { serveMcp, type ServeMcpOptions } from "../../src/mcp/mod.ts";
-import { ofKind, until } from "../agentloop/helpers.ts";
+import { ofKind, until } from "../_support/until.ts";
 import { hang, refuse, stepper } from "./fixtures/brain_tools.ts";
 import { arrivals, counting, countingAllow, DENO, recording } from "./helpers.ts";
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { createServer } from "@dwmkerr/mock-llm/dist/server.js";
 import { getDefaultConfig } from "@dwmkerr/mock-llm/dist/config.js";
 import { Brain, BrainError, openAICompatible } from "../../mod.ts";
-import { ofKind } from "../agentloop/helpers.ts";
+import { ofKind } from "../_support/until.ts";
 
 /**
  * `@dwmkerr/mock-llm`, a third-party OpenAI-compatible server, in this process

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { Brain, BrainError, openAICompatible, tool } from "../../mod.ts";
 import type { ModelRequest, ProviderCall } from "../../src/model/types.ts";
 import { normalizeModelRequest } from "../../src/model/request.ts";
-import { lookup, ofKind, until } from "../agentloop/helpers.ts";
+import { lookup } from "../../examples/lookup.ts";
+import { ofKind, until } from "../_support/until.ts";
 import { chatServer, chunk, usageChunk } from "./chat_server.ts";
 
 function providerCall(request: unknown, onDelta?: (text: string) => void): ProviderCall {

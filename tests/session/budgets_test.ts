@@ -6,7 +6,6 @@ import {
   BRAIN_MAX_INPUT_BYTES,
   BRAIN_MAX_LATE_RECORDS,
   BRAIN_TELEMETRY_LIMITS,
-  BrainError,
   type CallSink,
   component,
   type Dispatch,
@@ -18,8 +17,8 @@ import {
 import { findNonJson } from "../../src/outcome/json.ts";
 import { TelemetryBudget } from "../../src/contract/budgets.ts";
 import { PROBE, probeTool, reader, readerBrain, telemetrySink } from "../component/helpers.ts";
+import { hasCode } from "../_support/has_code.ts";
 
-const hasCode = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
 const echo = tool({
   name: "echo",
   description: "Echoes.",
@@ -92,24 +91,20 @@ Deno.test("late reports are recorded up to BRAIN_MAX_LATE_RECORDS per call; more
       done.resolve();
     },
   };
-  const brain = new Brain();
-  try {
-    const placed = tool({
-      name: "chatty",
-      description: "Finishes too often.",
-      input: z.object({}),
-      implementation: chatty,
-    });
-    const session = await brain.sessions.create({ tools: [placed()] });
-    assert.equal((await session.call("chatty", {})).cause, "finish");
-    await done.promise;
-    const late = (await session.read()).filter((record) => record.kind === "tool_call_late");
-    assert.equal(late.length, BRAIN_MAX_LATE_RECORDS);
-    assert.equal(refusals.length, 100 - BRAIN_MAX_LATE_RECORDS);
-    assert.ok(refusals.every((code) => code === "budget_exceeded"));
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  const placed = tool({
+    name: "chatty",
+    description: "Finishes too often.",
+    input: z.object({}),
+    implementation: chatty,
+  });
+  const session = await brain.sessions.create({ tools: [placed()] });
+  assert.equal((await session.call("chatty", {})).cause, "finish");
+  await done.promise;
+  const late = (await session.read()).filter((record) => record.kind === "tool_call_late");
+  assert.equal(late.length, BRAIN_MAX_LATE_RECORDS);
+  assert.equal(refusals.length, 100 - BRAIN_MAX_LATE_RECORDS);
+  assert.ok(refusals.every((code) => code === "budget_exceeded"));
 });
 
 Deno.test("input nested deeper than MAX_JSON_DEPTH is invalid_input, never a RangeError, embedded and on a KV file", async () => {
@@ -167,17 +162,13 @@ Deno.test("telemetry budget: size, rate with a burst, and a per-call total, each
 });
 
 Deno.test("a Component's oversize telemetry is dropped with one typed notice instead of reaching the listener", async () => {
-  const brain = readerBrain();
+  await using brain = readerBrain();
   const { entries, telemetry } = telemetrySink();
-  try {
-    const placed = probeTool("telemetry", component(PROBE, { telemetry }))({ env: reader });
-    const session = await brain.sessions.create({ tools: [placed] });
-    const big = "y".repeat(BRAIN_TELEMETRY_LIMITS.maxMessageBytes * 4);
-    assert.equal((await session.call("telemetry", big, { timeoutMs: 20_000 })).cause, "finish");
-    assert.equal(entries.length, 1);
-    assert.equal(entries[0].code, "payload_too_large");
-    assert.ok(!entries[0].message.includes("yyyy"));
-  } finally {
-    await brain.close();
-  }
+  const placed = probeTool("telemetry", component(PROBE, { telemetry }))({ env: reader });
+  const session = await brain.sessions.create({ tools: [placed] });
+  const big = "y".repeat(BRAIN_TELEMETRY_LIMITS.maxMessageBytes * 4);
+  assert.equal((await session.call("telemetry", big, { timeoutMs: 20_000 })).cause, "finish");
+  assert.equal(entries.length, 1);
+  assert.equal(entries[0].code, "payload_too_large");
+  assert.ok(!entries[0].message.includes("yyyy"));
 });

@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { fail, ok, type Outcome, tool } from "../../mod.ts";
-import { callKinds, callRecords, withSession } from "../helpers.ts";
+import { callKinds, callRecords, untilReturned } from "../_support/call_records.ts";
+import { withDeadline } from "../_support/deadline.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { embeddedSession } from "../_support/embedded_session.ts";
 
 const returning = (name: string, value: () => unknown, output?: z.ZodType) =>
   tool({ name, description: "A test Tool.", input: z.object({}), output, run: () => value() })();
@@ -18,22 +21,20 @@ const finishing = (name: string, value: () => unknown, output?: z.ZodType) =>
 const errorCode = (outcome: Outcome) => outcome.status === "error" ? outcome.error.code : outcome.status;
 
 Deno.test("return ctx.finish(value) publishes one result and finishes", async () => {
-  await withSession([finishing("f", () => ({ n: 1 }))], async (session) => {
-    const end = await session.call("f", {});
-    assert.deepEqual(end.outcome, ok({ n: 1 }));
-    assert.equal(end.cause, "finish");
-    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
-  });
+  await using session = await embeddedSession([finishing("f", () => ({ n: 1 }))]);
+  const end = await session.call("f", {});
+  assert.deepEqual(end.outcome, ok({ n: 1 }));
+  assert.equal(end.cause, "finish");
+  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
 });
 
 Deno.test("return value publishes one result, ends the synchronous phase and leaves the Tool open", async () => {
-  await withSession([returning("r", () => ({ n: 2 }))], async (session) => {
-    const call = await session.start("r", {});
-    await waitFor(async () => (await callKinds(session, call.sequence)).includes("tool_returned"));
-    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_result", "tool_returned"]);
-    const end = await call.cancel();
-    assert.equal(end.cause, "cancelled");
-  });
+  await using session = await embeddedSession([returning("r", () => ({ n: 2 }))]);
+  const call = await session.start("r", {});
+  await untilReturned(session, call.sequence);
+  assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_result", "tool_returned"]);
+  const end = await call.cancel();
+  assert.equal(end.cause, "cancelled");
 });
 
 Deno.test("returning nothing publishes no result and the Tool stays open for later finish", async () => {
@@ -49,21 +50,20 @@ Deno.test("returning nothing publishes no result and the Tool stays open for lat
       };
     },
   });
-  await withSession([open()], async (session) => {
-    const call = await session.start("open", {});
-    await waitFor(async () => (await callKinds(session, call.sequence)).includes("tool_returned"));
-    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_returned"]);
-    await later!();
-    const end = await call.ended;
-    assert.deepEqual(end.outcome, ok({ step: 2 }));
-    assert.deepEqual(await callKinds(session, call.sequence), [
-      "tool_call_started",
-      "tool_returned",
-      "tool_result",
-      "tool_result",
-      "tool_call_finished",
-    ]);
-  });
+  await using session = await embeddedSession([open()]);
+  const call = await session.start("open", {});
+  await untilReturned(session, call.sequence);
+  assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_returned"]);
+  await later!();
+  const end = await call.ended;
+  assert.deepEqual(end.outcome, ok({ step: 2 }));
+  assert.deepEqual(await callKinds(session, call.sequence), [
+    "tool_call_started",
+    "tool_returned",
+    "tool_result",
+    "tool_result",
+    "tool_call_finished",
+  ]);
 });
 
 Deno.test("await ctx.finish(); return; finishes without another result", async () => {
@@ -85,26 +85,24 @@ Deno.test("await ctx.finish(); return; finishes without another result", async (
       await ctx.finish();
     },
   });
-  await withSession([quiet(), silent()], async (session) => {
-    const end = await session.call("quiet", {});
-    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
-    assert.deepEqual(end.outcome, ok("partial"), "the final outcome is the last published result");
-    const none = await session.call("silent", {});
-    assert.deepEqual(await callKinds(session, none.call), ["tool_call_started", "tool_call_finished"]);
-    assert.deepEqual(none.outcome, ok(null));
-  });
+  await using session = await embeddedSession([quiet(), silent()]);
+  const end = await session.call("quiet", {});
+  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+  assert.deepEqual(end.outcome, ok("partial"), "the final outcome is the last published result");
+  const none = await session.call("silent", {});
+  assert.deepEqual(await callKinds(session, none.call), ["tool_call_started", "tool_call_finished"]);
+  assert.deepEqual(none.outcome, ok(null));
 });
 
 Deno.test("an error outcome keeps code, message, retryable and details, and terminates", async () => {
   const outcome = fail("not_found", "no record 7", { retryable: true, details: { id: "7", tried: [1, 2] } });
-  await withSession([finishing("f", () => outcome), returning("r", () => outcome)], async (session) => {
-    for (const name of ["f", "r"]) {
-      const end = await session.call(name, {});
-      assert.deepEqual(end.outcome, outcome);
-      assert.equal(end.cause, "finish");
-      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
-    }
-  });
+  await using session = await embeddedSession([finishing("f", () => outcome), returning("r", () => outcome)]);
+  for (const name of ["f", "r"]) {
+    const end = await session.call(name, {});
+    assert.deepEqual(end.outcome, outcome);
+    assert.equal(end.cause, "finish");
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+  }
 });
 
 Deno.test("a thrown exception becomes tool_error", async () => {
@@ -116,11 +114,10 @@ Deno.test("a thrown exception becomes tool_error", async () => {
       throw new RangeError("out of range");
     },
   });
-  await withSession([thrower()], async (session) => {
-    const end = await session.call("thrower", {});
-    assert.equal(end.cause, "error");
-    assert.deepEqual(end.outcome, fail("tool_error", "out of range", { details: { name: "RangeError" } }));
-  });
+  await using session = await embeddedSession([thrower()]);
+  const end = await session.call("thrower", {});
+  assert.equal(end.cause, "error");
+  assert.deepEqual(end.outcome, fail("tool_error", "out of range", { details: { name: "RangeError" } }));
 });
 
 Deno.test("a malformed envelope with a reserved status becomes invalid_output", async () => {
@@ -129,50 +126,46 @@ Deno.test("a malformed envelope with a reserved status becomes invalid_output", 
     finishing(`f${index}`, () => value),
     returning(`r${index}`, () => value),
   ]);
-  await withSession(tools, async (session) => {
-    for (const placed of tools) {
-      const end = await session.call(placed.tool.name, {});
-      assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
-      assert.equal(end.cause, "error");
-    }
-  });
+  await using session = await embeddedSession(tools);
+  for (const placed of tools) {
+    const end = await session.call(placed.tool.name, {});
+    assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
+    assert.equal(end.cause, "error");
+  }
 });
 
 Deno.test("business data with a reserved status passes as an explicit ok value, uninspected", async () => {
   const data = { status: "error", error: "this is a record, not a failure" };
   const output = z.object({ status: z.string(), error: z.string() });
-  await withSession([finishing("f", () => ok(data), output)], async (session) => {
-    const end = await session.call("f", {});
-    assert.deepEqual(end.outcome, ok(data));
-  });
+  await using session = await embeddedSession([finishing("f", () => ok(data), output)]);
+  const end = await session.call("f", {});
+  assert.deepEqual(end.outcome, ok(data));
 });
 
 Deno.test("other status values are ordinary data and are validated as output", async () => {
   const output = z.object({ status: z.literal("pending") });
-  await withSession([
+  await using session = await embeddedSession([
     finishing("good", () => ({ status: "pending" }), output),
     finishing("bad", () => ({ status: "done" }), output),
-  ], async (session) => {
-    assert.deepEqual((await session.call("good", {})).outcome, ok({ status: "pending" }));
-    assert.equal(errorCode((await session.call("bad", {})).outcome), "invalid_output");
-  });
+  ]);
+  assert.deepEqual((await session.call("good", {})).outcome, ok({ status: "pending" }));
+  assert.equal(errorCode((await session.call("bad", {})).outcome), "invalid_output");
 });
 
 Deno.test("output validation applies to ordinary output and ok.value, with transforms; failures bypass it", async () => {
   const output = z.object({ n: z.string().transform(Number).pipe(z.number()) });
-  await withSession([
+  await using session = await embeddedSession([
     finishing("plain", () => ({ n: "5" }), output),
     finishing("explicit", () => ok({ n: "6" } as never), output),
     finishing("invalid", () => ({ n: 5 }), output),
     finishing("failure", () => fail("nope", "not validated"), output),
-  ], async (session) => {
-    assert.deepEqual((await session.call("plain", {})).outcome, ok({ n: 5 }));
-    assert.deepEqual((await session.call("explicit", {})).outcome, ok({ n: 6 }));
-    const invalid = await session.call("invalid", {});
-    assert.equal(errorCode(invalid.outcome), "invalid_output");
-    assert.ok(invalid.outcome.status === "error" && Array.isArray(invalid.outcome.error.details));
-    assert.deepEqual((await session.call("failure", {})).outcome, fail("nope", "not validated"));
-  });
+  ]);
+  assert.deepEqual((await session.call("plain", {})).outcome, ok({ n: 5 }));
+  assert.deepEqual((await session.call("explicit", {})).outcome, ok({ n: 6 }));
+  const invalid = await session.call("invalid", {});
+  assert.equal(errorCode(invalid.outcome), "invalid_output");
+  assert.ok(invalid.outcome.status === "error" && Array.isArray(invalid.outcome.error.details));
+  assert.deepEqual((await session.call("failure", {})).outcome, fail("nope", "not validated"));
 });
 
 Deno.test("the final value must be JSON after transforms", async () => {
@@ -188,14 +181,13 @@ Deno.test("the final value must be JSON after transforms", async () => {
     ...Object.entries(values).map(([name, value]) => finishing(name, value)),
     finishing("transformed", () => "2020-01-01", toDate),
   ];
-  await withSession(tools, async (session) => {
-    for (const placed of tools) {
-      const end = await session.call(placed.tool.name, {});
-      assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
-      const kinds = await callKinds(session, end.call);
-      assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_call_finished"]);
-    }
-  });
+  await using session = await embeddedSession(tools);
+  for (const placed of tools) {
+    const end = await session.call(placed.tool.name, {});
+    assert.equal(errorCode(end.outcome), "invalid_output", placed.tool.name);
+    const kinds = await callKinds(session, end.call);
+    assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_call_finished"]);
+  }
 });
 
 Deno.test("emitResult of invalid output is refused and commits nothing", async () => {
@@ -210,52 +202,48 @@ Deno.test("emitResult of invalid output is refused and commits nothing", async (
       return ctx.finish(1);
     },
   });
-  await withSession([strictOut()], async (session) => {
-    const end = await session.call("strict_out", {});
-    assert.equal((refusal as { code?: string }).code, "invalid_output");
-    assert.deepEqual(end.outcome, ok(1));
-    const results = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
-    assert.equal(results.length, 1);
-  });
+  await using session = await embeddedSession([strictOut()]);
+  const end = await session.call("strict_out", {});
+  assert.equal((refusal as { code?: string }).code, "invalid_output");
+  assert.deepEqual(end.outcome, ok(1));
+  const results = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+  assert.equal(results.length, 1);
 });
 
 Deno.test("a non-success outcome from emitResult terminates the execution", async () => {
-  let afterwards: unknown;
+  const afterwards = Promise.withResolvers<unknown>();
   const failing = tool({
     name: "failing",
     description: "A test Tool.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await ctx.emitResult(fail("broken", "it broke"));
-      afterwards = await ctx.emit("after", {}).catch((error) => error);
+      afterwards.resolve(await ctx.emit("after", {}).catch((error) => error));
     },
   });
-  await withSession([failing()], async (session) => {
-    const end = await session.call("failing", {});
-    assert.deepEqual(end.outcome, fail("broken", "it broke"));
-    await waitFor(() => Promise.resolve(afterwards !== undefined));
-    assert.equal((afterwards as { code?: string }).code, "call_finished");
-  });
+  await using session = await embeddedSession([failing()]);
+  const end = await session.call("failing", {});
+  assert.deepEqual(end.outcome, fail("broken", "it broke"));
+  assert.ok(hasCode("call_finished")(await withDeadline(afterwards.promise, "the Tool's emit after the end")));
 });
 
 Deno.test("a returned value is validated against the output schema like a finished one", async () => {
   const output = z.object({ n: z.string().transform(Number).pipe(z.number()) });
-  await withSession([
+  await using session = await embeddedSession([
     returning("good", () => ({ n: "5" }), output),
     returning("bad", () => ({ n: 5 }), output),
     returning("non_json", () => "2020-01-01", z.string().transform((text) => new Date(text)).pipe(z.any())),
-  ], async (session) => {
-    const good = await session.start("good", {});
-    await waitFor(async () => (await callKinds(session, good.sequence)).includes("tool_returned"));
-    const [result] = (await callRecords(session, good.sequence)).filter((record) => record.kind === "tool_result");
-    assert.deepEqual(result.kind === "tool_result" && result.outcome, ok({ n: 5 }), "the transformed value");
-    await good.cancel();
-    for (const name of ["bad", "non_json"]) {
-      const end = await session.call(name, {});
-      assert.equal(errorCode(end.outcome), "invalid_output", name);
-      assert.equal(end.cause, "error", "an invalid returned value ends the call");
-    }
-  });
+  ]);
+  const good = await session.start("good", {});
+  await untilReturned(session, good.sequence);
+  const [result] = (await callRecords(session, good.sequence)).filter((record) => record.kind === "tool_result");
+  assert.deepEqual(result.kind === "tool_result" && result.outcome, ok({ n: 5 }), "the transformed value");
+  await good.cancel();
+  for (const name of ["bad", "non_json"]) {
+    const end = await session.call(name, {});
+    assert.equal(errorCode(end.outcome), "invalid_output", name);
+    assert.equal(end.cause, "error", "an invalid returned value ends the call");
+  }
 });
 
 Deno.test("an exception thrown after an await also becomes tool_error", async () => {
@@ -268,38 +256,28 @@ Deno.test("an exception thrown after an await also becomes tool_error", async ()
       throw new TypeError("failed midway");
     },
   });
-  await withSession([thrower()], async (session) => {
-    const end = await session.call("late_thrower", {});
-    assert.equal(end.cause, "error");
-    assert.deepEqual(end.outcome, fail("tool_error", "failed midway", { details: { name: "TypeError" } }));
-    assert.deepEqual(await callKinds(session, end.call), [
-      "tool_call_started",
-      "tool_event",
-      "tool_result",
-      "tool_call_finished",
-    ]);
-  });
+  await using session = await embeddedSession([thrower()]);
+  const end = await session.call("late_thrower", {});
+  assert.equal(end.cause, "error");
+  assert.deepEqual(end.outcome, fail("tool_error", "failed midway", { details: { name: "TypeError" } }));
+  assert.deepEqual(await callKinds(session, end.call), [
+    "tool_call_started",
+    "tool_event",
+    "tool_result",
+    "tool_call_finished",
+  ]);
 });
 
 Deno.test("returning a timeout, cancelled or unknown outcome also terminates the execution", async () => {
   const statuses = ["timeout", "cancelled", "unknown"] as const;
   const tools = statuses.map((status) => returning(status, () => ({ status, message: `the Tool says ${status}` })));
-  await withSession(tools, async (session) => {
-    for (const status of statuses) {
-      const end = await session.call(status, {});
-      assert.deepEqual([end.cause, end.outcome], ["finish", { status, message: `the Tool says ${status}` }]);
-      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
-    }
-  });
-});
-
-async function waitFor(condition: () => Promise<boolean>, attempts = 200): Promise<void> {
-  for (let attempt = 0; attempt < attempts; attempt++) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  await using session = await embeddedSession(tools);
+  for (const status of statuses) {
+    const end = await session.call(status, {});
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status, message: `the Tool says ${status}` }]);
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
   }
-  throw new Error("condition not met in time");
-}
+});
 
 Deno.test("content may represent a structured error; it keeps the error status and the structured outcome", async () => {
   const errs = tool({
@@ -308,16 +286,15 @@ Deno.test("content may represent a structured error; it keeps the error status a
     input: z.object({}),
     run: (_input, ctx) => ctx.finish(fail("not_found", "no such record"), { content: "Nothing was found." }),
   });
-  await withSession([errs()], async (session) => {
-    const end = await session.call("errs", {});
-    assert.equal(end.cause, "finish");
-    assert.deepEqual(end.outcome, fail("not_found", "no such record"), "content never changes the failure status");
-    const [result] = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
-    assert.deepEqual(result, {
-      ...result,
-      outcome: fail("not_found", "no such record"),
-      content: "Nothing was found.",
-    });
+  await using session = await embeddedSession([errs()]);
+  const end = await session.call("errs", {});
+  assert.equal(end.cause, "finish");
+  assert.deepEqual(end.outcome, fail("not_found", "no such record"), "content never changes the failure status");
+  const [result] = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+  assert.deepEqual(result, {
+    ...result,
+    outcome: fail("not_found", "no such record"),
+    content: "Nothing was found.",
   });
 });
 
@@ -334,19 +311,18 @@ Deno.test("content never bypasses output validation: invalid output with content
       return ctx.finish();
     },
   });
-  await withSession([claims()], async (session) => {
-    const finished = await session.call("claims", { via: "finish" });
-    assert.equal(errorCode(finished.outcome), "invalid_output");
-    const emitted = await session.call("claims", { via: "emitResult" });
-    assert.equal((refusal as { code?: string }).code, "invalid_output");
-    assert.deepEqual(emitted.outcome, ok(null));
-    for (const end of [finished, emitted]) {
-      const records = await callRecords(session, end.call);
-      assert.equal(
-        JSON.stringify(records).includes("All good."),
-        false,
-        "the invalid result's content is not committed",
-      );
-    }
-  });
+  await using session = await embeddedSession([claims()]);
+  const finished = await session.call("claims", { via: "finish" });
+  assert.equal(errorCode(finished.outcome), "invalid_output");
+  const emitted = await session.call("claims", { via: "emitResult" });
+  assert.equal((refusal as { code?: string }).code, "invalid_output");
+  assert.deepEqual(emitted.outcome, ok(null));
+  for (const end of [finished, emitted]) {
+    const records = await callRecords(session, end.call);
+    assert.equal(
+      JSON.stringify(records).includes("All good."),
+      false,
+      "the invalid result's content is not committed",
+    );
+  }
 });

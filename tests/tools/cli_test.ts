@@ -1,16 +1,12 @@
 import assert from "node:assert/strict";
 import { inspectToolModule } from "../../src/manifest/mod.ts";
+import { runDeno } from "../_support/spawn_deno.ts";
 
 const root = new URL("../../", import.meta.url);
 
 /** Runs `deno task tools ...` in the repository as a real child process. */
 async function tools(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const { code, stdout, stderr } = await new Deno.Command("deno", {
-    args: ["task", "-q", "tools", ...args],
-    cwd: root,
-    stdin: "null",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
+  const { code, stdout, stderr } = await runDeno(["task", "-q", "tools", ...args], { cwd: root });
   const text = new TextDecoder();
   return { code, stdout: text.decode(stdout), stderr: text.decode(stderr) };
 }

@@ -5,9 +5,9 @@ import { KvJournal } from "../../src/journal/kv.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { createViewer } from "../../src/viewer/viewer.ts";
-import { serve } from "../support/serve.ts";
-import { scratchDir } from "../scratch.ts";
-import { spawnDeno } from "../e2e/child.ts";
+import { serve } from "../_support/serve.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { denoScript } from "../_support/deno_script.ts";
 import { nextRecord, serverEvents } from "./sse.ts";
 
 const OPERATOR = "operator-secret";
@@ -281,7 +281,7 @@ Deno.test("deno task view serves a KV journal read-only, signs the browser in th
   const writer = await KvJournal.open(path);
   await writer.createSession({ id: "s", createdAt: 1, tools: [] });
   await writer.append("s", [{ kind: "tool_call_started", tool: "t", input: {}, activation: "a" }]);
-  const view = spawnDeno("src/viewer/view.ts", ["--path", path, "--port", "0"], viewPermissions(dir));
+  const view = denoScript("src/viewer/view.ts", ["--path", path, "--port", "0"], { permissions: viewPermissions(dir) });
   try {
     const link = /^Brain viewer on (http:\/\/127\.0\.0\.1:\d+\/viewer\/)#token=(.+)$/.exec(await view.line() ?? "");
     assert.ok(link, "it printed a sign-in link");
@@ -296,15 +296,16 @@ Deno.test("deno task view serves a KV journal read-only, signs the browser in th
     await events.return(undefined);
     assert.deepEqual((await writer.openCalls("s")).map((record) => record.sequence), [1], "the open call stays open");
   } finally {
-    view.process.kill("SIGTERM");
-    assert.equal((await view.process.status).code, 0, "SIGTERM stops it cleanly");
+    assert.equal((await view.kill("SIGTERM")).code, 0, "SIGTERM stops it cleanly");
     await writer.close();
   }
 });
 
 Deno.test("deno task view refuses a missing journal file instead of creating one", async () => {
   const dir = scratchDir("viewer_view");
-  const view = spawnDeno("src/viewer/view.ts", ["--path", `${dir}/missing.kv`, "--port", "0"], viewPermissions(dir));
+  const view = denoScript("src/viewer/view.ts", ["--path", `${dir}/missing.kv`, "--port", "0"], {
+    permissions: viewPermissions(dir),
+  });
   assert.equal(await view.line(), undefined);
   assert.equal((await view.process.status).code, 2);
   assert.deepEqual([...Deno.readDirSync(dir)], [], "no file was made");

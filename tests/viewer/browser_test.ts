@@ -4,8 +4,8 @@ import { Brain, tool } from "../../mod.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
-import { gate } from "../agentloop/helpers.ts";
-import { scratchDir } from "../scratch.ts";
+import { gate } from "../_support/gate.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import { browserTest, hasChromium, launchChromium } from "./browser.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
-import { spawnDeno } from "../e2e/child.ts";
+import { denoScript } from "../_support/deno_script.ts";
 import { nextRecord, serverEvents } from "./sse.ts";
 
 Deno.test({
@@ -12,10 +12,10 @@ Deno.test({
     const writer = await PostgresJournal.open(pg.url, { schema });
     await writer.createSession({ id: "s", createdAt: 1, tools: [] });
     await writer.append("s", [{ kind: "tool_call_started", tool: "t", input: {}, activation: "a" }]);
-    const view = spawnDeno(
+    const view = denoScript(
       "src/viewer/view.ts",
       ["--journal", pg.url, "--schema", schema, "--port", "0", "--token", "operator"],
-      ["--allow-net=127.0.0.1", "--allow-env=BRAIN_SERVER_TOKEN,PG*", "--allow-read=."],
+      { permissions: ["--allow-net=127.0.0.1", "--allow-env=BRAIN_SERVER_TOKEN,PG*", "--allow-read=."] },
     );
     try {
       const origin = /^Brain viewer on (http:\/\/127\.0\.0\.1:\d+)\/viewer\/#token=operator$/.exec(
@@ -32,8 +32,7 @@ Deno.test({
       await events.return(undefined);
       assert.equal(await writer.head("s"), 2, "the viewer wrote nothing");
     } finally {
-      view.process.kill("SIGTERM");
-      assert.equal((await view.process.status).code, 0);
+      assert.equal((await view.kill("SIGTERM")).code, 0);
       await writer.close();
     }
   },

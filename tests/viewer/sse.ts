@@ -1,4 +1,4 @@
-import { lines } from "../e2e/lines.ts";
+import { lines } from "../_support/lines.ts";
 
 /** One Server-Sent Event as a client sees it. */
 export interface ServerEvent {

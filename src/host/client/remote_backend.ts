@@ -17,7 +17,8 @@ import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { type Executor, type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
-import { runHostedCall } from "./hosted_call.ts";
+import { dispatchCall } from "../../session/dispatch.ts";
+import { ModelService } from "../../session/model_service.ts";
 import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
@@ -165,17 +166,11 @@ export class RemoteBackend implements BrainBackend {
     conversation: HandleConversation,
     op: "create" | "get",
   ): Promise<RemoteSession> {
-    const advertised = tools.map(({ advertised, env }) => {
+    const advertised = tools.map(({ advertised }) => {
       if (advertised.implementation === "component" && op === "get") {
         throw new BrainError(
           "unsupported_runtime",
           `tool ${advertised.name}: reopening a session uploads no Components`,
-        );
-      }
-      if (env?.model) {
-        throw new BrainError(
-          "unsupported_runtime",
-          `tool ${advertised.name}: a remote client's Environments get no model execution service`,
         );
       }
       return advertised;
@@ -190,14 +185,23 @@ export class RemoteBackend implements BrainBackend {
       ? await restoreCreated(id, await this.#connection.request("read", { session: id }, { retry: true }), this.#allow)
       : [];
     const environments = new SessionEnvironments(id, uniqueBindings(tools).values(), workspaces, this.#allow, created);
+    // A binding granted `model` reaches the session's server model through this client's own service,
+    // each request a report of its call (RemoteSink.model), charged and journaled by the server.
+    let modelService: ModelService | undefined;
     const execute: Executor = (placed, invocation, sink) =>
-      runHostedCall({
+      dispatchCall({
         placed,
         invocation,
         sink,
         environments,
         workspace: placed.env && workspaces.get(placed.env.name),
+        modelService: () => modelService ??= new ModelService(),
+        resources: undefined,
       });
+    const release = () => {
+      environments.close();
+      return modelService?.close();
+    };
     const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
@@ -221,12 +225,12 @@ export class RemoteBackend implements BrainBackend {
       }
     } catch (error) {
       this.#connection.removeHandle(handle);
-      environments.close();
+      await release();
       throw error;
     }
-    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, (ended) => {
-      environments.close();
+    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, async (ended) => {
       this.#live.delete(ended);
+      await release();
     });
     this.#live.add(session);
     return session;
@@ -294,7 +298,7 @@ class RemoteSession implements BrainSession {
   #tools: Map<string, PlacedTool>;
   #workspaces: ReadonlyMap<string, string>;
   #ended = false;
-  #onEnd: (session: RemoteSession) => void;
+  #onEnd: (session: RemoteSession) => Promise<void>;
 
   constructor(
     connection: HostConnection,
@@ -302,7 +306,7 @@ class RemoteSession implements BrainSession {
     handle: string,
     tools: readonly PlacedTool[],
     workspaces: ReadonlyMap<string, string>,
-    onEnd: (session: RemoteSession) => void,
+    onEnd: (session: RemoteSession) => Promise<void>,
   ) {
     this.id = id;
     this.#connection = connection;
@@ -399,7 +403,7 @@ class RemoteSession implements BrainSession {
     } catch (error) {
       if (!(error instanceof BrainError && error.code === "session_closed")) throw error;
     } finally {
-      this.#onEnd(this);
+      await this.#onEnd(this);
     }
   }
 }

@@ -12,6 +12,7 @@ import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../.
 import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
+import { Outbox } from "../outbox.ts";
 
 /** A call dispatched to a host and not yet finished by it. */
 interface Inflight {
@@ -299,9 +300,16 @@ export class RegisteredHost {
   }
 }
 
-/** Sends one frame; a socket that is closing drops it, and its close settles the calls. */
+const outboxes = new WeakMap<WebSocket, Outbox>();
+
+/**
+ * Sends one frame with the others written to `socket` in the same tick; a socket
+ * that is closing drops it, and its close settles the calls.
+ */
 export function send(socket: WebSocket, frame: ServerFrame): void {
-  if (socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify(frame));
+  let outbox = outboxes.get(socket);
+  if (!outbox) outboxes.set(socket, outbox = new Outbox(socket));
+  outbox.write(frame);
 }
 
 /** How long the journal's list of hosts is reused before it is read again. */

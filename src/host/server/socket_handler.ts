@@ -11,7 +11,7 @@ import type { ToolCall } from "../../session/handle.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
   type ClientFrame,
-  decodeClientFrame,
+  decodeClientFrames,
   errorFrame,
   isMalformed,
   type Malformed,
@@ -163,7 +163,10 @@ export class HostSocketHandler {
       else send(this.#socket, { t: "reply", id: oversize.id, error: errorFrame(oversize.error) });
       return;
     }
-    const frame = decodeClientFrame(data);
+    for (const frame of decodeClientFrames(data)) this.#apply(frame);
+  }
+
+  #apply(frame: ClientFrame | Malformed): void {
     if (isMalformed(frame)) return this.#malformed(frame);
     if (frame.op === "ping") return send(this.#socket, { t: "pong" });
     if (frame.op === "pong") return;
@@ -175,9 +178,10 @@ export class HostSocketHandler {
     } catch (error) {
       reply = Promise.reject(error);
     }
+    const id = frame.id;
     reply.then(
-      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id: frame.id, value: value ?? null }),
-      (error) => send(this.#socket, { t: "reply", id: frame.id, error: errorFrame(error) }),
+      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id, value: value ?? null }),
+      (error) => send(this.#socket, { t: "reply", id, error: errorFrame(error) }),
     );
   }
 
@@ -241,7 +245,7 @@ export class HostSocketHandler {
     for (const { handle: id, session, tools, ...conversation } of frame.handles) {
       await this.#open(id, session, tools, conversation).catch(() => failed.push(id));
     }
-    return { failed };
+    return { failed, maxFrameBytes: this.#maxFrameBytes };
   }
 
   async #create(frame: RequestOf<"create">): Promise<null> {

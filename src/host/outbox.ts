@@ -1,0 +1,59 @@
+/** How many bytes of UTF-8 a batch grows to before it is sent, unless the peer or the transport wants less. */
+const BATCH_BYTES = 64 * 1024;
+const encoder = new TextEncoder();
+
+/**
+ * The frames written to one WebSocket in the same turn of the event loop, sent
+ * as one message once the turn's synchronous work is done: a lone frame as
+ * itself, several as a JSON array of frames in the order they were written. 64
+ * concurrent calls then cost a handful of messages each way instead of 64.
+ * A batch never grows past its byte limit; a larger frame is sent alone.
+ */
+export class Outbox {
+  #socket: WebSocket;
+  #texts: string[] = [];
+  #bytes = 0;
+  #maxBytes = BATCH_BYTES;
+  #scheduled = false;
+
+  constructor(socket: WebSocket, maxBytes?: number) {
+    this.#socket = socket;
+    this.limit(maxBytes);
+  }
+
+  /** Caps batches at `bytes` of UTF-8: the largest frame the peer reads, or what its transport sends at once. */
+  limit(bytes: unknown): void {
+    if (typeof bytes === "number" && bytes > 0) this.#maxBytes = Math.min(this.#maxBytes, bytes);
+  }
+
+  /** Queues one frame; a socket that is not open drops it, and its close settles what it carried. */
+  write(frame: object): void {
+    if (this.#socket.readyState !== WebSocket.OPEN) return;
+    const text = JSON.stringify(frame);
+    const bytes = NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
+    // The brackets and commas of a batch count too.
+    if (this.#bytes + bytes + 2 > this.#maxBytes) this.flush();
+    this.#texts.push(text);
+    this.#bytes += bytes + 1;
+    if (this.#scheduled) return;
+    this.#scheduled = true;
+    queueMicrotask(this.flush);
+  }
+
+  /** Sends what is queued now. */
+  flush = (): void => {
+    this.#scheduled = false;
+    const texts = this.#texts;
+    if (texts.length === 0) return;
+    this.#texts = [];
+    this.#bytes = 0;
+    if (this.#socket.readyState !== WebSocket.OPEN) return;
+    try {
+      this.#socket.send(texts.length === 1 ? texts[0] : `[${texts.join(",")}]`);
+    } catch {
+      // The socket is closing; its close settles what was sent on it.
+    }
+  };
+}
+
+const NON_ASCII = /[\u0080-\uffff]/;
