@@ -16,7 +16,10 @@ Deno.test("a host process killed mid-call leaves the call unknown; the restarted
     const status = await first.process.status;
     assert.equal(status.signal, "SIGKILL");
 
-    const finished = await finishedRecord(server.journal.subscribe(hostSessionKey("crashy", session), { from: lost }), lost);
+    const finished = await finishedRecord(
+      server.journal.subscribe(hostSessionKey("crashy", session), { from: lost }),
+      lost,
+    );
     assert.equal(finished.kind === "tool_call_finished" && finished.cause, "unknown");
     assert.equal(finished.kind === "tool_call_finished" && finished.outcome.status, "unknown");
 
