@@ -16,6 +16,7 @@ import { isTerminalCause } from "../contract/call.ts";
 import type { CallEnd } from "../session/call_state.ts";
 import type { AssistantMessage } from "../session/conversation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
+import { isName as isSafeName } from "../util/names.ts";
 
 /** Path of the WebSocket endpoint a host connects to. */
 export const HOST_PATH = "/v1/host";
@@ -70,15 +71,22 @@ const handle = z.strictObject({
 });
 const call = { session: name, call: sequence };
 
+/** An Environment's name: one that cannot be a path, since a session's journal later rebuilds it. */
+const environmentName = z.string().refine(isSafeName, {
+  message: "an Environment name is letters, digits, -, _ and . not starting with ., at most 128",
+});
+/** An Environment's description: the JSON object its `describe()` gave. */
+const description = z.record(z.string(), json);
+
 /** Environment changes a host records through one of its calls (`ctx.environments` run in the client). */
 const environmentRecord = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("environment_created"), call: sequence, environment: name, description: json }),
-  z.strictObject({ kind: z.literal("environment_updated"), call: sequence, environment: name, description: json }),
-  z.strictObject({ kind: z.literal("environment_deleted"), call: sequence, environment: name }),
+  z.strictObject({ kind: z.literal("environment_created"), call: sequence, environment: environmentName, description }),
+  z.strictObject({ kind: z.literal("environment_updated"), call: sequence, environment: environmentName, description }),
+  z.strictObject({ kind: z.literal("environment_deleted"), call: sequence, environment: environmentName }),
   z.strictObject({
     kind: z.literal("environment_setup"),
     call: sequence,
-    environment: name,
+    environment: environmentName,
     outcome: z.custom<Outcome>(isOutcome, { message: "not a well-formed outcome envelope" }),
   }),
 ]) satisfies z.ZodType<RecordBody>;

@@ -31,6 +31,25 @@ Deno.test("--host-tokens admits the hosts its file names with their tokens, and 
   }
 });
 
+Deno.test("--limits sets per-host limits: one session past maxSessionsPerHost is limit_exceeded; a bad one exits 2", async () => {
+  await using server = await serverProcess(["--port", "0", "--limits", "maxSessionsPerHost=1, maxCallsPerHost=5"], {
+    permissions: SERVE_NET_ENV,
+  });
+  await using brain = new Brain({ url: server.url, serverToken: SERVER_TOKEN, token: "limited-token", host: "app" });
+  await brain.sessions.create({ id: "one" });
+  await assert.rejects(brain.sessions.create({ id: "two" }), hasCode("limit_exceeded"));
+  for (const limits of ["maxSessionsPerHost=0", "maxSession=3", "maxCallsPerHost", "maxCallsPerHost=1.5"]) {
+    await using refused = serveScript(["--port", "0", "--limits", limits], { permissions: SERVE_NET_ENV });
+    assert.equal(await refused.line(), undefined, `${limits}: it never listened`);
+    assert.equal((await refused.process.status).code, 2, limits);
+  }
+  await using fromEnv = serveScript(["--port", "0"], {
+    permissions: SERVE_NET_ENV,
+    env: { BRAIN_LIMITS: "maxHosts=-1" },
+  });
+  assert.equal((await fromEnv.process.status).code, 2, "BRAIN_LIMITS is checked the same way");
+});
+
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
   await using server = await serverProcess(["--port", "0"], { permissions: SERVE_NET_ENV });
   const { url } = server;
