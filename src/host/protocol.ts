@@ -10,7 +10,7 @@
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { isTerminalCause } from "../contract/call.ts";
 import type { CallEnd } from "../session/call_state.ts";
@@ -296,6 +296,9 @@ function clientFrame(parsed: unknown): ClientFrame | Malformed {
   const why = checkHot(frame);
   if (why === null) return frame as ClientFrame;
   if (why !== undefined) return malformed(frame, why);
+  // Rare frames carry whole declarations and descriptions that Brain keeps: none may nest past what it stores.
+  const deep = findNonJson(frame);
+  if (deep !== undefined) return malformed(frame, `malformed frame: ${deep}`);
   const cold = coldFrame.safeParse(frame);
   if (cold.success) return cold.data;
   return malformed(frame, `malformed frame: ${z.prettifyError(cold.error)}`);

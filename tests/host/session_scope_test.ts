@@ -69,6 +69,10 @@ Deno.test("two hosts each have their own session x: create, call, read, list, ge
     );
     const again = await beta.sessions.create({ id: "x", tools: [note()] });
     assert.deepEqual(await notes(again), [], "a reused id starts empty");
+    assert.deepEqual(await refusal(beta.sessions.create({ id: "x" }), "never-present"), {
+      code: "session_exists",
+      message: "session x already exists",
+    }, "messages name the host's own id, never its journal key");
     assert.deepEqual(await notes(ours), [{ text: "alpha's" }]);
   } finally {
     await beta.close();

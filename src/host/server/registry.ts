@@ -54,6 +54,7 @@ export class RegisteredHost {
   #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
   #nextAsk = 1;
   #limits: ServerLimits;
+  #keyPrefix: RegExp | undefined;
   #started = 0;
   #creating = 0;
 
@@ -75,6 +76,12 @@ export class RegisteredHost {
   /** The session id this host knows the journal key `key` by. */
   sessionId(key: string): string {
     return hostSessionId(this.id, key);
+  }
+
+  /** `error` as this host reads it: its session keys in the message named by the host's own ids. */
+  shownError<E extends { message: string }>(error: E): E {
+    this.#keyPrefix ??= new RegExp(`(?<![\\w.~-])${this.id.replaceAll(".", "\\.")}~(?=[\\w-])`, "g");
+    return { ...error, message: error.message.replace(this.#keyPrefix, "") };
   }
 
   /** True when the journal key `key` is one of this host's sessions'. */

@@ -181,7 +181,7 @@ export class HostSocketHandler {
     const id = frame.id;
     reply.then(
       (value) => value === ANSWERED || send(this.#socket, { t: "reply", id, value: value ?? null }),
-      (error) => send(this.#socket, { t: "reply", id, error: errorFrame(error) }),
+      (error) => send(this.#socket, { t: "reply", id, error: this.#host.shownError(errorFrame(error)) }),
     );
   }
 
