@@ -42,7 +42,8 @@ export {
 } from "./src/contract/budgets.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journal.ts";
 export type * from "./src/journal/records.ts";
-export type { AcquireOptions, AppendOptions, Lease } from "./src/journal/lease.ts";
+export type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./src/journal/lease.ts";
+export type { NodeBeat } from "./src/journal/nodes.ts";
 export { formatRecord } from "./src/journal/format.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
 export type {

@@ -24,6 +24,17 @@ const emitting = tool({
   },
 });
 const eventful = await brain.sessions.create({ tools: [emitting()] });
+const emitOnce = tool({
+  name: "emit_once",
+  description: "Emit one event, then finish.",
+  input,
+  output,
+  run: async ({ a, b }, ctx) => {
+    await ctx.emit("step", 0);
+    return ctx.finish(a + b);
+  },
+});
+const emittingOnce = await brain.sessions.create({ tools: [emitOnce()] });
 const aiAdd = aiTool({
   description: "Add.",
   inputSchema: input,
@@ -42,8 +53,12 @@ Deno.bench("AI SDK tool(): parseAsync in, execute, parseAsync out", { group: "to
   await output.parseAsync(await aiAdd.execute!(parsed, options));
 });
 
-Deno.bench("journaled call on an embedded Brain (memory journal)", { group: "tool call" }, async () => {
+Deno.bench("journaled call on an embedded Brain (memory journal): ctx.finish", { group: "tool call" }, async () => {
   await session.call("add", { a: 1, b: 2 });
+});
+
+Deno.bench("journaled call: one awaited ctx.emit, then ctx.finish", { group: "tool call" }, async () => {
+  await emittingOnce.call("emit_once", { a: 1, b: 2 });
 });
 
 Deno.bench("journaled call with three awaited emits", { group: "tool call" }, async () => {

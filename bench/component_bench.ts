@@ -2,11 +2,14 @@
  * A Component call against the same logic as an in-process Tool: the inspect
  * listing, a burst of emits (each blocks the guest until Brain commits it), a
  * new session's first call, and the first admission (transpiling) of a Component.
+ * The emit group also measures the floor under a Component emit: the same
+ * frames round-tripped to a child process with nothing behind them.
  *
  *   deno task bench
  */
 import { z } from "zod";
 import { Brain, brainEnv, component, tool } from "../mod.ts";
+import { encodeFrame, FrameReader } from "../src/component/frames.ts";
 
 const INSPECT = new URL("../examples/inspect/inspect.wasm", import.meta.url);
 const PROBE = new URL("../tests/component/fixtures/probe.wasm", import.meta.url);
@@ -136,7 +139,24 @@ Deno.bench(`${EMITS} emits: Component (a pipe round trip per emit)`, { group: "e
   await emitComponent.call("emit_loop", "x");
 });
 
+const echo = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--quiet", "--no-lock", new URL("./frame_echo_child.ts", import.meta.url).href],
+  stdin: "piped",
+  stdout: "piped",
+}).spawn();
+const echoWriter = echo.stdin.getWriter();
+const echoReader = new FrameReader(echo.stdout);
+const hostFrame = encodeFrame({ type: "reply", reply: { tag: "ok", val: 1 } });
+
+Deno.bench(`${EMITS} frame round trips to a child (the pipe floor, no Component)`, { group: "emit" }, async () => {
+  for (let i = 0; i < EMITS; i++) {
+    void echoWriter.write(hostFrame);
+    await echoReader.next();
+  }
+});
+
 globalThis.addEventListener("unload", () => {
+  echo.kill("SIGKILL");
   void brain.close();
   void emitBrain.close();
 });

@@ -58,7 +58,7 @@ export class Brain {
       create: (create: CreateSessionOptions = {}) =>
         promised(() => checkKnownKeys("session options", create, CREATE_OPTIONS)).then(() => backend.create(create)),
       get: (id: string, get: GetSessionOptions = {}) =>
-        promised(() => checkKnownKeys("session options", get, GET_OPTIONS)).then(() => backend.get(id, get)),
+        promised(() => checkGetOptions(get)).then(() => backend.get(id, get)),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
@@ -188,6 +188,15 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   deadlineGraceMs: true,
   onConnection: true,
 });
+
+/** Refuses a misspelt option of `sessions.get`, or a wait that is not a number of ms. */
+function checkGetOptions(options: GetSessionOptions): void {
+  checkKnownKeys("session options", options, GET_OPTIONS);
+  const { waitMs } = options;
+  if (waitMs !== undefined && !(typeof waitMs === "number" && waitMs >= 0)) {
+    throw new BrainError("invalid_argument", `waitMs must be a number of milliseconds, got ${waitMs}`);
+  }
+}
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
 function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {

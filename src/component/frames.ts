@@ -6,6 +6,8 @@
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+const CHUNK = 64 * 1024;
+const NONE = Symbol("no whole frame");
 
 /** Encodes one frame. */
 export function encodeFrame(message: unknown): Uint8Array {
@@ -16,26 +18,74 @@ export function encodeFrame(message: unknown): Uint8Array {
   return frame;
 }
 
+/**
+ * The bytes received and not yet parsed, in one buffer that is reused: a pipe
+ * read lands in its free end, and a frame is parsed where it lies.
+ */
+class Inbox {
+  bytes: Uint8Array<ArrayBuffer> = new Uint8Array(CHUNK);
+  #start = 0;
+  #end = 0;
+
+  /** The next whole frame's value, or `NONE` until more bytes arrive. */
+  take(): unknown {
+    if (this.#end - this.#start < 4) return NONE;
+    const length = new DataView(this.bytes.buffer, this.#start, 4).getUint32(0, true);
+    const from = this.#start + 4;
+    if (this.#end - from < length) return NONE;
+    this.#start = from + length;
+    const value = JSON.parse(decoder.decode(this.bytes.subarray(from, from + length)));
+    if (this.#start === this.#end) {
+      this.#start = this.#end = 0;
+      // A large frame does not keep its buffer.
+      if (this.bytes.byteLength > 4 * CHUNK) this.bytes = new Uint8Array(CHUNK);
+    }
+    return value;
+  }
+
+  /** Where the next read goes: room for a chunk, or for the rest of the frame being received. */
+  free(): Uint8Array {
+    const unread = this.#end - this.#start;
+    const frame = unread >= 4 ? 4 + new DataView(this.bytes.buffer, this.#start, 4).getUint32(0, true) : 0;
+    const room = Math.max(CHUNK, frame - unread);
+    if (this.bytes.byteLength - this.#end < room) {
+      if (unread + room > this.bytes.byteLength) {
+        const larger = new Uint8Array(unread + room);
+        larger.set(this.bytes.subarray(this.#start, this.#end));
+        this.bytes = larger;
+      } else {
+        this.bytes.copyWithin(0, this.#start, this.#end);
+      }
+      this.#start = 0;
+      this.#end = unread;
+    }
+    return this.bytes.subarray(this.#end);
+  }
+
+  /** Records `count` bytes read into {@linkcode Inbox.free}'s view, now at `bytes`. */
+  received(bytes: Uint8Array<ArrayBuffer>, count: number): void {
+    this.bytes = bytes;
+    this.#end += count;
+  }
+}
+
 /** Reads frames from a byte stream, one at a time; undefined once the stream ends. */
 export class FrameReader {
-  #reader: ReadableStreamDefaultReader<Uint8Array>;
-  #buffer: Uint8Array = new Uint8Array(0);
+  #reader: ReadableStreamBYOBReader;
+  #inbox = new Inbox();
 
   constructor(stream: ReadableStream<Uint8Array>) {
-    this.#reader = stream.getReader();
+    this.#reader = stream.getReader({ mode: "byob" });
   }
 
   /** The next frame's JSON value, or undefined when the stream ended first. */
   async next(): Promise<unknown> {
     for (;;) {
-      const frame = takeFrame(this.#buffer);
-      if (frame) {
-        this.#buffer = frame.rest;
-        return frame.value;
-      }
-      const { value, done } = await this.#reader.read();
-      if (done) return undefined;
-      this.#buffer = concat(this.#buffer, value);
+      const frame = this.#inbox.take();
+      if (frame !== NONE) return frame;
+      const { value, done } = await this.#reader.read(this.#inbox.free());
+      if (done || value === undefined) return undefined;
+      this.#inbox.received(new Uint8Array(value.buffer as ArrayBuffer), value.byteLength);
     }
   }
 
@@ -47,42 +97,28 @@ export class FrameReader {
 
 /** Blocking frame I/O over this process's stdin and stdout, for the sandbox side. */
 export class SyncFrames {
-  #buffer: Uint8Array = new Uint8Array(0);
-  #chunk = new Uint8Array(64 * 1024);
+  #inbox = new Inbox();
+  #out = new Uint8Array(CHUNK);
 
   /** Blocks until the next frame arrives; undefined when stdin closed. */
   read(): unknown {
     for (;;) {
-      const frame = takeFrame(this.#buffer);
-      if (frame) {
-        this.#buffer = frame.rest;
-        return frame.value;
-      }
-      const n = Deno.stdin.readSync(this.#chunk);
+      const frame = this.#inbox.take();
+      if (frame !== NONE) return frame;
+      const free = this.#inbox.free();
+      const n = Deno.stdin.readSync(free);
       if (n === null) return undefined;
-      this.#buffer = concat(this.#buffer, this.#chunk.subarray(0, n));
+      this.#inbox.received(this.#inbox.bytes, n);
     }
   }
 
-  /** Writes one frame completely. */
+  /** Writes one frame completely, encoded into a buffer kept for the next. */
   write(message: unknown): void {
-    let bytes = encodeFrame(message);
+    const json = JSON.stringify(message);
+    if (this.#out.byteLength < 4 + json.length * 3) this.#out = new Uint8Array(4 + json.length * 3);
+    const { written } = encoder.encodeInto(json, this.#out.subarray(4));
+    new DataView(this.#out.buffer).setUint32(0, written, true);
+    let bytes = this.#out.subarray(0, 4 + written);
     while (bytes.byteLength > 0) bytes = bytes.subarray(Deno.stdout.writeSync(bytes));
   }
-}
-
-function takeFrame(buffer: Uint8Array): { value: unknown; rest: Uint8Array } | undefined {
-  if (buffer.byteLength < 4) return undefined;
-  const length = new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0, true);
-  if (buffer.byteLength < 4 + length) return undefined;
-  const value = JSON.parse(decoder.decode(buffer.subarray(4, 4 + length)));
-  return { value, rest: buffer.subarray(4 + length) };
-}
-
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  if (a.byteLength === 0) return b.slice();
-  const joined = new Uint8Array(a.byteLength + b.byteLength);
-  joined.set(a);
-  joined.set(b, a.byteLength);
-  return joined;
 }

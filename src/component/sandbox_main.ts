@@ -20,8 +20,14 @@ type Instance = Record<string, { run(invocation: unknown): void }>;
 type Instantiate = (
   getCoreModule: (name: string) => WebAssembly.Module,
   imports: Record<string, unknown>,
-  instantiateCore: (module: WebAssembly.Module, imports?: WebAssembly.Imports) => Promise<WebAssembly.Instance>,
-) => Promise<Instance>;
+  instantiateCore: (module: WebAssembly.Module, imports?: WebAssembly.Imports) => WebAssembly.Instance,
+) => Instance;
+/** A component instance made for one call, or why it could not be. */
+interface Made {
+  instance?: Instance;
+  error?: string;
+  memories: WebAssembly.Memory[];
+}
 
 const frames = new SyncFrames();
 const report = (message: FromSandbox) => frames.write(message);
@@ -72,17 +78,17 @@ async function load(init: SandboxInit) {
       if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
     },
   });
-  return async (): Promise<{ instance?: Instance; error?: string; memories: WebAssembly.Memory[] }> => {
+  return (): Made => {
     const made: WebAssembly.Memory[] = [];
     try {
-      const instance = await instantiate(
+      const instance = instantiate(
         (name) => modules[name],
         { ...wasi, "brain:tool/host": host },
-        (module, imports) =>
-          WebAssembly.instantiate(module, imports).then((core) => {
-            for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
-            return core;
-          }),
+        (module, imports) => {
+          const core = new WebAssembly.Instance(module, imports);
+          for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
+          return core;
+        },
       );
       return { instance, memories: made };
     } catch (error) {
@@ -128,7 +134,7 @@ async function serve(): Promise<void> {
   } catch (error) {
     return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
   }
-  let made = await fresh();
+  let made = fresh();
   report({ type: "ready" });
   for (;;) {
     const message = frames.read() as ToSandbox | undefined;
@@ -143,7 +149,7 @@ async function serve(): Promise<void> {
         trapped: true,
       },
     );
-    made = await fresh();
+    made = fresh();
   }
 }
 

@@ -20,7 +20,7 @@ async function transpile(bytes: Uint8Array): Promise<Generated> {
   await bindgen.$init;
   return bindgen.generate(bytes, {
     name: "component",
-    instantiation: { tag: "async" },
+    instantiation: { tag: "sync" },
     map: [],
     noTypescript: true,
     noNodejsCompat: true,

@@ -53,7 +53,9 @@ export interface GetSessionOptions {
   /**
    * While another live Brain owns the session, wait up to this many ms for its
    * lease to end: a handle with `tools` or `model` then fails `session_owned`,
-   * a handle for reading opens without ending that Brain's calls. 0 by default.
+   * a handle for reading opens without ending that Brain's calls. 0 by default
+   * for an embedded Brain; a remote Brain's server, which may be replacing one
+   * that died, waits its lease and a second by default.
    */
   waitMs?: number;
 }

@@ -139,6 +139,11 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
+  /** This Brain's node id: the owner of every session lease it holds. */
+  get node(): string {
+    return this.#node;
+  }
+
   /** How long this Brain's session leases last without renewal. */
   get leaseMs(): number {
     return this.#leaseMs;

@@ -24,6 +24,13 @@ export const HOST_PATH = "/v1/host";
 /** Close code of a socket refused because another instance of the same host is connected. */
 export const HOST_IN_USE = 4009;
 
+/**
+ * Close code of a socket whose host belongs on another server of the cluster:
+ * that server owns a session the host opens, and its URL, read from its
+ * heartbeat in the shared journal, is the close reason. The client connects there.
+ */
+export const MOVED = 4010;
+
 // Frames come from JSON.parse, so every present value is already JSON.
 const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
 const name = z.string().min(1);
@@ -103,7 +110,7 @@ const coldFrame = z.discriminatedUnion("op", [
     uploads: z.array(upload).optional(),
     ...conversation,
   }),
-  z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape }),
+  z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape, waitMs: z.number().min(0).optional() }),
   z.strictObject({ id: sequence, op: z.literal("lacking"), sha256: z.array(z.string()) }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),

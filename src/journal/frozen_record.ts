@@ -16,13 +16,12 @@ export function frozenRecord(
   at: number,
   copies?: Map<unknown, unknown>,
 ): JournalRecord {
-  const record: Record<string, unknown> = {};
+  const record = new PlainRecord();
   for (const key in body) {
     const value = (body as Record<string, unknown>)[key];
     if (value === undefined || !Object.hasOwn(body, key)) continue;
-    const copied = copies?.get(value) ?? frozenJson(value);
+    const copied = copies && typeof value === "object" ? sharedCopy(copies, value) : frozenJson(value);
     if (copied === undefined) throw notJson(body, key, value);
-    if (copies && typeof value === "object") copies.set(value, copied);
     if (key === "__proto__") {
       Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
     } else record[key] = copied;
@@ -31,6 +30,25 @@ export function frozenRecord(
   record.sequence = sequence;
   record.at = at;
   return Object.freeze(record) as JournalRecord;
+}
+
+/**
+ * Builds records: a constructor rather than `{}`, so V8 keeps a record's fields
+ * in the object itself (a literal holds four and puts the rest in a second
+ * allocation, which every record would then keep for the journal's lifetime).
+ * Its prototype is Object's: a record is a plain object.
+ */
+const PlainRecord = function () {} as unknown as new () => Record<string, unknown>;
+PlainRecord.prototype = Object.prototype;
+
+/** The copy of `value` the commit already made, or a new one it remembers. */
+function sharedCopy(copies: Map<unknown, unknown>, value: unknown): unknown {
+  let copied = copies.get(value);
+  if (copied === undefined) {
+    copied = frozenJson(value);
+    if (copied !== undefined) copies.set(value, copied);
+  }
+  return copied;
 }
 
 /** Throws `invalid_argument` unless every defined field of `body` is plain JSON. */

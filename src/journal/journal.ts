@@ -1,4 +1,5 @@
-import type { AcquireOptions, AppendOptions, Lease } from "./lease.ts";
+import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
+import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for reading a session's records. */
@@ -29,6 +30,10 @@ export interface SubscribeOptions {
  * (`tool_call_finished`, `model_call_finished`) commits only while the call is
  * open, checked in the same atomic write (else `call_finished`): a call has
  * exactly one terminal record.
+ *
+ * A session deleted and created again under the same id is a new incarnation:
+ * leases and subscriptions of the old one never reach the new one (a lease of
+ * the old one is `fenced`, a subscription to it ends).
  */
 export interface Journal {
   /** Commits `bodies` in order and returns them with their sequences. */
@@ -43,6 +48,16 @@ export interface Journal {
   renew(lease: Lease, ttlMs: number): Promise<Lease>;
   /** Gives a lease up so another owner may take the session at once; a lease already taken over is left alone. */
   release(lease: Lease): Promise<void>;
+  /** The session's live lease as stored (owner, token, expiry), or `undefined` while no one holds one. */
+  holder(sessionId: string): Promise<StoredLease | undefined>;
+  /**
+   * Records that Brain node `node` is alive and serves hosts at `url` for the
+   * next `ttlMs`: nodes sharing a journal find each other, and the owner of a
+   * session, through these heartbeats alone.
+   */
+  beat(node: string, url: string, ttlMs: number): Promise<void>;
+  /** The nodes whose last heartbeat has not expired; expired ones age out. */
+  nodes(): Promise<NodeBeat[]>;
   /** Returns committed records in sequence order. */
   read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]>;
   /** The last committed sequence, or 0 for an empty session. */

@@ -29,6 +29,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { checkBeat, type NodeBeat } from "./nodes.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
@@ -55,6 +56,8 @@ const MAX_ATTEMPTS = 1_000;
 export const ORPHAN_AGE_MS = 60_000;
 /** A stand-in epoch and sequence for sizing keys before the head is read: epochs are UUIDs. */
 const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
+/** How long past its expiry a node's heartbeat key is kept before Deno KV deletes it. */
+const NODE_KEEP_MS = 60_000;
 
 interface CachedHead extends Head {
   versionstamp: string;
@@ -514,22 +517,66 @@ export class KvJournal implements Journal {
     return { ...entry.value, versionstamp: entry.versionstamp };
   }
 
-  /** Returns committed records in sequence order. */
-  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
+  /** The session's live lease, if any. */
+  holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#guard(async () => {
-      const { sequence, epoch } = await this.#readHead(sessionId);
-      const start = Math.max(Math.floor(from), 1);
-      if (limit !== undefined && limit <= 0) return [];
-      const records: JournalRecord[] = [];
-      const entries = this.#kv.list<StoredRecord>(
-        { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
-        limit === undefined ? {} : { limit },
-      );
-      for await (const entry of entries) {
-        records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
-      }
-      return records;
+      await this.#readHead(sessionId);
+      const stored = await this.#storedLease(sessionId);
+      return live(stored) ? stored : undefined;
     });
+  }
+
+  /** Keeps `node`'s heartbeat for `ttlMs`; KV deletes it some time after it expired. */
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return this.#guard(async () => {
+      checkBeat(node, url, ttlMs);
+      const beat: NodeBeat = { node, url, expiresAt: Date.now() + ttlMs };
+      await this.#kv.set(keys.node(node), beat, { expireIn: ttlMs + NODE_KEEP_MS });
+    });
+  }
+
+  /** The nodes with a live heartbeat. */
+  nodes(): Promise<NodeBeat[]> {
+    return this.#guard(async () => {
+      const now = Date.now();
+      const beats: NodeBeat[] = [];
+      for await (const entry of this.#kv.list<NodeBeat>({ prefix: keys.nodes() })) {
+        if (entry.value.expiresAt > now) beats.push(Object.freeze({ ...entry.value }));
+      }
+      return beats;
+    });
+  }
+
+  /** Returns committed records in sequence order. */
+  read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return this.#guard(() => this.#read(sessionId, options));
+  }
+
+  /**
+   * Reads committed records; with `followed`, only while the session is still
+   * the incarnation of that epoch (else `session_not_found`: it was deleted).
+   */
+  async #read(
+    sessionId: string,
+    { from = 1, limit }: ReadOptions,
+    followed?: { epoch?: string },
+  ): Promise<JournalRecord[]> {
+    const { sequence, epoch } = await this.#readHead(sessionId);
+    if (followed) {
+      followed.epoch ??= epoch;
+      if (followed.epoch !== epoch) throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
+    }
+    const start = Math.max(Math.floor(from), 1);
+    if (limit !== undefined && limit <= 0) return [];
+    const records: JournalRecord[] = [];
+    const entries = this.#kv.list<StoredRecord>(
+      { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
+      limit === undefined ? {} : { limit },
+    );
+    for await (const entry of entries) {
+      records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
+    }
+    return records;
   }
 
   async #decode(sessionId: string, sequence: number, stored: StoredRecord): Promise<JournalRecord> {
@@ -570,7 +617,13 @@ export class KvJournal implements Journal {
 
   /** Yields committed records from `from` on, then each new commit, by any writer of the file. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
-    return follow((id, read) => this.read(id, read), () => this.#watchHead(sessionId), sessionId, options);
+    const followed: { epoch?: string } = {};
+    return follow(
+      (id, read) => this.#guard(() => this.#read(id, read, followed)),
+      () => this.#watchHead(sessionId),
+      sessionId,
+      options,
+    );
   }
 
   /** Wakes on each change of the session's head; the watch stream ends with the subscription or the journal. */

@@ -32,6 +32,9 @@ export const keys = {
   fence: (id: string): Deno.KvKey => ["fence", id],
   /** Until when the session's owner holds it; rewritten on each renewal. */
   lease: (id: string): Deno.KvKey => ["lease", id],
+  /** A Brain node's heartbeat. */
+  node: (id: string): Deno.KvKey => ["node", id],
+  nodes: (): Deno.KvKey => ["node"],
   /** Every prefix a session's data lives under, for deletion. */
   owned: (id: string): Deno.KvKey[] => [["record", id], ["open", id], ["chunk", id], ["pending", id]],
 };

@@ -35,8 +35,11 @@ export interface AppendOptions {
 
 /** A lease as a store keeps it: `expiresAt` 0 once released. Tokens are kept after release so they only grow. */
 export interface StoredLease {
+  /** Who holds it: one id per Brain (node). */
   owner: string;
+  /** Its fencing token. */
   token: number;
+  /** Until when (ms since the epoch) it keeps others out, unless renewed; 0 once released. */
   expiresAt: number;
 }
 

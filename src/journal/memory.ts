@@ -16,6 +16,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { checkBeat, type NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 interface StoredSession {
@@ -42,47 +43,41 @@ interface StoredSession {
 export class MemoryJournal implements Journal {
   #sessions = new Map<string, StoredSession>();
   #notifier = new CommitNotifier();
+  #nodes = new Map<string, NodeBeat>();
+  /** The last fencing token issued: journal-wide, so a re-created session never reissues an old incarnation's. */
+  #token = 0;
   #closed = false;
 
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    return promised(() => this.#commit(sessionId, bodies, options?.lease));
+    try {
+      return Promise.resolve(this.#commit(sessionId, bodies, options?.lease));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
-    const opening: number[] = [];
-    const closing: number[] = [];
-    bodies.forEach((body, index) => {
-      const ended = closes(body);
-      if (ended !== undefined) {
-        if (closing.includes(ended) || !(session.open.has(ended) || opening.includes(ended))) {
-          throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
-        }
-        closing.push(ended);
-      }
-      if (opens(body)) opening.push(start + index);
-    });
-    const at = Date.now();
-    const copies = bodies.length > 1 ? new Map() : undefined;
-    const committed = bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+    checkCloses(sessionId, session.open, bodies, start);
+    const committed = frozenRecords(bodies, sessionId, start, Date.now());
     // Only now that every record is built: a refused append leaves the open calls as they were.
-    for (const call of opening) session.open.add(call);
-    for (const call of closing) session.open.delete(call);
-    for (const record of committed) session.records.push(record);
+    for (let index = 0; index < committed.length; index++) {
+      const record = committed[index];
+      session.records.push(record);
+      const ended = closes(record);
+      if (ended !== undefined) session.open.delete(ended);
+      else if (opens(record)) session.open.add(record.sequence);
+    }
     this.#notifier.notify(sessionId);
     return committed;
   }
 
   /** Returns committed records in sequence order. */
-  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
-    return promised(() => {
-      const records = this.#session(sessionId).records;
-      const start = Math.max(from, 1) - 1;
-      return records.slice(start, limit === undefined ? undefined : start + limit);
-    });
+  read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return promised(() => slice(this.#session(sessionId), options));
   }
 
   /** The last committed sequence, or 0. */
@@ -106,7 +101,7 @@ export class MemoryJournal implements Journal {
       if (live(session.lease) && session.lease.owner !== options.owner) throw ownedError(sessionId, session.lease);
       session.lease = {
         owner: options.owner,
-        token: (session.lease?.token ?? 0) + 1,
+        token: ++this.#token,
         expiresAt: Date.now() + options.ttlMs,
       };
       return leaseOf(sessionId, session.lease);
@@ -133,10 +128,44 @@ export class MemoryJournal implements Journal {
     });
   }
 
-  /** Yields committed records from `from` on, then each new commit. */
+  /** The session's live lease, if any. */
+  holder(sessionId: string): Promise<StoredLease | undefined> {
+    return promised(() => {
+      const { lease } = this.#session(sessionId);
+      return live(lease) ? { ...lease } : undefined;
+    });
+  }
+
+  /** Keeps `node`'s heartbeat for `ttlMs`. */
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return promised(() => {
+      this.#open();
+      checkBeat(node, url, ttlMs);
+      this.#nodes.set(node, Object.freeze({ node, url, expiresAt: Date.now() + ttlMs }));
+    });
+  }
+
+  /** The nodes with a live heartbeat; expired ones are forgotten. */
+  nodes(): Promise<NodeBeat[]> {
+    return promised(() => {
+      this.#open();
+      const now = Date.now();
+      for (const [node, beat] of this.#nodes) if (beat.expiresAt <= now) this.#nodes.delete(node);
+      return [...this.#nodes.values()];
+    });
+  }
+
+  /** Yields committed records from `from` on, then each new commit, of the incarnation of the session it first read. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    let followed: StoredSession | undefined;
     return follow(
-      (id, read) => this.read(id, read),
+      (id, read) =>
+        promised(() => {
+          const session = this.#session(id);
+          followed ??= session;
+          if (session !== followed) throw new BrainError("session_not_found", `session ${id} was deleted`);
+          return slice(session, read);
+        }),
       () => this.#notifier.wakes(sessionId),
       sessionId,
       options,
@@ -205,8 +234,43 @@ export class MemoryJournal implements Journal {
   }
 }
 
+function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {
+  const start = Math.max(from, 1) - 1;
+  return session.records.slice(start, limit === undefined ? undefined : start + limit);
+}
+
 function leaseOf(sessionId: string, stored: StoredLease): Lease {
   return Object.freeze({ sessionId, ...stored, fence: String(stored.token) });
+}
+
+/** The copies shared by the records of one commit; commits are synchronous, so one map serves them all. */
+const copies = new Map<unknown, unknown>();
+
+/** The records of one commit, sharing the copies of values they share. */
+function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
+  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
+  try {
+    return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+  } finally {
+    copies.clear();
+  }
+}
+
+/** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
+function checkCloses(sessionId: string, open: Set<number>, bodies: RecordBody[], start: number): void {
+  for (let index = 0; index < bodies.length; index++) {
+    const ended = closes(bodies[index]);
+    if (ended === undefined) continue;
+    const opened = ended >= start && ended < start + index && opens(bodies[ended - start]);
+    if (!(open.has(ended) || opened) || closedBefore(bodies, index, ended)) {
+      throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+    }
+  }
+}
+
+function closedBefore(bodies: RecordBody[], index: number, call: number): boolean {
+  for (let earlier = 0; earlier < index; earlier++) if (closes(bodies[earlier]) === call) return true;
+  return false;
 }
 
 /** Throws unless a commit with `lease` (or none) may write while the session's lease is `stored`. */

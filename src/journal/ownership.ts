@@ -1,6 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
-import type { AcquireOptions, AppendOptions, Lease } from "./lease.ts";
+import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
+import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for owning a session. */
@@ -105,23 +106,33 @@ const POLL_MS = 100;
 class FencedJournal implements Journal {
   #inner: Journal;
   #ownership: Ownership;
+  /** The append options of the current lease, built once per lease. */
+  #leased: AppendOptions | undefined;
 
   constructor(inner: Journal, ownership: Ownership) {
     this.#inner = inner;
     this.#ownership = ownership;
   }
 
-  async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     const lease = this.#ownership.lease;
     if (sessionId !== lease.sessionId) return this.#inner.append(sessionId, bodies, options);
-    if (this.#ownership.lost.aborted) throw this.#ownership.lost.reason;
+    if (this.#ownership.lost.aborted) return Promise.reject(this.#ownership.lost.reason);
+    if (this.#leased?.lease !== lease) this.#leased = { lease };
+    // Returned as it is: watching it for `fenced` on the side adds no wait to the commit.
+    let appended;
     try {
-      return await this.#inner.append(sessionId, bodies, { lease });
+      appended = this.#inner.append(sessionId, bodies, this.#leased);
     } catch (error) {
-      if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
-      throw error;
+      appended = Promise.reject(error);
     }
+    appended.catch(this.#onRefused);
+    return appended;
   }
+
+  #onRefused = (error: unknown): void => {
+    if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
+  };
 
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#inner.acquire(sessionId, options);
@@ -131,6 +142,15 @@ class FencedJournal implements Journal {
   }
   release(lease: Lease): Promise<void> {
     return this.#inner.release(lease);
+  }
+  holder(sessionId: string): Promise<StoredLease | undefined> {
+    return this.#inner.holder(sessionId);
+  }
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return this.#inner.beat(node, url, ttlMs);
+  }
+  nodes(): Promise<NodeBeat[]> {
+    return this.#inner.nodes();
   }
   read(sessionId: string, options?: ReadOptions): Promise<JournalRecord[]> {
     return this.#inner.read(sessionId, options);

@@ -14,6 +14,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { checkBeat, type NodeBeat } from "./nodes.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
@@ -21,6 +22,8 @@ import { storageError } from "./storage_error.ts";
 
 /** The channel every commit is announced on, with the session id as payload. */
 const CHANNEL = "brain_commit";
+/** How long past its expiry a node's heartbeat row is kept. */
+const NODE_KEEP_MS = 60_000;
 /** Serializes schema creation between journals opening one database at once. */
 const SCHEMA_LOCK = 7_245_001;
 
@@ -106,6 +109,15 @@ export class PostgresJournal implements Journal {
           token bigint NOT NULL DEFAULT 0,
           expires_at bigint NOT NULL DEFAULT 0
         )`;
+        // One sequence numbers every lease and every incarnation of a session: a session deleted and created
+        // again never reissues a token or an epoch of the old one.
+        await tx`CREATE SEQUENCE IF NOT EXISTS brain_tokens`;
+        await tx`ALTER TABLE brain_sessions ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 0`;
+        await tx`CREATE TABLE IF NOT EXISTS brain_nodes (
+          node text PRIMARY KEY,
+          url text NOT NULL,
+          expires_at bigint NOT NULL
+        )`;
         await tx`CREATE TABLE IF NOT EXISTS brain_records (
           session_id text NOT NULL,
           sequence bigint NOT NULL,
@@ -183,7 +195,9 @@ export class PostgresJournal implements Journal {
     return this.#guard(async () => {
       checkAcquire(options);
       const [taken] = await this.#sql`UPDATE brain_sessions
-        SET owner = ${options.owner}, token = token + 1, expires_at = ${now(this.#sql)} + ${Math.ceil(options.ttlMs)}
+        SET owner = ${options.owner}, token = nextval('brain_tokens'), expires_at = ${now(this.#sql)} + ${
+        Math.ceil(options.ttlMs)
+      }
         WHERE id = ${sessionId} AND (expires_at <= ${now(this.#sql)} OR owner = ${options.owner})
         RETURNING token::float8 AS token, expires_at::float8 AS "expiresAt"`;
       if (!taken) throw await refusal(this.#sql, sessionId, undefined);
@@ -211,20 +225,79 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Returns committed records in sequence order. */
-  read(sessionId: string, { from = 1, limit }: ReadOptions = {}): Promise<JournalRecord[]> {
+  /** The session's live lease, by the database's clock, if any. */
+  holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#guard(async () => {
-      const start = Math.max(Math.floor(from), 1);
-      if (limit !== undefined && limit <= 0) {
-        await this.#head(sessionId);
-        return [];
-      }
-      const rows = await this.#sql`SELECT sequence::float8 AS sequence, body, at::float8 AS at FROM brain_records
-        WHERE session_id = ${sessionId} AND sequence >= ${start} ORDER BY sequence
-        ${limit === undefined ? this.#sql`` : this.#sql`LIMIT ${Math.floor(limit)}`}`;
-      if (rows.length === 0) await this.#head(sessionId);
-      return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+      const [row] = await this.#sql`SELECT owner, token::float8 AS token, expires_at::float8 AS "expiresAt",
+        expires_at > ${now(this.#sql)} AS live FROM brain_sessions WHERE id = ${sessionId}`;
+      if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
+      return row.live ? { owner: row.owner, token: row.token, expiresAt: row.expiresAt } : undefined;
     });
+  }
+
+  /** Keeps `node`'s heartbeat for `ttlMs` by the database's clock; beats expired a minute ago are deleted. */
+  beat(node: string, url: string, ttlMs: number): Promise<void> {
+    return this.#guard(async () => {
+      checkBeat(node, url, ttlMs);
+      await this.#sql`INSERT INTO brain_nodes (node, url, expires_at)
+        VALUES (${node}, ${url}, ${now(this.#sql)} + ${Math.ceil(ttlMs)})
+        ON CONFLICT (node) DO UPDATE SET url = excluded.url, expires_at = excluded.expires_at`;
+      await this.#sql`DELETE FROM brain_nodes WHERE expires_at < ${now(this.#sql)} - ${NODE_KEEP_MS}`;
+    });
+  }
+
+  /** The nodes with a live heartbeat, by the database's clock. */
+  nodes(): Promise<NodeBeat[]> {
+    return this.#guard(async () => {
+      const rows = await this.#sql`SELECT node, url, expires_at::float8 AS "expiresAt" FROM brain_nodes
+        WHERE expires_at > ${now(this.#sql)} ORDER BY node`;
+      return rows.map(({ node, url, expiresAt }) => Object.freeze({ node, url, expiresAt }));
+    });
+  }
+
+  /** Returns committed records in sequence order. */
+  read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
+    return this.#guard(() => this.#read(sessionId, options));
+  }
+
+  /**
+   * Reads committed records; with `followed`, only of the session's incarnation
+   * of that epoch (a re-created session is another: `session_not_found`).
+   */
+  async #read(
+    sessionId: string,
+    { from = 1, limit }: ReadOptions,
+    followed?: { epoch?: number },
+  ): Promise<JournalRecord[]> {
+    const start = Math.max(Math.floor(from), 1);
+    if (followed && followed.epoch === undefined) followed.epoch = await this.#epoch(sessionId);
+    if (limit !== undefined && limit <= 0) {
+      await this.#head(sessionId);
+      return [];
+    }
+    const epoch = followed?.epoch;
+    const rows = await this.#sql`SELECT r.sequence::float8 AS sequence, r.body, r.at::float8 AS at
+      FROM brain_records r
+      ${
+      epoch === undefined ? this.#sql`` : this.#sql`JOIN brain_sessions s ON s.id = r.session_id AND s.epoch = ${epoch}`
+    }
+      WHERE r.session_id = ${sessionId} AND r.sequence >= ${start} ORDER BY r.sequence
+      ${limit === undefined ? this.#sql`` : this.#sql`LIMIT ${Math.floor(limit)}`}`;
+    // No rows: the session may be gone, or followed into an incarnation that was deleted.
+    if (rows.length === 0) {
+      const current = await this.#epoch(sessionId);
+      if (epoch !== undefined && current !== epoch) {
+        throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
+      }
+    }
+    return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+  }
+
+  /** The epoch of the session's current incarnation; `session_not_found` without one. */
+  async #epoch(sessionId: string): Promise<number> {
+    const [row] = await this.#sql`SELECT epoch::float8 AS epoch FROM brain_sessions WHERE id = ${sessionId}`;
+    if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
+    return row.epoch;
   }
 
   /** The last committed sequence, or 0. */
@@ -251,8 +324,9 @@ export class PostgresJournal implements Journal {
 
   /** Yields committed records from `from` on, then each commit of any process, woken by `NOTIFY`. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
+    const followed: { epoch?: number } = {};
     return follow(
-      (id, read) => this.read(id, read),
+      (id, read) => this.#guard(() => this.#read(id, read, followed)),
       () => this.#notifier.wakes(sessionId),
       sessionId,
       options,
@@ -262,7 +336,8 @@ export class PostgresJournal implements Journal {
   /** Stores a new session. */
   createSession(meta: SessionMeta): Promise<void> {
     return this.#guard(async () => {
-      const created = await this.#sql`INSERT INTO brain_sessions (id, meta) VALUES (${meta.id}, ${JSON.stringify(meta)})
+      const created = await this.#sql`INSERT INTO brain_sessions (id, meta, epoch)
+        VALUES (${meta.id}, ${JSON.stringify(meta)}, nextval('brain_tokens'))
         ON CONFLICT (id) DO NOTHING RETURNING id`;
       if (created.length === 0) throw new BrainError("session_exists", `session ${meta.id} already exists`);
     });

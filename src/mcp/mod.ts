@@ -23,4 +23,5 @@ export type { CallOptions } from "../session/call_arguments.ts";
 export type { CallEnd } from "../session/call_state.ts";
 export type { AssistantMessage, SendOptions } from "../session/conversation.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "../journal/journal.ts";
-export type { AcquireOptions, AppendOptions, Lease } from "../journal/lease.ts";
+export type { AcquireOptions, AppendOptions, Lease, StoredLease } from "../journal/lease.ts";
+export type { NodeBeat } from "../journal/nodes.ts";

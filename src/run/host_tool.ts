@@ -9,7 +9,8 @@ import { handled } from "../util/handled.ts";
 import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
-import { normalizeOutput } from "./output.ts";
+import { type NormalizedOutput, normalizeOutputNow } from "./output.ts";
+import { type SafeParsed, safeParseNow } from "./parse_now.ts";
 import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";
 
@@ -19,29 +20,41 @@ import type { ToolDeclaration } from "../contract/placement.ts";
  * ordered reports to `sink`. Nothing runs for a call that already ended.
  * `grants` carries the Brain-side authority behind `ctx.environments`; without it every operation is refused.
  */
-export async function runHostTool(
+export function runHostTool(
   declaration: ToolDeclaration,
   options: Readonly<Record<string, unknown>>,
   invocation: Invocation,
   sink: CallSink,
   grants: HostGrants = {},
 ): Promise<void> {
-  if (sink.signal.aborted || !declaration.run) return;
-  const parsed = await parseInput(declaration, invocation, sink);
-  if (!parsed) return;
+  if (sink.signal.aborted || !declaration.run) return Promise.resolve();
+  const input = validInput(declaration, invocation, sink);
+  const run = (parsed: ParsedInput) =>
+    parsed && runParsed(declaration, parsed.value, options, invocation, sink, grants);
+  return input instanceof Promise ? input.then(run) : Promise.resolve(run(input));
+}
+
+async function runParsed(
+  declaration: ToolDeclaration,
+  input: unknown,
+  options: Readonly<Record<string, unknown>>,
+  invocation: Invocation,
+  sink: CallSink,
+  grants: HostGrants,
+): Promise<void> {
   const reports = new ReportQueue(declaration, sink);
   let returned: unknown;
   try {
-    returned = await declaration.run(
-      parsed.value,
-      reports.context(invocation, options, grants) as ToolContext<never, never>,
-    );
+    returned = await declaration.run!(input, reports.context(invocation, options, grants) as ToolContext<never, never>);
   } catch (error) {
     await reports.fail(error);
     return;
   }
   await reports.returned(returned);
 }
+
+/** A call's input as its schema parsed it, or undefined when the call ended instead. */
+type ParsedInput = { value: unknown } | undefined;
 
 /**
  * Validates a call's input with `parseAsync`. On failure it finishes the call
@@ -52,19 +65,41 @@ export async function parseInput(
   declaration: ToolDeclaration,
   invocation: Invocation,
   sink: CallSink,
-): Promise<{ value: unknown } | undefined> {
+): Promise<ParsedInput> {
+  return await validInput(declaration, invocation, sink);
+}
+
+/** {@linkcode parseInput}, returning the parsed input itself when nothing in the schema is asynchronous. */
+function validInput(
+  declaration: ToolDeclaration,
+  invocation: Invocation,
+  sink: CallSink,
+): ParsedInput | Promise<ParsedInput> {
   let parsed;
   try {
-    parsed = await raceSignal(declaration.input.safeParseAsync(invocation.input), sink.signal);
+    parsed = safeParseNow(declaration.input, invocation.input);
   } catch (error) {
-    if (sink.signal.aborted) return undefined;
-    parsed = { success: false as const, error: new z.ZodError([]), thrown: error };
+    return refuseInput(sink, `input validation threw: ${errorMessage(error)}`, []);
   }
+  if (!(parsed instanceof Promise)) return acceptedInput(parsed, sink);
+  return raceSignal(parsed, sink.signal).then(
+    (parsed) => acceptedInput(parsed, sink),
+    (error) =>
+      sink.signal.aborted ? undefined : refuseInput(sink, `input validation threw: ${errorMessage(error)}`, []),
+  );
+}
+
+function acceptedInput(parsed: SafeParsed, sink: CallSink): ParsedInput | Promise<ParsedInput> {
   if (parsed.success) return { value: parsed.data };
-  const message = "thrown" in parsed
-    ? `input validation threw: ${errorMessage(parsed.thrown)}`
-    : `input does not match the schema: ${z.prettifyError(parsed.error)}`;
-  await sink.finish({ outcome: fail("invalid_input", message, { details: issuesJson(parsed.error) }) }, "error");
+  return refuseInput(
+    sink,
+    `input does not match the schema: ${z.prettifyError(parsed.error)}`,
+    issuesJson(parsed.error),
+  );
+}
+
+async function refuseInput(sink: CallSink, message: string, details: JsonValue): Promise<undefined> {
+  await sink.finish({ outcome: fail("invalid_input", message, { details }) }, "error");
   return undefined;
 }
 
@@ -78,7 +113,9 @@ export interface HostGrants {
 class ReportQueue {
   #declaration: ToolDeclaration;
   #sink: CallSink;
-  #tail: Promise<unknown> = Promise.resolve();
+  /** The reports still in flight, and the last of them. */
+  #inFlight = 0;
+  #last: Promise<unknown> | undefined;
   #finishing = false;
 
   constructor(declaration: ToolDeclaration, sink: CallSink) {
@@ -102,36 +139,34 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
         return handled(this.#enqueue(() => this.#sink.emit(event, data)));
       },
-      emitResult: (value: unknown, { content }: ResultOptions = {}) => {
+      emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
-        return handled(this.#enqueue(async () => {
-          const { outcome, invalid } = await this.#normalize(value);
-          if (invalid) {
-            const error = outcome.status === "error" ? outcome.error : undefined;
-            throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
-          }
-          return this.#sink.emitResult(withContent({ outcome }, content));
-        }));
+        return handled(this.#enqueue(() =>
+          this.#normalized(value, ({ outcome, invalid }) => {
+            if (invalid) {
+              const error = outcome.status === "error" ? outcome.error : undefined;
+              throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
+            }
+            return this.#sink.emitResult(withContent({ outcome }, options?.content));
+          })
+        ));
       },
       model: (request: ModelRequest) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
         return handled(this.#sink.model(request));
       },
-      finish: (value?: unknown, { content }: ResultOptions = {}) => {
+      finish: (value?: unknown, options?: ResultOptions) => {
         this.#finishing = true;
-        return handled(this.#enqueue(async () => {
+        return handled(this.#enqueue(() => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
-          let normalized;
-          try {
-            normalized = await this.#normalize(value);
-          } catch (error) {
-            if (this.#sink.signal.aborted) return this.#sink.finish(undefined);
-            throw error;
-          }
-          const { outcome, invalid } = normalized;
-          return this.#sink.finish(
-            withContent({ outcome }, invalid ? undefined : content),
-            invalid ? "error" : "finish",
+          return this.#normalized(
+            value,
+            ({ outcome, invalid }) =>
+              this.#sink.finish(
+                withContent({ outcome }, invalid ? undefined : options?.content),
+                invalid ? "error" : "finish",
+              ),
+            () => this.#sink.finish(undefined),
           );
         }));
       },
@@ -141,11 +176,12 @@ class ReportQueue {
   /** Reports what `run` returned: nothing, a finish, a result, or a non-success outcome. */
   async returned(value: unknown): Promise<void> {
     if (value instanceof Finished) return;
-    await this.#enqueue(async () => {
+    await this.#enqueue(() => {
       if (value === undefined) return this.#sink.returned();
-      const { outcome, invalid } = await this.#normalize(value);
-      if (outcome.status !== "ok") return this.#sink.finish({ outcome }, invalid ? "error" : "finish");
-      return this.#sink.returned({ outcome });
+      return this.#normalized(value, ({ outcome, invalid }): Promise<unknown> => {
+        if (outcome.status !== "ok") return this.#sink.finish({ outcome }, invalid ? "error" : "finish");
+        return this.#sink.returned({ outcome });
+      });
     }).catch(() => {});
   }
 
@@ -155,8 +191,27 @@ class ReportQueue {
     await this.#enqueue(() => this.#sink.finish(toolError(error), "error")).catch(() => {});
   }
 
-  #normalize(value: unknown) {
-    return raceSignal(normalizeOutput(this.#declaration.output, value), this.#sink.signal);
+  /**
+   * Reports `value` normalized with `report`: at once when nothing in the output
+   * schema is asynchronous, else once it is, unless the call ends first. A
+   * failure while normalizing rejects, or goes to `ended` when the call ended.
+   */
+  #normalized<T>(
+    value: unknown,
+    report: (normalized: NormalizedOutput) => Promise<T>,
+    ended?: () => Promise<T>,
+  ): Promise<T> {
+    let normalized;
+    try {
+      normalized = normalizeOutputNow(this.#declaration.output, value);
+    } catch (error) {
+      return ended && this.#sink.signal.aborted ? ended() : Promise.reject(error);
+    }
+    if (!(normalized instanceof Promise)) return report(normalized);
+    return raceSignal(normalized, this.#sink.signal).then(
+      report,
+      (error) => ended && this.#sink.signal.aborted ? ended() : Promise.reject(error),
+    );
   }
 
   #finished(operation: string): BrainError {
@@ -167,10 +222,25 @@ class ReportQueue {
     );
   }
 
+  /** Starts `operation` once every earlier report has settled: at once when none is in flight. */
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#tail.then(operation);
-    this.#tail = result.catch(() => {});
+    const result = this.#inFlight === 0 ? started(operation) : this.#last!.then(() => operation(), () => operation());
+    this.#inFlight++;
+    result.then(this.#landed, this.#landed);
+    this.#last = result;
     return result;
+  }
+
+  #landed = (): void => {
+    this.#inFlight--;
+  };
+}
+
+function started<T>(operation: () => Promise<T>): Promise<T> {
+  try {
+    return operation();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import { fail, isEnvelope, ok, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
+import { type SafeParsed, safeParseNow } from "./parse_now.ts";
 
 /** A Tool's published value, normalized: a valid outcome, or the reason it is not one. */
 export type NormalizedOutput = { outcome: Outcome; invalid?: false } | { outcome: Outcome; invalid: true };
@@ -13,6 +14,17 @@ export type NormalizedOutput = { outcome: Outcome; invalid?: false } | { outcome
  * transforms must be JSON. Non-success outcomes bypass output validation.
  */
 export async function normalizeOutput(output: z.ZodType | undefined, value: unknown): Promise<NormalizedOutput> {
+  return await normalizeOutputNow(output, value);
+}
+
+/**
+ * {@linkcode normalizeOutput}, returning the outcome itself rather than a promise
+ * when nothing in the output schema is asynchronous.
+ */
+export function normalizeOutputNow(
+  output: z.ZodType | undefined,
+  value: unknown,
+): NormalizedOutput | Promise<NormalizedOutput> {
   let raw = value;
   if (isEnvelope(value)) {
     const parsed = parseEnvelope(value);
@@ -20,17 +32,22 @@ export async function normalizeOutput(output: z.ZodType | undefined, value: unkn
     if (parsed.outcome.status !== "ok") return { outcome: parsed.outcome as Outcome };
     raw = parsed.outcome.value;
   }
-  let validated = raw;
-  if (output) {
-    const parsed = await output.safeParseAsync(raw);
-    if (!parsed.success) {
-      return invalid(`output does not match the schema: ${z.prettifyError(parsed.error)}`, issuesJson(parsed.error));
-    }
-    validated = parsed.data;
+  if (!output) return validated(raw);
+  const parsed = safeParseNow(output, raw);
+  return parsed instanceof Promise ? parsed.then(checked) : checked(parsed);
+}
+
+function checked(parsed: SafeParsed): NormalizedOutput {
+  if (!parsed.success) {
+    return invalid(`output does not match the schema: ${z.prettifyError(parsed.error)}`, issuesJson(parsed.error));
   }
-  const nonJson = findNonJson(validated);
+  return validated(parsed.data);
+}
+
+function validated(value: unknown): NormalizedOutput {
+  const nonJson = findNonJson(value);
   if (nonJson) return invalid(`output is not JSON: ${nonJson}`);
-  return { outcome: ok(validated as JsonValue) };
+  return { outcome: ok(value as JsonValue) };
 }
 
 function invalid(message: string, details?: JsonValue): NormalizedOutput {

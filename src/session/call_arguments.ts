@@ -36,6 +36,9 @@ const CALL_OPTIONS = allKeys<CallOptions>({
   traceparent: true,
 });
 
+/** The options of a call given none. */
+const NO_OPTIONS: CallOptions = Object.freeze({});
+
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;
 
@@ -69,9 +72,10 @@ export function resolveTarget(
  * `invalid_input` for input that is not JSON and `invalid_argument` for an
  * unknown option or a deadline that is not an absolute time.
  */
-export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions): CallOptions {
+export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions = NO_OPTIONS): CallOptions {
   const nonJson = findNonJson(input);
   if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
+  if (options === NO_OPTIONS) return options;
   checkKnownKeys("call options", options, CALL_OPTIONS);
   if (options.traceparent !== undefined && typeof options.traceparent !== "string") {
     throw new BrainError(

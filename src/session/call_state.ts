@@ -41,7 +41,9 @@ export class CallState implements CallSink {
   #activation: Activation;
   #deadline: number | undefined;
   #controller = new RacedAbortController();
-  #tail: Promise<unknown> = Promise.resolve();
+  /** The call's commits still in flight, and the last of them. */
+  #inFlight = 0;
+  #last: Promise<unknown> | undefined;
   #claimed: TerminalCause | undefined;
   #lastResult: Outcome | undefined;
   #end = Promise.withResolvers<CallEnd>();
@@ -50,23 +52,27 @@ export class CallState implements CallSink {
   #tool: string;
   #lates = 0;
   #trace: ToolCallTrace | undefined;
+  #onEnded: ((error?: unknown) => void) | undefined;
 
   /**
    * Brain creates one per committed `tool_call_started` record; `models` is the
-   * session's model, if it has one, and `trace` the call's span when tracing.
+   * session's model, if it has one, `trace` the call's span when tracing, and
+   * `onEnded` is told once `ended` settles, with the error when it rejects.
    */
   constructor(
-    { journal, started, activation, models, trace }: {
+    { journal, started, activation, models, trace, onEnded }: {
       journal: Journal;
       started: JournalRecord;
       activation: Activation;
       models?: ModelCaller;
       trace?: ToolCallTrace;
+      onEnded?: (error?: unknown) => void;
     },
   ) {
     if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
     this.#tool = started.tool;
     this.#trace = trace;
+    this.#onEnded = onEnded;
     this.#models = models;
     this.#journal = journal;
     this.#sessionId = started.sessionId;
@@ -74,7 +80,6 @@ export class CallState implements CallSink {
     this.#deadline = started.deadline;
     this.call = started.sequence;
     this.ended = this.#end.promise;
-    this.ended.catch(() => {});
   }
 
   /** Aborted when the call ends for any reason. */
@@ -145,15 +150,11 @@ export class CallState implements CallSink {
   }
 
   /** Ends the call; after another terminal cause it is recorded as late. */
-  async finish(
+  finish(
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
-    if (this.#claimed) {
-      await this.#late(cause);
-      const end = await this.ended;
-      return new Finished(end.sequence, true);
-    }
+    if (this.#claimed) return this.#late(cause).then(() => this.ended).then(lateFinish);
     this.#claim(cause);
     let bodies: RecordBody[] = [];
     let outcome: Outcome = result?.outcome ??
@@ -170,8 +171,7 @@ export class CallState implements CallSink {
         cause = "error";
       } else bodies = [resultBody(this.call, result)];
     }
-    const end = await this.#terminal(bodies, cause, outcome);
-    return new Finished(end.sequence, false);
+    return this.#terminal(bodies, cause, outcome).then(ownFinish);
   }
 
   /** Calls the session's model with this call's identity and activation; the call's end stops it. */
@@ -233,29 +233,36 @@ export class CallState implements CallSink {
    */
   #terminal(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome): Promise<CallEnd> {
     bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
-    const attempt = async (tries: number): Promise<CallEnd> => {
-      try {
-        const records = await this.#commit(bodies);
-        return { call: this.call, sequence: records.at(-1)!.sequence, cause, outcome };
-      } catch (error) {
-        const code = error instanceof BrainError ? error.code : undefined;
-        if (code === "call_finished") return await this.#recordedEnd(error as BrainError);
-        if (!RETRIED.has(code) || tries >= TERMINAL_RETRY_MS.length) throw error;
-        await new Promise((resolve) => setTimeout(resolve, TERMINAL_RETRY_MS[tries]));
-        return await attempt(tries + 1);
-      }
-    };
-    attempt(0).then(
-      (end) => {
-        this.#trace?.end(end);
-        this.#end.resolve(end);
-      },
+    this.#attempt(bodies, cause, outcome, 0);
+    return this.ended;
+  }
+
+  #attempt(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, tries: number): void {
+    this.#commit(bodies).then(
+      (records) => this.#settle({ call: this.call, sequence: records[records.length - 1].sequence, cause, outcome }),
       (error) => {
-        this.#trace?.fail(error);
-        this.#end.reject(error);
+        const code = error instanceof BrainError ? error.code : undefined;
+        if (code === "call_finished") {
+          this.#recordedEnd(error as BrainError).then((end) => this.#settle(end), (error) => this.#fail(error));
+        } else if (RETRIED.has(code) && tries < TERMINAL_RETRY_MS.length) {
+          setTimeout(() => this.#attempt(bodies, cause, outcome, tries + 1), TERMINAL_RETRY_MS[tries]);
+        } else this.#fail(error);
       },
     );
-    return this.ended;
+  }
+
+  #settle(end: CallEnd): void {
+    this.#trace?.end(end);
+    this.#end.resolve(end);
+    this.#onEnded?.();
+  }
+
+  #fail(error: unknown): void {
+    this.#trace?.fail(error);
+    // Marked handled first: a caller that never waits for the end must not see an unhandled rejection.
+    this.ended.catch(ignore);
+    this.#end.reject(error);
+    this.#onEnded?.(error);
   }
 
   /** The terminal record the journal already has for this call. */
@@ -276,14 +283,44 @@ export class CallState implements CallSink {
       );
     }
     this.#lates++;
-    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(() => {}, () => {});
+    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(ignore, ignore);
   }
 
+  /** Appends `bodies` once every earlier commit of the call has settled: at once when none is in flight. */
   #commit(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    const committed = this.#tail.then(() => this.#journal.append(this.#sessionId, bodies));
-    this.#tail = committed.catch(() => {});
+    const committed = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
+    this.#inFlight++;
+    committed.then(this.#landed, this.#landed);
+    this.#last = committed;
     return committed;
   }
+
+  #landed = (): void => {
+    this.#inFlight--;
+  };
+
+  #append(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    try {
+      return this.#journal.append(this.#sessionId, bodies);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+}
+
+function ignore(): void {}
+
+/** Runs `next` once `previous` settles, however it settles. */
+function after<T>(previous: Promise<unknown>, next: () => Promise<T>): Promise<T> {
+  return previous.then(next, next);
+}
+
+function ownFinish(end: CallEnd): Finished {
+  return new Finished(end.sequence, false);
+}
+
+function lateFinish(end: CallEnd): Finished {
+  return new Finished(end.sequence, true);
 }
 
 /** Codes of store failures a terminal commit is tried again after. */

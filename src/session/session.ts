@@ -5,7 +5,7 @@ import type { CreatedEnvironment } from "./created_env.ts";
 import { ModelService } from "./model_service.ts";
 import { SessionEnvironments } from "./environments.ts";
 import type { Journal, ReadOptions } from "../journal/journal.ts";
-import type { JournalRecord, SessionMeta } from "../journal/records.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
 import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
@@ -114,45 +114,8 @@ export class Session implements BrainSession {
    * Commits the call's intent, dispatches it once and returns its handle.
    * Bad arguments throw a BrainError before anything is committed.
    */
-  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
-    const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
-    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
-    const { deadline, signal } = checked;
-    const activation = checked.activation ?? this.activation();
-    const [started] = await this.#journal.append(this.id, [{
-      kind: "tool_call_started",
-      tool: placed.tool.name,
-      input,
-      ...(deadline === undefined ? {} : { deadline }),
-      activation: activation.id,
-      ...(checked.toolCallId === undefined ? {} : { toolCallId: checked.toolCallId }),
-    }]);
-    const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
-    const trace = traceToolCall(
-      { sessionId: this.id, sequence: started.sequence, tool: placed.tool.name, at: started.at },
-      environment,
-      checked.traceparent,
-    );
-    const state = new CallState({ journal: this.#journal, started, activation, models: this.#models, trace });
-    this.#open.set(state.call, state);
-    const closed = () => this.#open.delete(state.call);
-    state.ended.then(closed, (error) => {
-      closed();
-      // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
-      if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
-    });
-    state.arm();
-    if (signal) {
-      if (signal.aborted) state.stop("cancelled");
-      else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
-    }
-    const invocation = { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline };
-    within(
-      trace,
-      () => this.#dispatch(placed, trace ? { ...invocation, traceparent: trace.traceparent } : invocation, state),
-    );
+  async start(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<ToolCall> {
+    const state = await this.#begin(target, input, options);
     return Object.freeze({
       sequence: state.call,
       ended: state.ended,
@@ -167,8 +130,52 @@ export class Session implements BrainSession {
   }
 
   /** Starts a call and waits for its end. */
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return await (await this.start(target, input, options)).ended;
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    return this.#begin(target, input, options).then(endOf);
+  }
+
+  async #begin(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallState> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
+    const { deadline, signal } = checked;
+    const activation = checked.activation ?? this.activation();
+    const tool = placed.tool.name;
+    const intent: Intent = deadline === undefined
+      ? { kind: "tool_call_started", tool, input, activation: activation.id }
+      : { kind: "tool_call_started", tool, input, deadline, activation: activation.id };
+    if (checked.toolCallId !== undefined) intent.toolCallId = checked.toolCallId;
+    const [started] = await this.#journal.append(this.id, [intent]);
+    const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
+    const trace = traceToolCall(
+      { sessionId: this.id, sequence: started.sequence, tool: placed.tool.name, at: started.at },
+      environment,
+      checked.traceparent,
+    );
+    const state: CallState = new CallState({
+      journal: this.#journal,
+      started,
+      activation,
+      models: this.#models,
+      trace,
+      onEnded: (error) => {
+        this.#open.delete(state.call);
+        // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
+        if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+      },
+    });
+    this.#open.set(state.call, state);
+    state.arm();
+    if (signal) {
+      if (signal.aborted) state.stop("cancelled");
+      else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
+    }
+    const invocation = { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline };
+    if (trace) {
+      within(trace, () => this.#dispatch(placed, { ...invocation, traceparent: trace.traceparent }, state));
+    } else this.#dispatch(placed, invocation, state);
+    return state;
   }
 
   /** Committed records in sequence order. */
@@ -239,6 +246,13 @@ export class Session implements BrainSession {
       resources: this.#resources,
     });
   }
+}
+
+/** The body of a `tool_call_started` record. */
+type Intent = Extract<RecordBody, { kind: "tool_call_started" }>;
+
+function endOf(state: CallState): Promise<CallEnd> {
+  return state.ended;
 }
 
 /** Errors of a journal's store that leave a call's end uncommitted. */

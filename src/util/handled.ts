@@ -4,6 +4,8 @@
  * whole application.
  */
 export function handled<T>(promise: Promise<T>): Promise<T> {
-  promise.catch(() => {});
+  promise.catch(ignore);
   return promise;
 }
+
+function ignore(): void {}

@@ -16,3 +16,6 @@ export async function withDeadline<T>(promise: Promise<T>, what: string, ms = 5_
     clearTimeout(timer);
   }
 }
+
+/** Ten seconds from now: every test call is bounded. */
+export const soon = (): number => Date.now() + 10_000;

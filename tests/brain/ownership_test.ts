@@ -4,6 +4,7 @@ import { Brain, BrainError, tool } from "../../mod.ts";
 import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
+import { hashToken } from "../../src/embedded/host_token.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
@@ -202,3 +203,43 @@ Deno.test("a remote caller settles when its call's end fails to commit: the serv
     await server.shutdown();
   }
 });
+
+for (const kind of ["embedded", "remote"] as const) {
+  Deno.test(`${kind} Brain: sessions.get honours waitMs while another owner's lease is live`, async () => {
+    const path = `${dir}/${crypto.randomUUID()}.kv`;
+    const token = "wait-token";
+    // A stopped owner: its lease is in the journal, its process renews it no more.
+    const journal = await KvJournal.open(path);
+    await journal.createSession({
+      id: "s",
+      createdAt: Date.now(),
+      tools: [held().placed().advertised],
+      host: { id: "app", tokenHash: await hashToken(token) },
+    });
+    const lease = await journal.acquire("s", { owner: "gone", ttlMs: 300 });
+    const [started] = await journal.append("s", [
+      { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
+    ], { lease });
+    await journal.close();
+    const server = kind === "remote" ? await serveBrain({ path, hostTokens: { app: token } }) : undefined;
+    const brain = server ? new Brain({ url: server.url, token, host: "app" }) : await Brain.open({ path });
+    const host = server ? {} : { host: { id: "app", token } };
+    try {
+      // Without a wait a live lease refuses at once (a server left to its own default would wait it out).
+      await assert.rejects(
+        brain.sessions.get("s", { tools: [held().placed()], waitMs: 0, ...host }),
+        hasCode("session_owned"),
+      );
+      await assert.rejects(
+        brain.sessions.get("s", { tools: [held().placed()], waitMs: -1, ...host }),
+        hasCode("invalid_argument"),
+      );
+      const session = await brain.sessions.get("s", { tools: [held().placed()], waitMs: 5_000, ...host });
+      const end = terminals(await session.read(), started.sequence);
+      assert.deepEqual(end.map((record) => record.kind === "tool_call_finished" && record.cause), ["unknown"]);
+    } finally {
+      await brain.close();
+      await server?.shutdown();
+    }
+  });
+}

@@ -1,16 +1,13 @@
 import assert from "node:assert/strict";
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
 import { component } from "../../mod.ts";
-import { PROBE, probeTool, reader, readerBrain, soon } from "./helpers.ts";
+import { PROBE, probeTool, reader, readerBrain } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 
 async function admit(url: URL) {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [probeTool("echo", component(url))({ env: reader })] });
-    return await session.call("echo", { status: "ok", value: 1 }, { deadline: soon() });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [probeTool("echo", component(url))({ env: reader })] });
+  return await session.call("echo", { status: "ok", value: 1 }, { deadline: soon() });
 }
 
 async function scratch(name: string, bytes: Uint8Array): Promise<URL> {
@@ -55,26 +52,22 @@ Deno.test("a Component without the brain:tool export fails with invalid_tool", a
 Deno.test("successful admission is cached on the Component object; a failed one is retried", async () => {
   const url = await scratch("cached.wasm", await Deno.readFile(PROBE));
   const shared = component(url);
-  const brain = readerBrain();
-  try {
-    const placed = probeTool("echo", shared)({ env: reader });
-    await brain.sessions.create({ tools: [placed] });
-    await Deno.remove(url);
-    // The file is gone: a second session only works because admission was cached.
-    const session = await brain.sessions.create({ tools: [placed] });
-    assert.deepEqual((await session.call("echo", { status: "ok", value: 2 }, { deadline: soon() })).outcome, {
-      status: "ok",
-      value: 2,
-    });
-    const fresh = component(url);
-    await assert.rejects(brain.sessions.create({ tools: [probeTool("echo", fresh)({ env: reader })] }), {
-      code: "invalid_tool",
-    });
-    await Deno.writeFile(url, await Deno.readFile(PROBE));
-    await brain.sessions.create({ tools: [probeTool("echo", fresh)({ env: reader })] });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const placed = probeTool("echo", shared)({ env: reader });
+  await brain.sessions.create({ tools: [placed] });
+  await Deno.remove(url);
+  // The file is gone: a second session only works because admission was cached.
+  const session = await brain.sessions.create({ tools: [placed] });
+  assert.deepEqual((await session.call("echo", { status: "ok", value: 2 }, { deadline: soon() })).outcome, {
+    status: "ok",
+    value: 2,
+  });
+  const fresh = component(url);
+  await assert.rejects(brain.sessions.create({ tools: [probeTool("echo", fresh)({ env: reader })] }), {
+    code: "invalid_tool",
+  });
+  await Deno.writeFile(url, await Deno.readFile(PROBE));
+  await brain.sessions.create({ tools: [probeTool("echo", fresh)({ env: reader })] });
 });
 
 Deno.test("component() needs an absolute URL", () => {

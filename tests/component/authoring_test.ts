@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { buildSpiderMonkeyComponent, INSPECT_JS } from "../../examples/inspect/js/build.ts";
-import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
+import { inspectTool, reader, readerBrain } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 
 const examples = new URL("../../examples/inspect/", import.meta.url);
 
@@ -37,20 +38,16 @@ async function build(command: string, args: string[], cwd: URL): Promise<void> {
 
 /** The inspect smoke every authored inspect.wasm must pass: list to depth, refuse `..`. */
 async function inspectSmoke(url: URL): Promise<void> {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [inspectTool(url)({ env: reader, depth: 2 })] });
-    await Deno.mkdir(`${session.workspace("reader")}/d/e`, { recursive: true });
-    const listed = await session.call("inspect", { path: "." }, { deadline: soon() });
-    assert.deepEqual(listed.outcome.status === "ok" && listed.outcome.value, {
-      eventSequence: 2,
-      entries: ["d/", "d/e/"],
-    });
-    const refused = await session.call("inspect", { path: ".." }, { deadline: soon() });
-    assert.equal(refused.outcome.status === "error" && refused.outcome.error.code, "fs_error");
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [inspectTool(url)({ env: reader, depth: 2 })] });
+  await Deno.mkdir(`${session.workspace("reader")}/d/e`, { recursive: true });
+  const listed = await session.call("inspect", { path: "." }, { deadline: soon() });
+  assert.deepEqual(listed.outcome.status === "ok" && listed.outcome.value, {
+    eventSequence: 2,
+    entries: ["d/", "d/e/"],
+  });
+  const refused = await session.call("inspect", { path: ".." }, { deadline: soon() });
+  assert.equal(refused.outcome.status === "error" && refused.outcome.error.code, "fs_error");
 }
 
 const rust = await missing(

@@ -3,7 +3,8 @@ import { Hono } from "hono";
 import { stream } from "hono/streaming";
 import { component, type ComponentOptions } from "../../mod.ts";
 import { serve } from "../_support/serve.ts";
-import { INSPECT, inspectTool, reader, readerBrain, soon } from "./helpers.ts";
+import { INSPECT, inspectTool, reader, readerBrain } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 
 /** A registry stand-in serving inspect.wasm under a few paths, counting requests per path. */
 async function registry() {
@@ -31,13 +32,9 @@ async function registry() {
 }
 
 async function createInspect(url: URL, options: ComponentOptions = {}) {
-  const brain = readerBrain();
-  try {
-    const implementation = component(url, options);
-    return await brain.sessions.create({ tools: [inspectTool(implementation)({ env: reader, depth: 1 })] });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const implementation = component(url, options);
+  return await brain.sessions.create({ tools: [inspectTool(implementation)({ env: reader, depth: 1 })] });
 }
 
 Deno.test("a Component fetched over HTTP runs, and the second session does not fetch it again", async () => {
@@ -62,17 +59,13 @@ Deno.test("a 404 fails session creation with http_error carrying the status; the
   const { server, requests, at } = await registry();
   await using _ = server;
   const missing = component(at("/missing.wasm"));
-  const brain = readerBrain();
-  try {
-    for (let attempt = 1; attempt <= 2; attempt++) {
-      await assert.rejects(brain.sessions.create({ tools: [inspectTool(missing)({ env: reader, depth: 1 })] }), {
-        code: "http_error",
-        details: { url: at("/missing.wasm").href, status: 404 },
-      });
-      assert.equal(requests.get("/missing.wasm"), attempt);
-    }
-  } finally {
-    await brain.close();
+  await using brain = readerBrain();
+  for (let attempt = 1; attempt <= 2; attempt++) {
+    await assert.rejects(brain.sessions.create({ tools: [inspectTool(missing)({ env: reader, depth: 1 })] }), {
+      code: "http_error",
+      details: { url: at("/missing.wasm").href, status: 404 },
+    });
+    assert.equal(requests.get("/missing.wasm"), attempt);
   }
 });
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { BrainSession } from "../../mod.ts";
-import { inspectTool, reader, readerBrain, soon } from "./helpers.ts";
+import { inspectTool, reader, readerBrain } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 
 const WASI_NOT_PERMITTED = 31;
 
@@ -9,17 +10,13 @@ async function withInspect(
   body: (session: BrainSession, workspace: string) => Promise<void>,
   maxEmittedBytes?: number,
 ): Promise<void> {
-  const brain = readerBrain(maxEmittedBytes ? { maxEmittedBytes } : {});
-  try {
-    const session = await brain.sessions.create({ tools: [inspectTool()({ env: reader, depth })] });
-    const workspace = session.workspace("reader")!;
-    await Deno.mkdir(`${workspace}/a/b/c`, { recursive: true });
-    await Deno.writeTextFile(`${workspace}/a/one.txt`, "1");
-    await Deno.writeTextFile(`${workspace}/a/b/two.txt`, "2");
-    await body(session, workspace);
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain(maxEmittedBytes ? { maxEmittedBytes } : {});
+  const session = await brain.sessions.create({ tools: [inspectTool()({ env: reader, depth })] });
+  const workspace = session.workspace("reader")!;
+  await Deno.mkdir(`${workspace}/a/b/c`, { recursive: true });
+  await Deno.writeTextFile(`${workspace}/a/one.txt`, "1");
+  await Deno.writeTextFile(`${workspace}/a/b/two.txt`, "2");
+  await body(session, workspace);
 }
 
 /** Deno.symlink needs unscoped read and write; the test task grants `ln` instead. */

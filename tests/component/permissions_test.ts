@@ -3,7 +3,7 @@ import { brainEnv } from "../../mod.ts";
 import { CHILD_RUN_FLAGS } from "../../src/component/deno_child.ts";
 import { componentPermissions, permissionFlags } from "../../src/component/permissions.ts";
 import { permissionMismatch } from "../../src/component/permission_mismatch.ts";
-import { probeTool, reader, readerBrain } from "./helpers.ts";
+import { probeTool, reader, readerBrain } from "../_support/components.ts";
 
 Deno.test("a sandbox process started with a read grant's flags reads its workspace and nothing else", async () => {
   await Deno.mkdir(".tmp/ws-perm/reader", { recursive: true });
@@ -49,15 +49,11 @@ Deno.test("grants become exactly their flags: write, net and env only when named
 });
 
 Deno.test("a denied grant fails session creation with permission_denied", async () => {
-  const brain = readerBrain();
-  try {
-    const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
-    await assert.rejects(brain.sessions.create({ tools: [probeTool("echo")({ env: writer })] }), {
-      code: "permission_denied",
-    });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const writer = brainEnv({ name: "writer", filesystem: { workspace: "write" } });
+  await assert.rejects(brain.sessions.create({ tools: [probeTool("echo")({ env: writer })] }), {
+    code: "permission_denied",
+  });
 });
 
 Deno.test("an application without --allow-run gets unsupported_runtime at session creation, naming the flag", async () => {

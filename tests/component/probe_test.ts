@@ -3,23 +3,21 @@ import { z } from "zod";
 import { component, hostEnv, tool } from "../../mod.ts";
 import type { SessionModel } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { PROBE, probeTool, reader, readerBrain, soon, telemetrySink } from "./helpers.ts";
+import { PROBE, probeTool, reader, readerBrain } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
+import { telemetrySink } from "../_support/telemetry_sink.ts";
 
 async function callProbe(
   name: string,
   input: unknown,
   options: { output?: z.ZodType; maxEmittedBytes?: number; model?: SessionModel } = {},
 ) {
-  const brain = readerBrain(options.maxEmittedBytes ? { maxEmittedBytes: options.maxEmittedBytes } : {});
+  await using brain = readerBrain(options.maxEmittedBytes ? { maxEmittedBytes: options.maxEmittedBytes } : {});
   const { entries, telemetry } = telemetrySink();
-  try {
-    const placed = probeTool(name, component(PROBE, { telemetry }), options.output)({ env: reader });
-    const session = await brain.sessions.create({ tools: [placed], model: options.model });
-    const end = await session.call(name, input as never, { deadline: soon() });
-    return { end, records: await session.read(), telemetry: entries };
-  } finally {
-    await brain.close();
-  }
+  const placed = probeTool(name, component(PROBE, { telemetry }), options.output)({ env: reader });
+  const session = await brain.sessions.create({ tools: [placed], model: options.model });
+  const end = await session.call(name, input as never, { deadline: soon() });
+  return { end, records: await session.read(), telemetry: entries };
 }
 
 Deno.test("finish with an Outcome JSON publishes it and ends the call", async () => {
@@ -156,27 +154,19 @@ Deno.test("run returning err, trapping, or returning without finish is tool_erro
 });
 
 Deno.test("a runaway Component is terminated at its deadline and the call ends timeout", async () => {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [probeTool("spin")({ env: reader })] });
-    const end = await session.call("spin", null, { deadline: Date.now() + 300 });
-    assert.equal(end.cause, "timeout");
-    assert.equal(end.outcome.status, "timeout");
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [probeTool("spin")({ env: reader })] });
+  const end = await session.call("spin", null, { deadline: Date.now() + 300 });
+  assert.equal(end.cause, "timeout");
+  assert.equal(end.outcome.status, "timeout");
 });
 
 Deno.test("cancelling a runaway Component ends it cancelled", async () => {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [probeTool("spin")({ env: reader })] });
-    const call = await session.start("spin", null, { deadline: soon() });
-    const end = await call.cancel();
-    assert.equal(end.cause, "cancelled");
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [probeTool("spin")({ env: reader })] });
+  const call = await session.start("spin", null, { deadline: soon() });
+  const end = await call.cancel();
+  assert.equal(end.cause, "cancelled");
 });
 
 Deno.test("emissions over BRAIN_MAX_EMITTED_BYTES are refused to the guest and never committed", async () => {
@@ -191,82 +181,62 @@ Deno.test("emissions over BRAIN_MAX_EMITTED_BYTES are refused to the guest and n
 });
 
 Deno.test("input is validated with the Tool's schema before any Worker runs", async () => {
-  const brain = readerBrain();
-  try {
-    const strict = tool({
-      name: "emit_then_echo",
-      description: "probe with a strict input",
-      input: z.object({ status: z.literal("ok"), value: z.number() }),
-      implementation: component(PROBE),
-    });
-    const session = await brain.sessions.create({ tools: [strict({ env: reader })] });
-    const end = await session.call("emit_then_echo", { status: "ok", value: "x" }, { deadline: soon() });
-    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_input");
-    // The guest would have emitted first: no Event means it never ran.
-    assert.ok(!(await session.read()).some((r) => r.kind === "tool_event"));
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const strict = tool({
+    name: "emit_then_echo",
+    description: "probe with a strict input",
+    input: z.object({ status: z.literal("ok"), value: z.number() }),
+    implementation: component(PROBE),
+  });
+  const session = await brain.sessions.create({ tools: [strict({ env: reader })] });
+  const end = await session.call("emit_then_echo", { status: "ok", value: "x" }, { deadline: soon() });
+  assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_input");
+  // The guest would have emitted first: no Event means it never ran.
+  assert.ok(!(await session.read()).some((r) => r.kind === "tool_event"));
 });
 
 Deno.test("Component input and output are validated with parseAsync, defaults and transforms included", async () => {
-  const brain = readerBrain();
-  try {
-    const checked = tool({
-      name: "echo",
-      description: "probe echo with async schemas",
-      input: z.object({ status: z.literal("ok"), value: z.number().default(5).transform((n) => n * 2) })
-        .refine(async () => (await new Promise((resolve) => setTimeout(resolve, 1)), true)),
-      output: z.number().transform((n) => String(n + 1)).pipe(z.string()).refine(() => Promise.resolve(true)),
-      implementation: component(PROBE),
-    });
-    const session = await brain.sessions.create({ tools: [checked({ env: reader })] });
-    const end = await session.call("echo", { status: "ok" }, { deadline: soon() });
-    assert.deepEqual(
-      end.outcome,
-      { status: "ok", value: "11" },
-      'the guest saw the parsed input 10; output became "11"',
-    );
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const checked = tool({
+    name: "echo",
+    description: "probe echo with async schemas",
+    input: z.object({ status: z.literal("ok"), value: z.number().default(5).transform((n) => n * 2) })
+      .refine(async () => (await new Promise((resolve) => setTimeout(resolve, 1)), true)),
+    output: z.number().transform((n) => String(n + 1)).pipe(z.string()).refine(() => Promise.resolve(true)),
+    implementation: component(PROBE),
+  });
+  const session = await brain.sessions.create({ tools: [checked({ env: reader })] });
+  const end = await session.call("echo", { status: "ok" }, { deadline: soon() });
+  assert.deepEqual(
+    end.outcome,
+    { status: "ok", value: "11" },
+    'the guest saw the parsed input 10; output became "11"',
+  );
 });
 
 Deno.test("a Component placed in a host Environment is refused at session creation", async () => {
-  const brain = readerBrain();
-  try {
-    const placed = probeTool("echo")({ env: hostEnv({ name: "app" }) });
-    await assert.rejects(brain.sessions.create({ tools: [placed] }), { code: "unsupported_runtime" });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const placed = probeTool("echo")({ env: hostEnv({ name: "app" }) });
+  await assert.rejects(brain.sessions.create({ tools: [placed] }), { code: "unsupported_runtime" });
 });
 
 Deno.test("the guest receives the deadline in ms, 0 for an unlimited call", async () => {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [probeTool("deadline")({ env: reader })] });
-    const deadline = Date.now() + 5_000;
-    assert.deepEqual((await session.call("deadline", null, { deadline })).outcome, { status: "ok", value: deadline });
-    assert.deepEqual((await session.call("deadline", null)).outcome, { status: "ok", value: 0 });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [probeTool("deadline")({ env: reader })] });
+  const deadline = Date.now() + 5_000;
+  assert.deepEqual((await session.call("deadline", null, { deadline })).outcome, { status: "ok", value: deadline });
+  assert.deepEqual((await session.call("deadline", null)).outcome, { status: "ok", value: 0 });
 });
 
 Deno.test("the guest receives the placement's parsed options as JSON", async () => {
-  const brain = readerBrain();
-  try {
-    const options = tool({
-      name: "options",
-      description: "probe options",
-      input: z.unknown(),
-      options: z.object({ status: z.literal("ok"), value: z.number().default(4) }),
-      implementation: component(PROBE),
-    });
-    const session = await brain.sessions.create({ tools: [options({ env: reader, status: "ok" })] });
-    assert.deepEqual((await session.call("options", null, { deadline: soon() })).outcome, { status: "ok", value: 4 });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const options = tool({
+    name: "options",
+    description: "probe options",
+    input: z.unknown(),
+    options: z.object({ status: z.literal("ok"), value: z.number().default(4) }),
+    implementation: component(PROBE),
+  });
+  const session = await brain.sessions.create({ tools: [options({ env: reader, status: "ok" })] });
+  assert.deepEqual((await session.call("options", null, { deadline: soon() })).outcome, { status: "ok", value: 4 });
 });

@@ -5,7 +5,10 @@
  */
 import assert from "node:assert/strict";
 import type { BrainOptions, BrainSession } from "../../mod.ts";
-import { probeTool, reader, readerBrain, runningChildren, runningSandboxes, soon, within } from "./helpers.ts";
+import { probeTool, reader, readerBrain } from "../_support/components.ts";
+import { runningChildren, runningSandboxes, within } from "../_support/processes.ts";
+import { until } from "../_support/until.ts";
+import { soon } from "../_support/deadline.ts";
 
 const KILLED_WITHIN_MS = 250;
 
@@ -27,7 +30,7 @@ async function withProbes(
 
 /** The pid of the sandbox whose guest spins: once its Event is committed, the one on a CPU. */
 async function spinningPid(session: BrainSession): Promise<number> {
-  await within(5_000, "the guest to emit", async () => (await session.read()).some((r) => r.kind === "tool_event"));
+  await until(session, (records) => records.some((r) => r.kind === "tool_event"), "the guest to emit");
   let pids: number[] = [];
   await within(5_000, "a guest to spin", async () => (pids = await runningSandboxes(true)).length === 1);
   return pids[0];

@@ -7,7 +7,9 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { brainEnv, component, type TelemetryEntry, tool } from "../../mod.ts";
 import { buildJsComponent, INSPECT_JS } from "../../examples/inspect/js/build.ts";
-import { inspectTool, reader, readerBrain, runningSandboxes, soon, within } from "./helpers.ts";
+import { inspectTool, reader, readerBrain } from "../_support/components.ts";
+import { runningSandboxes, within } from "../_support/processes.ts";
+import { soon } from "../_support/deadline.ts";
 
 const dir = new URL("../../.tmp/guests/", import.meta.url);
 const fixture = new URL("./fixtures/wasi_probe/", import.meta.url);
@@ -49,25 +51,21 @@ async function symlink(target: string, path: string): Promise<void> {
 }
 
 Deno.test("the JavaScript inspect example (componentize-qjs) lists its workspace and refuses escapes", async () => {
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [inspectTool(INSPECT_JS_WASM)({ env: reader, depth: 2 })] });
-    await Deno.mkdir(`${session.workspace("reader")}/d/e`, { recursive: true });
-    const listed = await session.call("inspect", { path: "." }, { deadline: soon() });
-    assert.deepEqual(listed.outcome.status === "ok" && listed.outcome.value, {
-      eventSequence: 2,
-      entries: ["d/", "d/e/"],
-    });
-    for (const path of ["..", "/", "/etc", "d/../.."]) {
-      const refused = await session.call("inspect", { path }, { deadline: soon() });
-      assert.deepEqual(
-        refused.outcome.status === "error" && refused.outcome.error.details,
-        { errno: WASI_NOT_PERMITTED },
-        path,
-      );
-    }
-  } finally {
-    await brain.close();
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [inspectTool(INSPECT_JS_WASM)({ env: reader, depth: 2 })] });
+  await Deno.mkdir(`${session.workspace("reader")}/d/e`, { recursive: true });
+  const listed = await session.call("inspect", { path: "." }, { deadline: soon() });
+  assert.deepEqual(listed.outcome.status === "ok" && listed.outcome.value, {
+    eventSequence: 2,
+    entries: ["d/", "d/e/"],
+  });
+  for (const path of ["..", "/", "/etc", "d/../.."]) {
+    const refused = await session.call("inspect", { path }, { deadline: soon() });
+    assert.deepEqual(
+      refused.outcome.status === "error" && refused.outcome.error.details,
+      { errno: WASI_NOT_PERMITTED },
+      path,
+    );
   }
 });
 
@@ -99,25 +97,21 @@ Deno.test("a WASI guest on a read grant reads its workspace and nothing else, an
 });
 
 Deno.test("a WASI guest on a write grant writes inside its workspace only", async () => {
-  const brain = readerBrain({ allow: { workspaceRoot: ".tmp/ws", filesystem: ["read", "write"] } });
-  try {
-    const session = await brain.sessions.create({ tools: [wasiProbe()({ env: writer })] });
-    const workspace = session.workspace("writer")!;
-    await symlink("/tmp", `${workspace}/out`);
-    const run = async (input: Record<string, string>) =>
-      (await session.call("probe", input, { deadline: soon() })).outcome;
-    assert.deepEqual(await run({ op: "mkdir", path: "d" }), { status: "ok", value: { ok: true } });
-    assert.deepEqual(await run({ op: "write", path: "d/out.txt", text: "written" }), {
-      status: "ok",
-      value: { ok: 7 },
-    });
-    assert.equal(await Deno.readTextFile(`${workspace}/d/out.txt`), "written");
-    for (const path of ["../escape.txt", "/tmp/escape.txt", "out/escape.txt"]) {
-      const outcome = await run({ op: "write", path, text: "x" });
-      assert.deepEqual(outcome, { status: "ok", value: { refused: "not-permitted" } }, path);
-    }
-  } finally {
-    await brain.close();
+  await using brain = readerBrain({ allow: { workspaceRoot: ".tmp/ws", filesystem: ["read", "write"] } });
+  const session = await brain.sessions.create({ tools: [wasiProbe()({ env: writer })] });
+  const workspace = session.workspace("writer")!;
+  await symlink("/tmp", `${workspace}/out`);
+  const run = async (input: Record<string, string>) =>
+    (await session.call("probe", input, { deadline: soon() })).outcome;
+  assert.deepEqual(await run({ op: "mkdir", path: "d" }), { status: "ok", value: { ok: true } });
+  assert.deepEqual(await run({ op: "write", path: "d/out.txt", text: "written" }), {
+    status: "ok",
+    value: { ok: 7 },
+  });
+  assert.equal(await Deno.readTextFile(`${workspace}/d/out.txt`), "written");
+  for (const path of ["../escape.txt", "/tmp/escape.txt", "out/escape.txt"]) {
+    const outcome = await run({ op: "write", path, text: "x" });
+    assert.deepEqual(outcome, { status: "ok", value: { refused: "not-permitted" } }, path);
   }
 });
 
@@ -146,17 +140,13 @@ Deno.test("a WASI guest sees only the environment variables its grant names", as
 
 Deno.test("a WASI guest's stdout reaches telemetry, never the journal", async () => {
   const entries: TelemetryEntry[] = [];
-  const brain = readerBrain();
-  try {
-    const session = await brain.sessions.create({ tools: [wasiProbe((entry) => entries.push(entry))()] });
-    const printed = await session.call("probe", { op: "print", text: "printed-by-guest" }, { deadline: soon() });
-    assert.deepEqual(printed.outcome, { status: "ok", value: { ok: true } });
-    assert.deepEqual(entries.map((entry) => [entry.level, entry.message.trim()]), [["stdout", "printed-by-guest"]]);
-    const after = (await session.read()).filter((record) => record.kind !== "tool_call_started");
-    assert.ok(!JSON.stringify(after).includes("printed-by-guest"));
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [wasiProbe((entry) => entries.push(entry))()] });
+  const printed = await session.call("probe", { op: "print", text: "printed-by-guest" }, { deadline: soon() });
+  assert.deepEqual(printed.outcome, { status: "ok", value: { ok: true } });
+  assert.deepEqual(entries.map((entry) => [entry.level, entry.message.trim()]), [["stdout", "printed-by-guest"]]);
+  const after = (await session.read()).filter((record) => record.kind !== "tool_call_started");
+  assert.ok(!JSON.stringify(after).includes("printed-by-guest"));
 });
 
 Deno.test("a WASI guest spinning in JavaScript is killed at its deadline; one allocating stops at the cap", async () => {

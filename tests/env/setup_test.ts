@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, brainEnv, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
-import { inspectTool, readerBrain } from "../component/helpers.ts";
+import { inspectTool, readerBrain } from "../_support/components.ts";
 
 const deadline = () => Date.now() + 10_000;
 

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { type AllowList, Brain, brainEnv, component, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { z } from "zod";
-import { INSPECT, inspectTool, reader, soon } from "../component/helpers.ts";
+import { INSPECT, inspectTool, reader } from "../_support/components.ts";
+import { soon } from "../_support/deadline.ts";
 import { serve } from "../_support/serve.ts";
 import { rawHost } from "./raw_host.ts";
 

@@ -423,4 +423,57 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual(await journal.openCalls("s"), []);
     }),
   );
+
+  Deno.test(
+    `${name}: a session deleted and created again is a new incarnation: old leases are fenced, old followers end`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const old = await journal.acquire("s", { owner: "a", ttlMs: 60_000 });
+      await journal.append("s", [started, { kind: "tool_returned", call: 1 }], { lease: old });
+      const follower = journal.subscribe("s")[Symbol.asyncIterator]();
+      assert.equal((await follower.next()).value?.sequence, 1);
+      assert.equal((await follower.next()).value?.sequence, 2);
+      await journal.deleteSession("s");
+      await journal.createSession(session("s"));
+      const lease = await journal.acquire("s", { owner: "a", ttlMs: 60_000 });
+      await journal.append("s", [started, started, started], { lease });
+      // The old incarnation's lease, of the same owner, writes nothing to the new one.
+      await assert.rejects(journal.append("s", [finished(1)], { lease: old }), hasCode("fenced"));
+      await assert.rejects(journal.renew(old, 60_000), hasCode("fenced"));
+      assert.equal(await journal.head("s"), 3);
+      assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [1, 2, 3]);
+      // The follower of the old incarnation ends instead of going on with the new one's record 3.
+      await assert.rejects(follower.next(), hasCode("session_not_found"));
+      const [end] = await journal.append("s", [finished(1)], { lease });
+      assert.equal(end.sequence, 4);
+    }),
+  );
+
+  Deno.test(
+    `${name}: nodes beat in the journal, expired beats age out; holder names a live lease's owner`,
+    withJournal(async (journal) => {
+      await journal.beat("n1", "http://127.0.0.1:8787", 60_000);
+      await journal.beat("n2", "http://127.0.0.1:8788", 20);
+      await journal.beat("n1", "http://127.0.0.1:8789", 60_000);
+      const beats = await journal.nodes();
+      assert.deepEqual(beats.map(({ node, url }) => [node, url]).sort(), [
+        ["n1", "http://127.0.0.1:8789"],
+        ["n2", "http://127.0.0.1:8788"],
+      ]);
+      await untilExpired(Math.max(...beats.filter((beat) => beat.node === "n2").map((beat) => beat.expiresAt)));
+      assert.deepEqual((await journal.nodes()).map((beat) => beat.node), ["n1"]);
+      await assert.rejects(journal.beat("", "http://127.0.0.1:1", 1_000), hasCode("invalid_argument"));
+      await assert.rejects(journal.beat("n3", "not a url", 1_000), hasCode("invalid_argument"));
+      await assert.rejects(journal.beat("n3", "http://127.0.0.1:1", 0), hasCode("invalid_argument"));
+
+      await journal.createSession(session("s"));
+      assert.equal(await journal.holder("s"), undefined);
+      const lease = await journal.acquire("s", { owner: "n1", ttlMs: 60_000 });
+      const held = await journal.holder("s");
+      assert.deepEqual([held?.owner, held?.token], ["n1", lease.token]);
+      await journal.release(lease);
+      assert.equal(await journal.holder("s"), undefined);
+      await assert.rejects(journal.holder("missing"), hasCode("session_not_found"));
+    }),
+  );
 }

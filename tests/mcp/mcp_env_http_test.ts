@@ -102,41 +102,37 @@ function proxy(port: number) {
 Deno.test("mcpEnv over streamable HTTP: progress before the result, a cut connection is unknown, sent once", async () => {
   await using server = sdkServer();
   await using line = proxy(server.port);
-  const brain = new Brain({ allow: { net: ["127.0.0.1"] } });
-  try {
-    const env = mcpEnv({ name: "sdk-http", url: `http://127.0.0.1:${line.port}/mcp` });
-    const session = await brain.sessions.create({ environments: [env] });
-    assert.deepEqual(session.tools.map((placed) => placed.tool.name), ["steps", "cut"]);
+  await using brain = new Brain({ allow: { net: ["127.0.0.1"] } });
+  const env = mcpEnv({ name: "sdk-http", url: `http://127.0.0.1:${line.port}/mcp` });
+  const session = await brain.sessions.create({ environments: [env] });
+  assert.deepEqual(session.tools.map((placed) => placed.tool.name), ["steps", "cut"]);
 
-    const steps = await session.call("steps", { label: "http" });
-    assert.equal(steps.cause, "finish");
-    const records = await session.read();
-    const kinds = records.filter((record) => "call" in record && record.call === steps.call)
-      .map((record) => record.kind === "tool_event" ? `${record.kind} ${JSON.stringify(record.data)}` : record.kind);
-    assert.deepEqual(kinds, [
-      `tool_event {"progress":1,"total":3}`,
-      `tool_event {"progress":2,"total":3}`,
-      `tool_event {"progress":3,"total":3}`,
-      "tool_result",
-      "tool_call_finished",
-    ]);
+  const steps = await session.call("steps", { label: "http" });
+  assert.equal(steps.cause, "finish");
+  const records = await session.read();
+  const kinds = records.filter((record) => "call" in record && record.call === steps.call)
+    .map((record) => record.kind === "tool_event" ? `${record.kind} ${JSON.stringify(record.data)}` : record.kind);
+  assert.deepEqual(kinds, [
+    `tool_event {"progress":1,"total":3}`,
+    `tool_event {"progress":2,"total":3}`,
+    `tool_event {"progress":3,"total":3}`,
+    "tool_result",
+    "tool_call_finished",
+  ]);
 
-    const cutting = session.call("cut", {});
-    await server.cutCalled;
-    line.cut();
-    const lost = await cutting;
-    assert.equal(lost.cause, "unknown");
-    assert.match((lost.outcome as { message: string }).message, /sent and then lost/);
+  const cutting = session.call("cut", {});
+  await server.cutCalled;
+  line.cut();
+  const lost = await cutting;
+  assert.equal(lost.cause, "unknown");
+  assert.match((lost.outcome as { message: string }).message, /sent and then lost/);
 
-    const again = await session.call("steps", { label: "after" });
-    assert.equal(again.outcome.status, "ok");
-    assert.equal(server.cuts, 1, "the lost call was sent once and never again");
-    const finished = ofKind(await session.read(), "tool_call_finished") as Extract<
-      JournalRecord,
-      { kind: "tool_call_finished" }
-    >[];
-    assert.deepEqual(finished.map((record) => record.cause), ["finish", "unknown", "finish"]);
-  } finally {
-    await brain.close();
-  }
+  const again = await session.call("steps", { label: "after" });
+  assert.equal(again.outcome.status, "ok");
+  assert.equal(server.cuts, 1, "the lost call was sent once and never again");
+  const finished = ofKind(await session.read(), "tool_call_finished") as Extract<
+    JournalRecord,
+    { kind: "tool_call_finished" }
+  >[];
+  assert.deepEqual(finished.map((record) => record.cause), ["finish", "unknown", "finish"]);
 });

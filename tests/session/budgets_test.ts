@@ -17,7 +17,8 @@ import {
 import { findNonJson } from "../../src/outcome/json.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import { TelemetryBudget } from "../../src/contract/budgets.ts";
-import { PROBE, probeTool, reader, readerBrain, telemetrySink } from "../component/helpers.ts";
+import { PROBE, probeTool, reader, readerBrain } from "../_support/components.ts";
+import { telemetrySink } from "../_support/telemetry_sink.ts";
 import { hasCode } from "../_support/has_code.ts";
 
 const echo = tool({

@@ -16,6 +16,7 @@ import {
   HOST_PATH,
   isMalformed,
   type Malformed,
+  MOVED,
   type NoticeOf,
   type Replies,
   type RequestOf,
@@ -37,9 +38,15 @@ export interface HostConnectionEvent {
   /**
    * `attached`: requests flow; `lost`: an attached connection dropped;
    * `failed`: an attempt to connect failed (`unauthorized`, `host_in_use` or
-   * `connection_lost`); after `lost` and `failed` the client retries in `retryInMs`.
+   * `connection_lost`); `moved`: the server sent the host to the server of the
+   * cluster that owns one of its sessions, at `to`. After `lost`, `failed` and
+   * `moved` the client tries again in `retryInMs`.
    */
-  type: "attached" | "lost" | "failed";
+  type: "attached" | "lost" | "failed" | "moved";
+  /** The server the event happened with. */
+  url: string;
+  /** Where a `moved` host goes next: the URL of the server that owns its session, from the cluster's journal. */
+  to?: string;
   /** Why the connection was lost or refused. */
   error?: BrainError;
   /** Delay before the next attempt. */
@@ -50,7 +57,11 @@ export interface HostConnectionEvent {
 export interface HostConnectionOptions {
   /** The Brain server's base URL, `http://` or `ws://`. */
   url: string;
-  /** Further servers of the same cluster, tried in turn after the connection to one was lost or refused. */
+  /**
+   * Further servers of the same cluster, tried in turn after the connection to
+   * one was lost or refused. A server that knows another owns the host's
+   * session sends the host there ({@linkcode MOVED}), whether or not it is listed.
+   */
   cluster?: readonly string[];
   /** The host token; the server keeps only its hash. */
   token: string;
@@ -136,6 +147,8 @@ export class HostConnection {
   /** Why the last attempt to connect failed; requests made before the next attempt fail with it. */
   #failure: BrainError | undefined;
   #refused: BrainError | undefined;
+  /** Where the server sent this host, when it closed the socket with {@linkcode MOVED}. */
+  #moved: string | undefined;
   /** Increments with every attached connection; a call's reports are valid only on the generation it arrived on. */
   #generation = 0;
   #attempt = 0;
@@ -334,6 +347,7 @@ export class HostConnection {
     const url = this.#url;
     this.#state = "connecting";
     this.#refused = undefined;
+    this.#moved = undefined;
     const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
     endpoint.searchParams.set("host", host);
     endpoint.searchParams.set("instance", this.#instance);
@@ -374,6 +388,7 @@ export class HostConnection {
       closed.resolve();
       if (event.code === HOST_IN_USE) this.#refused = new BrainError("host_in_use", event.reason);
       if (event.code === UNAUTHORIZED) this.#refused = new BrainError("unauthorized", event.reason);
+      if (event.code === MOVED && isServerUrl(event.reason)) this.#moved = event.reason;
       this.#lost(socket);
     };
   }
@@ -419,7 +434,7 @@ export class HostConnection {
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
     for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
-    this.#options.onEvent?.({ type: "attached" });
+    this.#options.onEvent?.({ type: "attached", url: this.#url });
   }
 
   #ping(socket: WebSocket): void {
@@ -590,9 +605,11 @@ export class HostConnection {
     clearTimeout(this.#timer);
     if (this.#state === "closed") return;
     const attached = this.#state === "attached";
+    const moved = this.#moved;
     this.#abortRunning();
     this.#streams.clear();
-    if (attached) {
+    // Sent requests that are not idempotent may or may not have run; the rest wait for the next server.
+    if (attached || moved !== undefined) {
       for (const [id, pending] of this.#pending) {
         if (pending.sent && pending.retry) pending.sent = false;
         else if (pending.sent || pending.generation !== undefined) {
@@ -600,7 +617,10 @@ export class HostConnection {
           pending.reject(lost());
         }
       }
-      this.#retry("lost", this.#refused ?? lost());
+      if (moved !== undefined) {
+        this.#failure = undefined;
+        this.#retry("moved", undefined, moved);
+      } else this.#retry("lost", this.#refused ?? lost());
       return;
     }
     // The attempt failed. A refusal, or a server never reached, fails every request with why;
@@ -617,13 +637,29 @@ export class HostConnection {
     this.#retry("failed", failure);
   }
 
-  #retry(type: "lost" | "failed", error: BrainError): void {
+  /**
+   * Connects again after a delay: to `to` when a server sent the host there
+   * (at once the first time), else to the next server of the cluster, backing off.
+   */
+  #retry(type: "lost" | "failed" | "moved", error: BrainError | undefined, to?: string): void {
+    const url = this.#url;
     this.#state = "waiting";
-    this.#at = (this.#at + 1) % this.#urls.length;
+    if (to === undefined) this.#at = (this.#at + 1) % this.#urls.length;
+    else {
+      if (!this.#urls.includes(to)) this.#urls.push(to);
+      this.#at = this.#urls.indexOf(to);
+    }
     const { minDelay, maxDelay } = this.#options;
-    const retryInMs = Math.round(Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2));
+    const backoff = Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2);
+    const retryInMs = to !== undefined && this.#attempt === 1 ? 0 : Math.round(backoff);
     this.#timer = setTimeout(() => this.#connect(), retryInMs);
-    this.#options.onEvent?.({ type, error, retryInMs });
+    this.#options.onEvent?.({
+      type,
+      url,
+      retryInMs,
+      ...(error === undefined ? {} : { error }),
+      ...(to === undefined ? {} : { to }),
+    });
   }
 
   /** Fails every request, end and follower. */
@@ -643,6 +679,15 @@ export class HostConnection {
   #abortRunning(): void {
     for (const controller of this.#running.values()) controller.abort(endedReason("unknown"));
     this.#running.clear();
+  }
+}
+
+/** True for a server's base URL a `moved` close may name: http(s) or ws(s), nothing else. */
+function isServerUrl(text: string): boolean {
+  try {
+    return /^(https?|wss?):$/.test(new URL(text).protocol);
+  } catch {
+    return false;
   }
 }
 

@@ -32,11 +32,13 @@ export interface RemoteBrainOptions {
   /** The server's base URL, such as `http://127.0.0.1:8787`. */
   url: string;
   /**
-   * The other servers of a cluster sharing one PostgreSQL journal (`deno task
-   * serve --journal postgres://...`). After the connection to one is lost or
-   * refused (another server still owns a session this host reattaches), the
-   * client tries the next: a host reaches the server that owns its sessions,
-   * or takes them over on a survivor once a dead owner's lease ended.
+   * The other servers of a cluster sharing one journal (`deno task serve
+   * --journal postgres://...`, or `--path` on one KV file), to start from:
+   * after the connection to one is lost or refused, the client tries the next.
+   * Routing comes from the journal: a server that finds a session the host
+   * opens owned by another live server (by its lease and that server's
+   * heartbeat) sends the host there, and the client follows; a survivor takes
+   * the sessions of a dead server over once its lease ended.
    */
   cluster?: readonly string[];
   /** This host's token; the server stores only its SHA-256. */
@@ -133,13 +135,13 @@ export class RemoteBackend implements BrainBackend {
 
   async get(
     id: string,
-    { tools = [], environments, host, model, agentloop }: GetSessionOptions = {},
+    { tools = [], environments, host, model, agentloop, waitMs }: GetSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
     checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
-    return await this.#open(id, tools, serverConversation(model, agentloop), "get");
+    return await this.#open(id, tools, serverConversation(model, agentloop), "get", waitMs);
   }
 
   async delete(id: string): Promise<void> {
@@ -165,6 +167,7 @@ export class RemoteBackend implements BrainBackend {
     tools: readonly PlacedTool[],
     conversation: HandleConversation,
     op: "create" | "get",
+    waitMs?: number,
   ): Promise<RemoteSession> {
     const advertised = tools.map(({ advertised }) => {
       if (advertised.implementation === "component" && op === "get") {
@@ -221,6 +224,7 @@ export class RemoteBackend implements BrainBackend {
           session: id,
           ...(tools.length ? { tools: advertised } : {}),
           ...conversation,
+          ...(waitMs === undefined ? {} : { waitMs }),
         }, { retry: true });
       }
     } catch (error) {

@@ -4,8 +4,10 @@
  * `Brain listening on URL` once it accepts connections and stops on SIGINT or SIGTERM.
  * With `--path` (or `BRAIN_PATH`) sessions live in that Deno KV file, else in memory;
  * with `--journal postgres://user@host:port/db` (or `BRAIN_JOURNAL`) they live in
- * that PostgreSQL database, which any number of servers may share: each session
- * is owned by one server at a time and hosts follow it (`--journal PATH` is `--path PATH`).
+ * that PostgreSQL database. Any number of servers may share one database (or one
+ * KV file on one machine): each session is owned by one server at a time, each
+ * server beats its URL into the journal, and a host that opens a session on a
+ * server that does not own it is sent to the one that does (`--journal PATH` is `--path PATH`).
  * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
  * session lasts unrenewed: another server over the same journal takes its
  * sessions over that long after it died (10000 by default).

@@ -9,6 +9,7 @@ import { BrainError } from "../../outcome/errors.ts";
 import { checkObject } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
+import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -34,6 +35,13 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
    * `unknown`. 15 000 by default.
    */
   pingIntervalMs?: number;
+  /**
+   * The URL hosts reach this server at, which it beats into the journal as its
+   * heartbeat: other servers sharing the journal send a host here when this
+   * server owns a session the host opens ({@linkcode serveBrain} advertises the
+   * URL it listens on). Without it no host is sent here.
+   */
+  advertiseUrl?: string;
 }
 
 /**
@@ -48,10 +56,11 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * session there, and a host's id and token see the sessions placed in it.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, ...brainOptions } = checkObject(
-    "Brain server options",
-    options,
-  );
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } =
+    checkObject(
+      "Brain server options",
+      options,
+    );
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
@@ -64,6 +73,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     await backend.close();
     throw error;
   }
+  const cluster = new ClusterNode(backend.journal, backend.node);
+  if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs);
   const calls = new OpenCalls();
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
@@ -71,7 +82,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
     Response.json({ error: errorFrame(error) }, { status });
 
-  app.get("/v1/health", (c) => c.json({ ok: true }));
+  app.get(HEALTH_PATH, (c) => c.json({ ok: true, node: backend.node }));
   app.get(HOST_PATH, async (c) => {
     const id = c.req.query("host");
     if (!isName(id)) {
@@ -112,6 +123,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       host,
       backend,
       calls,
+      cluster,
       maxFrameBytes: limits.maxFrameBytes,
       pingIntervalMs,
     });
@@ -140,6 +152,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       const timer = setTimeout(waited.resolve, 1_000);
       await Promise.race([Promise.all(sockets), waited.promise]);
       clearTimeout(timer);
+      await cluster.stop();
       await backend.close();
     },
   };
@@ -155,7 +168,9 @@ export interface ServedBrain extends BrainServer {
 
 /**
  * Serves a Brain on `hostname` (127.0.0.1 by default) and `port` (0 picks a free one),
- * over the Deno KV file at `path` when given (calls it left open end `unknown` first).
+ * over the Deno KV file at `path` or the PostgreSQL database at `url` when given. It
+ * advertises the URL it listens on (or `advertiseUrl`) as its heartbeat in that journal,
+ * so the other servers sharing it send hosts of the sessions it owns here.
  *
  * @example
  * ```ts ignore
@@ -175,9 +190,23 @@ export async function serveBrain(
   served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
   const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
-  const server = await createBrainServer(options);
-  const http = Deno.serve({ hostname, port, onListen: () => {} }, server.fetch);
+  // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
+  const ready = Promise.withResolvers<BrainServer>();
+  ready.promise.catch(() => {});
+  const http = Deno.serve(
+    { hostname, port, onListen: () => {} },
+    async (request) => (await ready.promise).fetch(request),
+  );
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
+  let server: BrainServer;
+  try {
+    server = await createBrainServer({ ...options, advertiseUrl: options.advertiseUrl ?? url });
+  } catch (error) {
+    ready.reject(error);
+    await http.shutdown();
+    throw error;
+  }
+  ready.resolve(server);
   return {
     fetch: server.fetch,
     journal: server.journal,

@@ -27,6 +27,8 @@ import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
 import { CallMap } from "../call_map.ts";
+import type { ClusterNode } from "./cluster_node.ts";
+import { MOVED } from "../protocol.ts";
 
 /** Calls started through the server, by session and sequence, until they end. */
 export class OpenCalls {
@@ -50,6 +52,8 @@ export interface LinkParts {
   host: RegisteredHost;
   backend: EmbeddedBackend;
   calls: OpenCalls;
+  /** This server's place in its cluster: where the owners of other servers' sessions serve. */
+  cluster: ClusterNode;
   /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
   maxFrameBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
@@ -80,6 +84,7 @@ export class HostSocketHandler {
   #backend: EmbeddedBackend;
   #journal: Journal;
   #calls: OpenCalls;
+  #cluster: ClusterNode;
   #registration: { id: string; tokenHash: string };
   #streams = new Map<number, AbortController>();
   #closed = new AbortController();
@@ -92,7 +97,8 @@ export class HostSocketHandler {
   #maxFrameBytes: number;
   #gone = Promise.withResolvers<void>();
 
-  constructor({ socket, host, backend, calls, pingIntervalMs, maxFrameBytes }: LinkParts) {
+  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes }: LinkParts) {
+    this.#cluster = cluster;
     this.#maxFrameBytes = maxFrameBytes;
     this.#socket = socket;
     this.#host = host;
@@ -117,7 +123,11 @@ export class HostSocketHandler {
     // Sessions
     attach: (frame) => this.#attach(frame),
     create: (frame) => this.#create(frame),
-    get: async (frame) => (await this.#open(frame.handle, frame.session, frame.tools, frame), null),
+    get: async (frame) => {
+      await this.#follow(frame);
+      await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
+      return null;
+    },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
     delete: (frame) => this.#delete(frame.session),
     list: () => this.#list(),
@@ -239,6 +249,7 @@ export class HostSocketHandler {
   // -- sessions ----------------------------------------------------------------------------------
 
   async #attach(frame: RequestOf<"attach">): Promise<Replies["attach"]> {
+    for (const declared of frame.handles) await this.#follow(declared);
     const declared = new Set(frame.handles.map((declared) => declared.handle));
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
     const failed: string[] = [];
@@ -266,7 +277,13 @@ export class HostSocketHandler {
     return null;
   }
 
-  async #open(id: string, session: string, tools: AdvertisedTool[] | undefined, conversation: Conversation) {
+  async #open(
+    id: string,
+    session: string,
+    tools: AdvertisedTool[] | undefined,
+    conversation: Conversation,
+    waitMs = this.#backend.leaseMs + LEASE_GRACE_MS,
+  ) {
     const meta = await this.#owned(session);
     if (!this.#host.handles.has(id)) {
       if (tools?.some((tool) => tool.implementation === "component")) {
@@ -277,8 +294,6 @@ export class HostSocketHandler {
       }
       this.#host.checkHandleRoom();
       const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
-      // A restarted server waits out the lease of the process it replaces.
-      const waitMs = this.#backend.leaseMs + LEASE_GRACE_MS;
       const opened = await this.#backend.get(
         session,
         { tools: placed, ...served(conversation), waitMs },
@@ -287,6 +302,26 @@ export class HostSocketHandler {
       this.#host.handles.set(id, opened);
     }
     return meta;
+  }
+
+  /**
+   * Sends the host to the server that owns `session`, when another live one
+   * does and the host opens a new handle that would write to it: this server ends the host's handles here (releasing their sessions for
+   * the owner to take) and closes the socket with {@linkcode MOVED} and the
+   * owner's URL. The request that asked is not answered here; the client resends
+   * it there.
+   */
+  async #follow(
+    { handle, session, tools, model }: { handle: string; session: string; tools?: unknown[]; model?: string },
+  ): Promise<void> {
+    if (this.#host.handles.has(handle) || !(tools?.length || model !== undefined)) return;
+    const url = await this.#cluster.ownerUrl(session);
+    if (url === undefined) return;
+    await Promise.allSettled([...this.#host.handles.keys()].map(this.#endHandle));
+    this.#socket.close(MOVED, url);
+    throw new BrainError("session_owned", `session ${session} is owned by the server at ${url}`, {
+      details: { url },
+    });
   }
 
   async #delete(session: string): Promise<null> {

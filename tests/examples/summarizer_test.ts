@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { main as conversation, transcript } from "../../examples/conversation.ts";
 import { document, main as summarizer, scriptedModel } from "../../examples/summarizer.ts";
 import { ofKind } from "../_support/until.ts";
 
@@ -43,16 +42,4 @@ Deno.test("examples/summarizer.ts: a malformed model summary becomes an error re
   const [finished] = ofKind(records, "tool_call_finished");
   assert.equal(finished.outcome.status, "error");
   assert.equal(ofKind(records, "tool_message")[0].content, "Error (bad_summary): the model's summary is malformed");
-});
-
-Deno.test("examples/conversation.ts: user message, lookup by the model, answer, as a transcript", async () => {
-  const lines = transcript(await conversation());
-  assert.deepEqual(lines.filter((line) => !line.startsWith(" ")), [
-    "user       Who is customer 7?",
-    'assistant  -> lookup({"id":"7"})',
-    'tool       call 5 event lookup_started {"id":"7"}',
-    'tool       <- {"value":"Ada Lovelace"}',
-    "assistant  Customer 7 is Ada Lovelace.",
-  ]);
-  assert.equal(lines.filter((line) => line.includes("model call")).length, 2);
 });

@@ -1,0 +1,28 @@
+import { BrainError } from "../outcome/errors.ts";
+
+/**
+ * A Brain node's heartbeat as its journal keeps it: where the node serves
+ * hosts, and until when it counts as alive. Nodes beat in the store they
+ * share; one that stops beating ages out once `expiresAt` passed.
+ */
+export interface NodeBeat {
+  /** The node's id: the `owner` of every lease it holds. */
+  readonly node: string;
+  /** The base URL hosts reach the node at, such as `http://127.0.0.1:8787`. */
+  readonly url: string;
+  /** Until when (ms since the epoch, by the store's clock) the node counts as alive unless it beats again. */
+  readonly expiresAt: number;
+}
+
+/** Checks a heartbeat's arguments: a node id, an http(s) or ws(s) URL and a positive TTL. */
+export function checkBeat(node: string, url: string, ttlMs: number): void {
+  if (typeof node !== "string" || node.length === 0) {
+    throw new BrainError("invalid_argument", "a heartbeat needs a non-empty node id");
+  }
+  if (typeof url !== "string" || !/^(https?|wss?):\/\/[^\s]+$/.test(url)) {
+    throw new BrainError("invalid_argument", `a heartbeat needs the node's http:// or ws:// URL, got ${url}`);
+  }
+  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new BrainError("invalid_argument", `a heartbeat's TTL must be a positive number of ms, got ${ttlMs}`);
+  }
+}
