@@ -210,14 +210,16 @@ for (const kind of ["embedded", "remote"] as const) {
     const token = "wait-token";
     // A stopped owner: its lease is in the journal, its process renews it no more.
     const journal = await KvJournal.open(path);
+    // A server keeps host app's session s under its host-scoped key.
+    const id = kind === "remote" ? hostSessionKey("app", "s") : "s";
     await journal.createSession({
-      id: "s",
+      id,
       createdAt: Date.now(),
       tools: [held().placed().advertised],
       host: { id: "app", tokenHash: await hashToken(token) },
     });
-    const lease = await journal.acquire("s", { owner: "gone", ttlMs: 300 });
-    const [started] = await journal.append("s", [
+    const lease = await journal.acquire(id, { owner: "gone", ttlMs: 300 });
+    const [started] = await journal.append(id, [
       { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
     ], { lease });
     await journal.close();

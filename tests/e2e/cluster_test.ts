@@ -116,5 +116,9 @@ Deno.test("a cluster on one KV file sends a host to the server that owns its ses
   const attached = events.filter((event) => event.type === "attached").map((event) => event.url);
   assert.deepEqual(attached, [elsewhere.url, owner.url]);
   const health = await (await fetch(`${owner.url}/v1/health`)).json();
-  assert.equal((await journal.holder("routed"))?.owner, health.node, "the session stayed with its owner");
+  assert.equal(
+    (await journal.holder(hostSessionKey("app", "routed")))?.owner,
+    health.node,
+    "the session stayed with its owner",
+  );
 });
