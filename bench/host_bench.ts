@@ -10,6 +10,14 @@ const noop = tool({
   run: (_input, ctx) => ctx.finish(null),
 });
 
+const report = "r".repeat(2048);
+const large = tool({
+  name: "large",
+  description: "Finishes at once with a 2 KiB string.",
+  input: z.object({}),
+  run: (_input, ctx) => ctx.finish(report),
+});
+
 /** A provider that answers at once, so the benches measure Brain and the socket, not a script. */
 const instant: ModelProvider = {
   name: "instant",
@@ -25,10 +33,10 @@ const models = { default: { provider: instant, model: "m" } };
 const maxModelCalls = 1_000_000;
 
 const embedded = new Brain({ models, maxModelCalls });
-const embeddedSession = await embedded.sessions.create({ tools: [noop(), ask()], model: "default" });
+const embeddedSession = await embedded.sessions.create({ tools: [noop(), ask(), large()], model: "default" });
 const server = await serveBrain({ serverToken: "operator-secret", models, maxModelCalls });
 const remote = new Brain({ url: server.url, serverToken: "operator-secret", token: "bench-token", host: "bench" });
-const remoteSession = await remote.sessions.create({ tools: [noop(), ask()], model: "default" });
+const remoteSession = await remote.sessions.create({ tools: [noop(), ask(), large()], model: "default" });
 
 /** The same server as `deno task serve` runs it, in its own process. */
 const child = new Deno.Command(Deno.execPath(), {
@@ -88,6 +96,15 @@ Deno.bench({ name: "embedded Tool call with ctx.model", group: "ctx.model round 
 
 Deno.bench({ name: "WebSocket Tool call with ctx.model on the server", group: "ctx.model round trip" }, async () => {
   await remoteSession.call("ask", {});
+});
+
+// A report over 1 KiB: Deno's own WebSocket client would hold it ~45 ms for a delayed ACK.
+Deno.bench({ name: "embedded Tool call with a 2 KiB result", group: "2 KiB result", baseline: true }, async () => {
+  await embeddedSession.call("large", {});
+});
+
+Deno.bench({ name: "WebSocket Tool call with a 2 KiB result", group: "2 KiB result" }, async () => {
+  await remoteSession.call("large", {});
 });
 
 globalThis.addEventListener("unload", () => {

@@ -171,6 +171,7 @@ export class Component implements Implementation {
         workspace: grant.filesystem ? workspace : undefined,
         write: grant.filesystem?.workspace === "write" && workspace !== undefined,
         env: [...(grant.env ?? [])],
+        net: [...(grant.net ?? [])],
         memoryBytes: memoryMb * 1024 * 1024,
         permissions,
       },

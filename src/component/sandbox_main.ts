@@ -12,7 +12,7 @@ import { limitMemory, PAGE } from "./memory_limit.ts";
 import { permissionMismatch } from "./permission_mismatch.ts";
 import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
 import { GuestExit } from "./wasi/cli.ts";
-import { wasiImports } from "./wasi/imports.ts";
+import { type WasiHost, wasiHost } from "./wasi/imports.ts";
 import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
 const EXPORT = "brain:tool/tool@0.2.0";
@@ -35,6 +35,7 @@ const report = (message: FromSandbox) => frames.write(message);
 /** Set while a call runs: host calls outside a call are refused. */
 let calling = false;
 let memories: WebAssembly.Memory[] = [];
+let wasi: WasiHost | undefined;
 
 function hostCall(op: HostCall["op"], args: HostCall["args"]): Reply {
   if (!calling) return { tag: "err", val: { code: "call_finished", message: "no call is running" } };
@@ -70,10 +71,11 @@ async function load(init: SandboxInit) {
       if (calling) report({ type: "telemetry", level: cut(level), message: cut(message) });
     },
   };
-  const wasi = wasiImports({
+  wasi = wasiHost({
     workspace: init.workspace,
     write: init.write,
     env: init.env,
+    net: init.net,
     output: (stream, text) => {
       if (calling) report({ type: "telemetry", level: stream, message: cut(text) });
     },
@@ -83,7 +85,7 @@ async function load(init: SandboxInit) {
     try {
       const instance = instantiate(
         (name) => modules[name],
-        { ...wasi, "brain:tool/host": host },
+        { ...wasi!.imports, "brain:tool/host": host },
         (module, imports) => {
           const core = new WebAssembly.Instance(module, imports);
           for (const value of Object.values(core.exports)) if (value instanceof WebAssembly.Memory) made.push(value);
@@ -122,6 +124,7 @@ function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: numbe
     };
   } finally {
     calling = false;
+    wasi?.endCall();
   }
 }
 

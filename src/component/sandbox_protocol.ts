@@ -11,6 +11,8 @@ export interface SandboxInit {
   write: boolean;
   /** Environment variable names the grant names; the guest sees only these. */
   env: string[];
+  /** The grant's net allow-list: the hosts (`host` or `host:port`) the guest's HTTP and sockets may reach. */
+  net: string[];
   /** Largest linear memory a guest instance may grow to, in bytes. */
   memoryBytes: number;
   /** The Deno permissions the sandbox must hold, exactly. */

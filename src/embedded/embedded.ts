@@ -252,6 +252,17 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   /**
+   * Ends the calls a stopped owner left open in session `id`, taking the
+   * session for that moment, unless another live Brain owns it or this one
+   * writes to it already. A Brain server does it for each session whose owner's
+   * lease lapsed, so no call waits for a host to come back to be ended.
+   */
+  async recover(id: string): Promise<void> {
+    this.#assertOpen();
+    await this.#sweepIfUnowned(id, 0);
+  }
+
+  /**
    * For a reading handle: ends the calls of an owner that stopped, if no live
    * Brain owns the session (after waiting up to `waitMs` for its lease to end).
    */

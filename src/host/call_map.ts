@@ -1,10 +1,16 @@
+/** How many emptied sessions a map keeps before it sweeps them. */
+const KEPT_EMPTY = 64;
+
 /**
  * Values by Tool call: a session id and the call's sequence, kept as two
- * nested maps so nothing is ever parsed back out of a joined key.
+ * nested maps so nothing is ever parsed back out of a joined key. A session's
+ * map outlives its last call for a while, so calls that come and go one at a
+ * time do not allocate a map each; emptied ones are swept in bulk.
  */
 export class CallMap<V> {
   #sessions = new Map<string, Map<number, V>>();
   #size = 0;
+  #empty = 0;
 
   /** How many calls have a value. */
   get size(): number {
@@ -20,6 +26,7 @@ export class CallMap<V> {
   set(session: string, call: number, value: V): void {
     let calls = this.#sessions.get(session);
     if (!calls) this.#sessions.set(session, calls = new Map());
+    else if (calls.size === 0) this.#empty--;
     if (!calls.has(call)) this.#size++;
     calls.set(call, value);
   }
@@ -29,14 +36,8 @@ export class CallMap<V> {
     const calls = this.#sessions.get(session);
     if (!calls?.delete(call)) return false;
     this.#size--;
-    if (calls.size === 0) this.#sessions.delete(session);
+    if (calls.size === 0 && ++this.#empty > KEPT_EMPTY) this.#sweep();
     return true;
-  }
-
-  /** Removes every call of `session`. */
-  deleteSession(session: string): void {
-    this.#size -= this.#sessions.get(session)?.size ?? 0;
-    this.#sessions.delete(session);
   }
 
   /** Every call with its value. */
@@ -53,5 +54,11 @@ export class CallMap<V> {
   clear(): void {
     this.#sessions.clear();
     this.#size = 0;
+    this.#empty = 0;
+  }
+
+  #sweep(): void {
+    for (const [session, calls] of this.#sessions) if (calls.size === 0) this.#sessions.delete(session);
+    this.#empty = 0;
   }
 }

@@ -2,6 +2,12 @@
 const BATCH_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
 
+/** What an outbox sends on: a `WebSocket`, or the host client's own socket. */
+export interface Sender {
+  readonly readyState: number;
+  send(text: string): void;
+}
+
 /**
  * The frames written to one WebSocket in the same turn of the event loop, sent
  * as one message once the turn's synchronous work is done: a lone frame as
@@ -10,13 +16,13 @@ const encoder = new TextEncoder();
  * A batch never grows past its byte limit; a larger frame is sent alone.
  */
 export class Outbox {
-  #socket: WebSocket;
+  #socket: Sender;
   #texts: string[] = [];
   #bytes = 0;
   #maxBytes = BATCH_BYTES;
   #scheduled = false;
 
-  constructor(socket: WebSocket, maxBytes?: number) {
+  constructor(socket: Sender, maxBytes?: number) {
     this.#socket = socket;
     this.limit(maxBytes);
   }
@@ -28,7 +34,7 @@ export class Outbox {
 
   /** Queues one frame; a socket that is not open drops it, and its close settles what it carried. */
   write(frame: object): void {
-    if (this.#socket.readyState !== WebSocket.OPEN) return;
+    if (this.#socket.readyState !== OPEN) return;
     const text = JSON.stringify(frame);
     const bytes = NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
     // The brackets and commas of a batch count too.
@@ -47,7 +53,7 @@ export class Outbox {
     if (texts.length === 0) return;
     this.#texts = [];
     this.#bytes = 0;
-    if (this.#socket.readyState !== WebSocket.OPEN) return;
+    if (this.#socket.readyState !== OPEN) return;
     try {
       this.#socket.send(texts.length === 1 ? texts[0] : `[${texts.join(",")}]`);
     } catch {
@@ -57,3 +63,6 @@ export class Outbox {
 }
 
 const NON_ASCII = /[\u0080-\uffff]/;
+
+/** `WebSocket.OPEN`. */
+const OPEN = 1;

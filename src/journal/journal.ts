@@ -51,6 +51,12 @@ export interface Journal {
   /** The session's live lease as stored (owner, token, expiry), or `undefined` while no one holds one. */
   holder(sessionId: string): Promise<StoredLease | undefined>;
   /**
+   * Ids of sessions (up to 100) whose owner's lease lapsed without a release,
+   * because the owner died or stopped, while calls are still open: the calls a
+   * new owner ends `unknown`.
+   */
+  stranded(): Promise<string[]>;
+  /**
    * Records that Brain node `node` is alive and serves hosts at `url` for the
    * next `ttlMs`: nodes sharing a journal find each other, and the owner of a
    * session, through these heartbeats alone.

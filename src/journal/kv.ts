@@ -29,7 +29,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
-import { checkBeat, type NodeBeat } from "./nodes.ts";
+import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
@@ -523,6 +523,25 @@ export class KvJournal implements Journal {
       await this.#readHead(sessionId);
       const stored = await this.#storedLease(sessionId);
       return live(stored) ? stored : undefined;
+    });
+  }
+
+  /** Sessions whose lease lapsed unreleased while calls are open. */
+  stranded(): Promise<string[]> {
+    return this.#guard(async () => {
+      const now = Date.now();
+      const ids: string[] = [];
+      for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
+        const { expiresAt } = entry.value;
+        if (expiresAt === 0 || expiresAt > now) continue;
+        const id = entry.key[1] as string;
+        const head = await this.#kv.get<Head>(keys.head(id));
+        if (head.value === null) continue;
+        const open = this.#kv.list({ prefix: keys.openCalls(id, head.value.epoch) }, { limit: 1 });
+        for await (const _call of open) ids.push(id);
+        if (ids.length >= STRANDED_MAX) break;
+      }
+      return ids;
     });
   }
 

@@ -32,6 +32,7 @@ export const keys = {
   fence: (id: string): Deno.KvKey => ["fence", id],
   /** Until when the session's owner holds it; rewritten on each renewal. */
   lease: (id: string): Deno.KvKey => ["lease", id],
+  leases: (): Deno.KvKey => ["lease"],
   /** A Brain node's heartbeat. */
   node: (id: string): Deno.KvKey => ["node", id],
   nodes: (): Deno.KvKey => ["node"],

@@ -16,7 +16,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
-import { checkBeat, type NodeBeat } from "./nodes.ts";
+import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 interface StoredSession {
@@ -133,6 +133,18 @@ export class MemoryJournal implements Journal {
     return promised(() => {
       const { lease } = this.#session(sessionId);
       return live(lease) ? { ...lease } : undefined;
+    });
+  }
+
+  /** Sessions whose lease lapsed unreleased while calls are open. */
+  stranded(): Promise<string[]> {
+    return promised(() => {
+      this.#open();
+      const now = Date.now();
+      return [...this.#sessions.entries()]
+        .filter(([, { lease, open }]) => lease && lease.expiresAt > 0 && lease.expiresAt <= now && open.size > 0)
+        .slice(0, STRANDED_MAX)
+        .map(([id]) => id);
     });
   }
 

@@ -14,15 +14,32 @@ export interface NodeBeat {
   readonly expiresAt: number;
 }
 
+/** The longest node URL: a WebSocket close reason, which sends a host to its node, holds 123 bytes. */
+export const MAX_URL_BYTES = 123;
+
+/** The most session ids one `stranded()` returns. */
+export const STRANDED_MAX = 100;
+
 /** Checks a heartbeat's arguments: a node id, an http(s) or ws(s) URL and a positive TTL. */
 export function checkBeat(node: string, url: string, ttlMs: number): void {
   if (typeof node !== "string" || node.length === 0) {
     throw new BrainError("invalid_argument", "a heartbeat needs a non-empty node id");
   }
+  checkNodeUrl(url);
+  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
+    throw new BrainError("invalid_argument", `a heartbeat's TTL must be a positive number of ms, got ${ttlMs}`);
+  }
+}
+
+/** Checks a node's URL: http(s) or ws(s), short enough for the close reason that sends hosts to it. */
+export function checkNodeUrl(url: string): void {
   if (typeof url !== "string" || !/^(https?|wss?):\/\/[^\s]+$/.test(url)) {
     throw new BrainError("invalid_argument", `a heartbeat needs the node's http:// or ws:// URL, got ${url}`);
   }
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new BrainError("invalid_argument", `a heartbeat's TTL must be a positive number of ms, got ${ttlMs}`);
+  if (new TextEncoder().encode(url).byteLength > MAX_URL_BYTES) {
+    throw new BrainError(
+      "invalid_argument",
+      `a node's URL travels in a WebSocket close reason: at most ${MAX_URL_BYTES} bytes, got ${url}`,
+    );
   }
 }

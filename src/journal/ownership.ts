@@ -146,6 +146,9 @@ class FencedJournal implements Journal {
   holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#inner.holder(sessionId);
   }
+  stranded(): Promise<string[]> {
+    return this.#inner.stranded();
+  }
   beat(node: string, url: string, ttlMs: number): Promise<void> {
     return this.#inner.beat(node, url, ttlMs);
   }

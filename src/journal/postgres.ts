@@ -14,7 +14,7 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
-import { checkBeat, type NodeBeat } from "./nodes.ts";
+import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
@@ -113,6 +113,7 @@ export class PostgresJournal implements Journal {
         // again never reissues a token or an epoch of the old one.
         await tx`CREATE SEQUENCE IF NOT EXISTS brain_tokens`;
         await tx`ALTER TABLE brain_sessions ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 0`;
+        await tx`CREATE INDEX IF NOT EXISTS brain_sessions_leased ON brain_sessions (expires_at) WHERE expires_at > 0`;
         await tx`CREATE TABLE IF NOT EXISTS brain_nodes (
           node text PRIMARY KEY,
           url text NOT NULL,
@@ -232,6 +233,17 @@ export class PostgresJournal implements Journal {
         expires_at > ${now(this.#sql)} AS live FROM brain_sessions WHERE id = ${sessionId}`;
       if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
       return row.live ? { owner: row.owner, token: row.token, expiresAt: row.expiresAt } : undefined;
+    });
+  }
+
+  /** Sessions whose lease lapsed unreleased, by the database's clock, while calls are open. */
+  stranded(): Promise<string[]> {
+    return this.#guard(async () => {
+      const rows = await this.#sql`SELECT s.id FROM brain_sessions s
+        WHERE s.expires_at > 0 AND s.expires_at <= ${now(this.#sql)}
+          AND EXISTS (SELECT 1 FROM brain_open_calls o WHERE o.session_id = s.id)
+        ORDER BY s.expires_at LIMIT ${STRANDED_MAX}`;
+      return rows.map((row) => row.id as string);
     });
   }
 

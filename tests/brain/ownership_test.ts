@@ -9,6 +9,7 @@ import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { journalRecords, until } from "../_support/until.ts";
 
 const dir = scratchDir("ownership_test");
 const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
@@ -218,7 +219,7 @@ for (const kind of ["embedded", "remote"] as const) {
       tools: [held().placed().advertised],
       host: { id: "app", tokenHash: await hashToken(token) },
     });
-    const lease = await journal.acquire(id, { owner: "gone", ttlMs: 300 });
+    const lease = await journal.acquire(id, { owner: "gone", ttlMs: 2_000 });
     const [started] = await journal.append(id, [
       { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
     ], { lease });
@@ -227,7 +228,8 @@ for (const kind of ["embedded", "remote"] as const) {
     const brain = server ? new Brain({ url: server.url, token, host: "app" }) : await Brain.open({ path });
     const host = server ? {} : { host: { id: "app", token } };
     try {
-      // Without a wait a live lease refuses at once (a server left to its own default would wait it out).
+      // Without a wait a live lease refuses at once (a server left to its own default would wait it out; a server
+      // takes over stranded sessions only once their lease lapsed).
       await assert.rejects(
         brain.sessions.get("s", { tools: [held().placed()], waitMs: 0, ...host }),
         hasCode("session_owned"),
@@ -245,3 +247,29 @@ for (const kind of ["embedded", "remote"] as const) {
     }
   });
 }
+
+Deno.test("a server ends the calls of an owner that died once its lease lapsed, with no host connected", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await KvJournal.open(path);
+  await journal.createSession({ id: "s", createdAt: Date.now(), tools: [held().placed().advertised] });
+  const lease = await journal.acquire("s", { owner: "gone", ttlMs: 300 });
+  const [started] = await journal.append("s", [
+    { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
+  ], { lease });
+  await journal.close();
+  const server = await serveBrain({ path, leaseMs: 600, serverToken: "operator" });
+  try {
+    const records = await until(
+      journalRecords(server.journal, "s"),
+      (seen) => terminals(seen, started.sequence).length > 0,
+      "the stranded call's end",
+    );
+    const [end] = terminals(records, started.sequence);
+    assert.ok(end.kind === "tool_call_finished" && end.cause === "unknown");
+    assert.ok(end.at >= lease.expiresAt, "not before the dead owner's lease lapsed");
+    assert.equal(await server.journal.holder("s"), undefined, "the server gave the session up again");
+    assert.deepEqual(await server.journal.stranded(), []);
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -27,16 +27,16 @@ Deno.test("a file that is not a Component fails session creation with invalid_to
   });
 });
 
-Deno.test("a Component importing what no Worker provides fails with unsupported_runtime", async () => {
+Deno.test("a Component importing what no sandbox provides fails with unsupported_runtime naming it", async () => {
   const wat = `(component
-    (import "wasi:sockets/instance-network@0.2.0" (instance $net (export "instance-network" (func (result u32)))))
+    (import "wasi:keyvalue/store@0.2.0" (instance $net (export "instance-network" (func (result u32)))))
     (core module $m (import "net" "f" (func (result i32))) (func (export "g") (result i32) (call 0)))
     (core func $f (canon lower (func $net "instance-network")))
     (core instance $i (instantiate $m (with "net" (instance (export "f" (func $f))))))
     (func (export "g") (result u32) (canon lift (core func $i "g"))))`;
-  await assert.rejects(admit(await scratch("sockets.wasm", await parse(wat))), {
+  await assert.rejects(admit(await scratch("keyvalue.wasm", await parse(wat))), {
     code: "unsupported_runtime",
-    message: /wasi:sockets\/instance-network/,
+    message: /wasi:keyvalue\/store/,
   });
 });
 

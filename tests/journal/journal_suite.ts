@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Journal } from "../../src/journal/journal.ts";
 import { BrainError } from "../../mod.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 /** Registers the behaviour every Journal must have; `open` gives a fresh, empty journal. */
 export function journalSuite(name: string, open: () => Promise<Journal>): void {
@@ -91,7 +92,7 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
           cause: "finish",
           outcome: { status: "ok", value: 1n as never },
         }]),
-        (error) => error instanceof BrainError && error.code === "invalid_argument",
+        hasCode("invalid_argument"),
       );
       assert.deepEqual((await journal.openCalls("s")).map((open) => open.sequence), [started.sequence], "still open");
       await journal.append("s", [{
@@ -197,12 +198,12 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
         for await (const record of journal.subscribe("s")) seen.push(record);
         return seen;
       })();
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The subscription's first read starts synchronously above, so close meets it in flight or waiting.
       await journal.close();
       assert.deepEqual(await following, []);
       await assert.rejects(
         journal.read("s"),
-        (error) => error instanceof BrainError && error.code === "journal_closed",
+        hasCode("journal_closed"),
       );
     }),
   );
@@ -213,11 +214,11 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.createSession(session("s"));
       await assert.rejects(
         journal.createSession(session("s")),
-        (error) => error instanceof BrainError && error.code === "session_exists",
+        hasCode("session_exists"),
       );
       await assert.rejects(
         journal.append("missing", [{ kind: "tool_returned", call: 1 }]),
-        (error) => error instanceof BrainError && error.code === "session_not_found",
+        hasCode("session_not_found"),
       );
       await journal.updateSession({ ...session("s"), host: { id: "h", tokenHash: "abc" } });
       assert.equal((await journal.getSession("s"))?.host?.tokenHash, "abc");
@@ -226,7 +227,7 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.equal(await journal.getSession("s"), undefined);
       await assert.rejects(
         journal.read("s"),
-        (error) => error instanceof BrainError && error.code === "session_not_found",
+        hasCode("session_not_found"),
       );
     }),
   );
@@ -330,7 +331,6 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
     cause: "finish" as const,
     outcome: { status: "ok" as const, value: null },
   });
-  const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
   const untilExpired = async (expiresAt: number) => {
     while (Date.now() <= expiresAt) await new Promise((resolve) => setTimeout(resolve, expiresAt + 1 - Date.now()));
   };
@@ -464,6 +464,8 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual((await journal.nodes()).map((beat) => beat.node), ["n1"]);
       await assert.rejects(journal.beat("", "http://127.0.0.1:1", 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "not a url", 1_000), hasCode("invalid_argument"));
+      const long = `http://127.0.0.1:1/${"x".repeat(120)}`;
+      await assert.rejects(journal.beat("n3", long, 1_000), hasCode("invalid_argument"));
       await assert.rejects(journal.beat("n3", "http://127.0.0.1:1", 0), hasCode("invalid_argument"));
 
       await journal.createSession(session("s"));
@@ -474,6 +476,20 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.release(lease);
       assert.equal(await journal.holder("s"), undefined);
       await assert.rejects(journal.holder("missing"), hasCode("session_not_found"));
+
+      // A session whose owner stopped renewing with a call open is stranded until a new owner ends the call.
+      await journal.createSession(session("idle"));
+      await journal.acquire("idle", { owner: "n2", ttlMs: 20 });
+      const dying = await journal.acquire("s", { owner: "n2", ttlMs: 20 });
+      const [call] = await journal.append("s", [started], { lease: dying });
+      assert.deepEqual(await journal.stranded(), []);
+      await untilExpired(dying.expiresAt);
+      assert.deepEqual(await journal.stranded(), ["s"]);
+      const next = await journal.acquire("s", { owner: "n1", ttlMs: 60_000 });
+      assert.deepEqual(await journal.stranded(), [], "a live owner's session is not stranded");
+      await journal.append("s", [finished(call.sequence)], { lease: next });
+      await journal.release(next);
+      assert.deepEqual(await journal.stranded(), [], "nor is a released one without open calls");
     }),
   );
 }

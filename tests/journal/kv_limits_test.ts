@@ -1,14 +1,13 @@
 import assert from "node:assert/strict";
-import { BrainError } from "../../mod.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import type { RecordBody } from "../../src/journal/records.ts";
 import { keys } from "../../src/journal/kv_codec.ts";
 import { ORPHAN_AGE_MS } from "../../src/journal/kv.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const dir = scratchDir("kv_limits_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;
-const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 const started: RecordBody = { kind: "tool_call_started", tool: "t", input: null, activation: "a" };
 
 for (const length of [64, 128]) {

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { BrainError } from "../../mod.ts";
 import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
 import { journalSuite } from "./journal_suite.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const dir = scratchDir("kv_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;
@@ -56,11 +56,11 @@ Deno.test("KvJournal: an append after another writer deleted the session fails a
     await b.deleteSession("s");
     await assert.rejects(
       a.append("s", [{ kind: "tool_returned", call: 2 }]),
-      (error) => error instanceof BrainError && error.code === "session_not_found",
+      hasCode("session_not_found"),
     );
     await assert.rejects(
       a.append("s", [{ kind: "tool_event", call: 2, event: "big", data: "z".repeat(200_000) }]),
-      (error) => error instanceof BrainError && error.code === "session_not_found",
+      hasCode("session_not_found"),
     );
   } finally {
     await Promise.all([a.close(), b.close()]);
@@ -83,7 +83,7 @@ Deno.test("KvJournal: an oversized append fails whole and commits nothing", asyn
     }));
     await assert.rejects(
       journal.append("s", bodies),
-      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
     assert.equal(await journal.head("s"), 0);
     const accepted = await journal.append("s", bodies.slice(1));
@@ -111,10 +111,10 @@ Deno.test("KvJournal: close commits every append already queued", async () => {
 Deno.test("KvJournal.open: an unusable path fails with a BrainError", async () => {
   await assert.rejects(
     KvJournal.open(`${dir}/missing/dir/x.kv`),
-    (error) => error instanceof BrainError && error.code === "invalid_argument",
+    hasCode("invalid_argument"),
   );
   await assert.rejects(
     KvJournal.open(""),
-    (error) => error instanceof BrainError && error.code === "invalid_argument",
+    hasCode("invalid_argument"),
   );
 });

@@ -1,64 +1,60 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, tool } from "../../mod.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { journalSuite } from "./journal_suite.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const pg = await startPostgres();
 const schema = () => `t_${crypto.randomUUID().replaceAll("-", "")}`;
 const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
-const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
 journalSuite("PostgresJournal", () => PostgresJournal.open(pg.url, { schema: schema() }));
 
-Deno.test("PostgresJournal: two journals on one database never take the same sequence, and wake each other", async () => {
+/** Two journals on one fresh schema of the database, as two processes would open it; `await using` closes both. */
+async function twoJournals(): Promise<[PostgresJournal, PostgresJournal] & AsyncDisposable> {
   const name = schema();
-  const [a, b] = [
+  const pair: [PostgresJournal, PostgresJournal] = [
     await PostgresJournal.open(pg.url, { schema: name }),
     await PostgresJournal.open(pg.url, { schema: name }),
   ];
-  try {
-    await a.createSession(session("s"));
-    const seen: number[] = [];
-    const controller = new AbortController();
-    const following = (async () => {
-      for await (const record of b.subscribe("s", { signal: controller.signal })) {
-        seen.push(record.sequence);
-        if (record.sequence === 60) controller.abort();
-      }
-    })();
-    await Promise.all(
-      Array.from({ length: 60 }, (_, call) => (call % 2 ? a : b).append("s", [{ kind: "tool_returned", call }])),
-    );
-    await following;
-    assert.deepEqual(seen, Array.from({ length: 60 }, (_, index) => index + 1), "b followed a's commits via NOTIFY");
-    const records = await a.read("s");
-    assert.deepEqual(records.map((record) => record.sequence), seen);
-    assert.deepEqual(await b.read("s"), records);
-  } finally {
-    await Promise.all([a.close(), b.close()]);
-  }
+  return Object.assign(pair, { [Symbol.asyncDispose]: async () => void await Promise.all(pair.map((j) => j.close())) });
+}
+
+Deno.test("PostgresJournal: two journals on one database never take the same sequence, and wake each other", async () => {
+  await using journals = await twoJournals();
+  const [a, b] = journals;
+  await a.createSession(session("s"));
+  const seen: number[] = [];
+  const controller = new AbortController();
+  const following = (async () => {
+    for await (const record of b.subscribe("s", { signal: controller.signal })) {
+      seen.push(record.sequence);
+      if (record.sequence === 60) controller.abort();
+    }
+  })();
+  await Promise.all(
+    Array.from({ length: 60 }, (_, call) => (call % 2 ? a : b).append("s", [{ kind: "tool_returned", call }])),
+  );
+  await following;
+  assert.deepEqual(seen, Array.from({ length: 60 }, (_, index) => index + 1), "b followed a's commits via NOTIFY");
+  const records = await a.read("s");
+  assert.deepEqual(records.map((record) => record.sequence), seen);
+  assert.deepEqual(await b.read("s"), records);
 });
 
 Deno.test("PostgresJournal: a lease taken over in another journal fences the first one's appends", async () => {
-  const name = schema();
-  const [a, b] = [
-    await PostgresJournal.open(pg.url, { schema: name }),
-    await PostgresJournal.open(pg.url, { schema: name }),
-  ];
-  try {
-    await a.createSession(session("s"));
-    const old = await a.acquire("s", { owner: "a", ttlMs: 60_000 });
-    await assert.rejects(b.acquire("s", { owner: "b", ttlMs: 1_000 }), hasCode("session_owned"));
-    await a.release(old);
-    const taken = await b.acquire("s", { owner: "b", ttlMs: 60_000 });
-    await assert.rejects(a.append("s", [{ kind: "tool_returned", call: 1 }], { lease: old }), hasCode("fenced"));
-    const [record] = await b.append("s", [{ kind: "tool_returned", call: 2 }], { lease: taken });
-    assert.equal(record.sequence, 1);
-  } finally {
-    await Promise.all([a.close(), b.close()]);
-  }
+  await using journals = await twoJournals();
+  const [a, b] = journals;
+  await a.createSession(session("s"));
+  const old = await a.acquire("s", { owner: "a", ttlMs: 60_000 });
+  await assert.rejects(b.acquire("s", { owner: "b", ttlMs: 1_000 }), hasCode("session_owned"));
+  await a.release(old);
+  const taken = await b.acquire("s", { owner: "b", ttlMs: 60_000 });
+  await assert.rejects(a.append("s", [{ kind: "tool_returned", call: 1 }], { lease: old }), hasCode("fenced"));
+  const [record] = await b.append("s", [{ kind: "tool_returned", call: 2 }], { lease: taken });
+  assert.equal(record.sequence, 1);
 });
 
 Deno.test("PostgresJournal.open: a bad URL or an unreachable database fails with a BrainError", async () => {
@@ -76,20 +72,16 @@ Deno.test("Brain.open({ url: postgres://... }): Brains in one database share ses
     input: z.object({ a: z.number(), b: z.number() }),
     run: ({ a, b }, ctx) => ctx.finish(a + b),
   });
-  const first = await Brain.open({ url: pg.url });
+  await using first = await Brain.open({ url: pg.url });
+  const session = await first.sessions.create({ id: "brain-pg", tools: [add()] });
+  assert.deepEqual((await session.call("add", { a: 1, b: 2 })).outcome, { status: "ok", value: 3 });
+  const second = await Brain.open({ url: pg.url });
   try {
-    const session = await first.sessions.create({ id: "brain-pg", tools: [add()] });
-    assert.deepEqual((await session.call("add", { a: 1, b: 2 })).outcome, { status: "ok", value: 3 });
-    const second = await Brain.open({ url: pg.url });
-    try {
-      assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
-      assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
-      await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
-    } finally {
-      await second.close();
-    }
+    assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
+    assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
+    await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
   } finally {
-    await first.close();
+    await second.close();
   }
 });
 

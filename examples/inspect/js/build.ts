@@ -48,8 +48,12 @@ export async function buildJsComponent(source: JsComponentSource): Promise<void>
   }
 }
 
-/** Builds one Component with componentize-js (SpiderMonkey); slow, so only `deno task test:authoring` runs it. */
-export async function buildSpiderMonkeyComponent(source: JsComponentSource): Promise<void> {
+/**
+ * Builds one Component with componentize-js (SpiderMonkey): slow (5-20 s). Of
+ * its WASI features (`stdio`, `random`, `clocks`, `http`) only `features` are
+ * kept; with `http`, the guest's `fetch` goes out through `wasi:http`.
+ */
+export async function buildSpiderMonkeyComponent(source: JsComponentSource, features: string[] = []): Promise<void> {
   const { success, stderr } = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -59,7 +63,7 @@ export async function buildSpiderMonkeyComponent(source: JsComponentSource): Pro
       "--node-modules-dir=none",
       "--allow-all",
       new URL("./componentize_js.ts", import.meta.url).href,
-      ...[source.js.pathname, source.wit.pathname, source.world, source.out.pathname],
+      ...[source.js.pathname, source.wit.pathname, source.world, source.out.pathname, features.join(",")],
     ],
   }).output();
   if (!success) throw new Error(`componentize-js failed: ${new TextDecoder().decode(stderr)}`);

@@ -8,11 +8,14 @@ export function wasiError(payload: unknown): { payload: unknown } {
   return { payload };
 }
 
-/** `wasi:io/error.error`. */
+/** `wasi:io/error.error`, with the HTTP or socket error code behind it when there is one. */
 export class IoError {
   #message: string;
-  constructor(message: string) {
+  /** What `http-error-code` or `network-error-code` answers for it. */
+  readonly code: unknown;
+  constructor(message: string, code?: unknown) {
     this.#message = message;
+    this.code = code;
   }
   toDebugString(): string {
     return this.#message;
@@ -21,40 +24,68 @@ export class IoError {
 
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
-/** `wasi:io/poll.pollable`: ready at `readyAt` (a `performance.now()` time), or at once. */
+/** Something outside the sandbox's thread that pollables can wait on: the net Worker. */
+export interface Waiter {
+  /** True when the item `key` is ready. */
+  ready(key: number): boolean;
+  /** Blocks until one of `keys` is ready, or `timeoutMs` passed (negative: no limit). */
+  wait(keys: number[], timeoutMs: number): void;
+}
+
+/**
+ * `wasi:io/poll.pollable`: ready at `readyAt` (a `performance.now()` time), or
+ * at once; or, given a `waiter`, when the waiter's item `key` is ready.
+ */
 export class Pollable {
   #readyAt: number;
-  constructor(readyAt = 0) {
-    this.#readyAt = readyAt;
+  #on: { waiter: Waiter; key: number } | undefined;
+  constructor(readyAt = 0, on?: { waiter: Waiter; key: number }) {
+    this.#readyAt = on ? Infinity : readyAt;
+    this.#on = on;
   }
   ready(): boolean {
-    return performance.now() >= this.#readyAt;
+    return this.#on ? this.#on.waiter.ready(this.#on.key) : performance.now() >= this.#readyAt;
   }
   block(): void {
-    const wait = this.#readyAt - performance.now();
-    if (wait > 0) Atomics.wait(sleeper, 0, 0, wait);
+    poll([this]);
   }
-  /** When it is ready. */
+  /** When it is ready, if that is a time. */
   get readyAt(): number {
     return this.#readyAt;
+  }
+  /** What it waits on, if that is not a time. */
+  get on(): { waiter: Waiter; key: number } | undefined {
+    return this.#on;
   }
 }
 
 /** `wasi:io/poll.poll`: the indices of the ready pollables, blocking until at least one is. */
 export function poll(pollables: Pollable[]): Uint32Array {
   if (pollables.length === 0) throw new Error("poll needs at least one pollable");
-  const first = pollables.reduce((soonest, pollable) => (pollable.readyAt < soonest.readyAt ? pollable : soonest));
-  first.block();
-  return Uint32Array.from(pollables.flatMap((pollable, index) => (pollable.ready() ? [index] : [])));
+  for (;;) {
+    const ready = pollables.flatMap((pollable, index) => (pollable.ready() ? [index] : []));
+    if (ready.length > 0) return Uint32Array.from(ready);
+    const soonest = Math.min(...pollables.map((pollable) => pollable.readyAt));
+    const wait = soonest === Infinity ? -1 : Math.max(0, soonest - performance.now());
+    const waited = pollables.flatMap((pollable) => (pollable.on ? [pollable.on] : []));
+    if (waited.length > 0) waited[0].waiter.wait(waited.map((on) => on.key), wait);
+    else Atomics.wait(sleeper, 0, 0, wait);
+  }
 }
 
 const CLOSED = { tag: "closed" };
 
-/** `wasi:io/streams.input-stream` over a function that reads up to `length` bytes, or undefined at the end. */
+/**
+ * `wasi:io/streams.input-stream` over a function that reads up to `length`
+ * bytes (none when nothing is there yet), or undefined at the end; `subscribe`
+ * says when there is something to read (at once when omitted).
+ */
 export class InputStream {
   #read: (length: number) => Uint8Array | undefined;
-  constructor(read: (length: number) => Uint8Array | undefined) {
+  #subscribe: () => Pollable;
+  constructor(read: (length: number) => Uint8Array | undefined, subscribe = () => new Pollable()) {
     this.#read = read;
+    this.#subscribe = subscribe;
   }
   read(length: bigint): Uint8Array {
     const bytes = this.#read(Number(length));
@@ -62,7 +93,11 @@ export class InputStream {
     return bytes;
   }
   blockingRead(length: bigint): Uint8Array {
-    return this.read(length);
+    for (;;) {
+      const bytes = this.read(length);
+      if (bytes.byteLength > 0 || length === 0n) return bytes;
+      this.subscribe().block();
+    }
   }
   skip(length: bigint): bigint {
     return BigInt(this.read(length).byteLength);
@@ -71,36 +106,55 @@ export class InputStream {
     return this.skip(length);
   }
   subscribe(): Pollable {
-    return new Pollable();
+    return this.#subscribe();
   }
 }
 
-/** `wasi:io/streams.output-stream` over a function that writes all of `bytes`. */
+/** How an output stream reports room and waits to drain; by default it always has room. */
+export interface OutputWaits {
+  /** How many bytes may be written now; throws the stream's error when it failed. */
+  room(): bigint;
+  /** Ready when the stream has room again. */
+  subscribe(): Pollable;
+}
+
+const ALWAYS_ROOM: OutputWaits = { room: () => 1_048_576n, subscribe: () => new Pollable() };
+
+/** `wasi:io/streams.output-stream` over a function that writes (or queues) all of `bytes`. */
 export class OutputStream {
   #write: (bytes: Uint8Array) => void;
-  constructor(write: (bytes: Uint8Array) => void) {
+  #waits: OutputWaits;
+  constructor(write: (bytes: Uint8Array) => void, waits = ALWAYS_ROOM) {
     this.#write = write;
+    this.#waits = waits;
   }
   checkWrite(): bigint {
-    return 1_048_576n;
+    return this.#waits.room();
   }
   write(contents: Uint8Array): void {
     try {
       this.#write(contents);
     } catch (error) {
+      if ((error as { payload?: unknown })?.payload !== undefined) throw error;
       throw wasiError({ tag: "last-operation-failed", val: new IoError(String(error)) });
     }
   }
   blockingWriteAndFlush(contents: Uint8Array): void {
     this.write(contents);
+    this.blockingFlush();
   }
   flush(): void {}
-  blockingFlush(): void {}
+  blockingFlush(): void {
+    // Ready means drained (or failed: checkWrite then throws the failure).
+    this.subscribe().block();
+    this.checkWrite();
+  }
   writeZeroes(length: bigint): void {
     this.write(new Uint8Array(Number(length)));
   }
   blockingWriteZeroesAndFlush(length: bigint): void {
     this.writeZeroes(length);
+    this.blockingFlush();
   }
   splice(source: InputStream, length: bigint): bigint {
     const bytes = source.read(length);
@@ -108,9 +162,11 @@ export class OutputStream {
     return BigInt(bytes.byteLength);
   }
   blockingSplice(source: InputStream, length: bigint): bigint {
-    return this.splice(source, length);
+    const bytes = source.blockingRead(length);
+    this.blockingWriteAndFlush(bytes);
+    return BigInt(bytes.byteLength);
   }
   subscribe(): Pollable {
-    return new Pollable();
+    return this.#waits.subscribe();
   }
 }

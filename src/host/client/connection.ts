@@ -8,7 +8,6 @@ import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
 import {
-  type AnyRequest,
   type ClientFrame,
   decodeServerFrames,
   errorFromFrame,
@@ -28,6 +27,7 @@ import {
 } from "../protocol.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
+import { HostSocket } from "./host_socket.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink, type Report } from "./remote_sink.ts";
 import { traceHostedRun } from "../../telemetry/hosted_run_trace.ts";
@@ -141,7 +141,7 @@ export class HostConnection {
     & Required<Omit<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">>
     & Pick<HostConnectionOptions, "onEvent" | "serverToken" | "cluster">;
   #instance = crypto.randomUUID();
-  #socket: WebSocket | undefined;
+  #socket: HostSocket | undefined;
   #outbox: Outbox | undefined;
   #state: State = "connecting";
   /** Why the last attempt to connect failed; requests made before the next attempt fail with it. */
@@ -192,7 +192,8 @@ export class HostConnection {
     options: RequestOptions = {},
   ): Promise<Replies[O]> {
     const { promise, resolve, reject } = Promise.withResolvers<Replies[O]>();
-    this.#enqueue({ op, ...body } as AnyRequest, options, resolve as (value: unknown) => void, reject);
+    // The id comes first, so an oversized frame's id can be read without parsing it.
+    this.#enqueue({ id: 0, op, ...body } as Pending["frame"], options, resolve as (value: unknown) => void, reject);
     return promise;
   }
 
@@ -273,7 +274,7 @@ export class HostConnection {
   }
 
   #enqueue(
-    frame: AnyRequest,
+    frame: Pending["frame"],
     { retry = false, generation, deadline }: RequestOptions,
     resolve: (value: unknown) => void,
     reject: (error: unknown) => void,
@@ -290,9 +291,9 @@ export class HostConnection {
       reject(this.#failure);
       return 0;
     }
-    const id = this.#nextId++;
+    const id = frame.id = this.#nextId++;
     const pending: Pending = {
-      frame: { id, ...frame } as Pending["frame"],
+      frame,
       retry,
       generation,
       sent: false,
@@ -334,7 +335,8 @@ export class HostConnection {
   }
 
   #subscribe(stream: RecordStream): void {
-    const id = this.#enqueue({ op: "subscribe", session: stream.session, from: stream.next }, {}, () => {}, (error) => {
+    const frame = { id: 0, op: "subscribe" as const, session: stream.session, from: stream.next };
+    const id = this.#enqueue(frame, {}, () => {}, (error) => {
       if (!(error instanceof BrainError && error.code === "connection_lost" && this.#state !== "waiting")) {
         stream.end(error);
       }
@@ -352,19 +354,19 @@ export class HostConnection {
     endpoint.searchParams.set("host", host);
     endpoint.searchParams.set("instance", this.#instance);
     if (takeover) endpoint.searchParams.set("takeover", "1");
-    let socket: WebSocket;
+    let socket: HostSocket;
     try {
-      // Deno's WebSocket takes headers; the tokens never appear in a URL.
+      // The tokens travel in headers, never in a URL.
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
-      socket = new WebSocket(endpoint, { headers } as unknown as string[]);
+      socket = new HostSocket(endpoint, headers);
     } catch (error) {
       this.#failure = new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
       this.#retry("failed", this.#failure);
       return;
     }
     this.#socket = socket;
-    this.#outbox = new Outbox(socket, CLIENT_BATCH_BYTES);
+    this.#outbox = new Outbox(socket);
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
     // A handshake into a silent link never ends by itself.
@@ -377,7 +379,7 @@ export class HostConnection {
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = (event) => {
-      const message = (event as ErrorEvent).message ?? "";
+      const message = event.message ?? "";
       if (/\b401\b/.test(message)) {
         this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
       } else if (this.#state === "connecting") {
@@ -393,7 +395,7 @@ export class HostConnection {
     };
   }
 
-  #attach(socket: WebSocket): void {
+  #attach(socket: HostSocket): void {
     const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
       handle,
       session,
@@ -421,7 +423,7 @@ export class HostConnection {
     this.#write(frame);
   }
 
-  #attached(socket: WebSocket): void {
+  #attached(socket: HostSocket): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
     clearTimeout(this.#timer);
     this.#state = "attached";
@@ -437,7 +439,7 @@ export class HostConnection {
     this.#options.onEvent?.({ type: "attached", url: this.#url });
   }
 
-  #ping(socket: WebSocket): void {
+  #ping(socket: HostSocket): void {
     if (this.#heard) {
       this.#heard = false;
       this.#write({ op: "ping" });
@@ -449,7 +451,7 @@ export class HostConnection {
     this.#lost(socket);
   }
 
-  #receive(socket: WebSocket, data: unknown): void {
+  #receive(socket: HostSocket, data: unknown): void {
     if (this.#socket !== socket) return;
     this.#heard = true;
     for (const frame of decodeServerFrames(data)) this.#apply(frame);
@@ -597,7 +599,7 @@ export class HostConnection {
   }
 
   /** The socket is gone: an attached link was lost, or an attempt to connect failed. Retries either way. */
-  #lost(socket: WebSocket): void {
+  #lost(socket: HostSocket): void {
     if (this.#socket !== socket) return;
     this.#socket = undefined;
     this.#outbox = undefined;
@@ -690,12 +692,6 @@ function isServerUrl(text: string): boolean {
     return false;
   }
 }
-
-/**
- * Deno's WebSocket client writes a message of more than 1 KiB as two TCP writes, and Nagle's algorithm holds
- * the second for the server's delayed ACK: ~45 ms on loopback. Batches stay under it.
- */
-const CLIENT_BATCH_BYTES = 1024;
 
 /** Close code of a socket whose host's registration does not match (a concurrent registration won). */
 const UNAUTHORIZED = 4003;

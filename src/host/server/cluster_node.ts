@@ -6,16 +6,21 @@ const PROBE_MS = 500;
 /** The path every Brain server answers its health, with its node id, on. */
 export const HEALTH_PATH = "/v1/health";
 
+/** The longest pause between two looks for sessions whose owner's lease lapsed. */
+const SWEEP_MAX_MS = 1_000;
+
 /**
  * One server's place in a cluster sharing a journal: it beats its heartbeat
- * (its node id and URL) there every third of `ttlMs`, and finds where a
- * session's owner serves from that owner's lease and heartbeat alone.
+ * (its node id and URL) there every third of `ttlMs`, takes over the sessions
+ * whose owner's lease lapsed with calls open (every third of `ttlMs`, at most a
+ * second apart), and finds where a session's owner serves from that owner's
+ * lease and heartbeat alone.
  */
 export class ClusterNode {
   #journal: Journal;
   #node: string;
-  #timer: ReturnType<typeof setTimeout> | undefined;
-  #beating: Promise<void> = Promise.resolve();
+  #timers: ReturnType<typeof setTimeout>[] = [];
+  #running = new Set<Promise<void>>();
   #stopped = false;
 
   constructor(journal: Journal, node: string) {
@@ -23,22 +28,36 @@ export class ClusterNode {
     this.#node = node;
   }
 
-  /** Beats now and every third of `ttlMs` until {@linkcode stop}; a failing store is tried again on the next beat. */
-  start(url: string, ttlMs: number): void {
-    const beat = () => {
-      if (this.#stopped) return;
-      this.#beating = this.#journal.beat(this.#node, url, ttlMs).catch(() => {}).then(() => {
-        if (!this.#stopped) this.#timer = setTimeout(beat, ttlMs / 3);
-      });
-    };
-    beat();
+  /**
+   * Beats now and every third of `ttlMs` until {@linkcode stop}, and hands
+   * each stranded session to `recover`; a failing store is tried again next time.
+   */
+  start(url: string, ttlMs: number, recover: (sessionId: string) => Promise<void>): void {
+    this.#every(ttlMs / 3, () => this.#journal.beat(this.#node, url, ttlMs));
+    this.#every(Math.min(ttlMs / 3, SWEEP_MAX_MS), async () => {
+      for (const id of await this.#journal.stranded()) await recover(id).catch(() => {});
+    });
   }
 
-  /** Stops beating; the heartbeat ages out. */
+  /** Runs `task` now and `ms` after each run ends, until {@linkcode stop}. */
+  #every(ms: number, task: () => Promise<void>): void {
+    const index = this.#timers.length;
+    const run = () => {
+      if (this.#stopped) return;
+      const running = task().catch(() => {}).then(() => {
+        this.#running.delete(running);
+        if (!this.#stopped) this.#timers[index] = setTimeout(run, ms);
+      });
+      this.#running.add(running);
+    };
+    run();
+  }
+
+  /** Stops beating and sweeping; the heartbeat ages out. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    clearTimeout(this.#timer);
-    await this.#beating;
+    this.#timers.forEach(clearTimeout);
+    await Promise.all(this.#running);
   }
 
   /**

@@ -6,8 +6,9 @@
  * with `--journal postgres://user@host:port/db` (or `BRAIN_JOURNAL`) they live in
  * that PostgreSQL database. Any number of servers may share one database (or one
  * KV file on one machine): each session is owned by one server at a time, each
- * server beats its URL into the journal, and a host that opens a session on a
- * server that does not own it is sent to the one that does (`--journal PATH` is `--path PATH`).
+ * server beats its URL into the journal, a host that opens a session on a server
+ * that does not own it is sent to the one that does, and survivors end the calls
+ * of a dead server's sessions once its lease lapsed (`--journal PATH` is `--path PATH`).
  * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
  * session lasts unrenewed: another server over the same journal takes its
  * sessions over that long after it died (10000 by default).

@@ -10,6 +10,7 @@ import { checkObject } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
+import { checkNodeUrl } from "../../journal/nodes.ts";
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -39,7 +40,9 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
    * The URL hosts reach this server at, which it beats into the journal as its
    * heartbeat: other servers sharing the journal send a host here when this
    * server owns a session the host opens ({@linkcode serveBrain} advertises the
-   * URL it listens on). Without it no host is sent here.
+   * URL it listens on). With it the server also takes over the sessions whose
+   * owner's lease lapsed while calls were open, ending those calls `unknown`.
+   * Without it no host is sent here.
    */
   advertiseUrl?: string;
 }
@@ -64,6 +67,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
+  if (advertiseUrl !== undefined) checkNodeUrl(advertiseUrl);
   const limits = serverLimits(given);
   const backend = await EmbeddedBackend.open(brainOptions);
   let hosts: HostRegistry;
@@ -74,7 +78,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     throw error;
   }
   const cluster = new ClusterNode(backend.journal, backend.node);
-  if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs);
+  if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs, (id) => backend.recover(id));
   const calls = new OpenCalls();
   const sockets = new Set<Promise<void>>();
   const app = new Hono();

@@ -46,6 +46,12 @@ export class OpenCalls {
   }
 }
 
+/** A call started on this socket whose `ended` push is still to be sent; `finishing` while its finish answers it. */
+interface Started {
+  call: ToolCall;
+  finishing: boolean;
+}
+
 /** What one host socket needs from its Brain server. */
 export interface LinkParts {
   socket: WebSocket;
@@ -89,9 +95,7 @@ export class HostSocketHandler {
   #streams = new Map<number, AbortController>();
   #closed = new AbortController();
   /** Calls started on this socket whose `ended` push is still to be sent. */
-  #started = new CallMap<ToolCall>();
-  /** Finish requests of calls started here, answered by the call's `ended` push. */
-  #finishing = new CallMap<true>();
+  #started = new CallMap<Started>();
   #heard = true;
   #pinger: ReturnType<typeof setInterval>;
   #maxFrameBytes: number;
@@ -140,9 +144,10 @@ export class HostSocketHandler {
     wait: (frame) => this.#wait(frame.session, frame.call),
     cancel: (frame) => this.#cancel(frame.session, frame.call, frame.message),
     // Records
-    read: async (
-      frame,
-    ) => (await this.#owned(frame.session), this.#shown(await this.#journal.read(frame.session, frame))),
+    read: async (frame) => {
+      await this.#owned(frame.session);
+      return this.#shown(await this.#journal.read(frame.session, frame));
+    },
     subscribe: (frame) => this.#subscribe(frame.id, frame.session, frame.from),
     unsubscribe: (frame) => (this.#streams.get(frame.stream)?.abort(), Promise.resolve(null)),
     // Reports of calls dispatched to this host
@@ -387,9 +392,10 @@ export class HostSocketHandler {
 
   #track(session: string, call: ToolCall): void {
     this.#calls.track(session, call);
-    this.#started.set(session, call.sequence, call);
+    const started: Started = { call, finishing: false };
+    this.#started.set(session, call.sequence, started);
     call.ended.then((end) => {
-      if (!this.#finishing.get(session, call.sequence)) this.#pushEnded(session, end);
+      if (!started.finishing) this.#pushEnded(session, end);
     }, () => {
       // Its end did not commit here (a failing store, or another server took the session over): the session's
       // next owner ends it, and the host hears that end when the journal has it.
@@ -470,16 +476,21 @@ export class HostSocketHandler {
     this.#host.endedByHost(session, call);
     this.#host.settle(session, call);
     const started = this.#started.get(session, call);
-    if (started) this.#finishing.set(session, call, true);
+    if (!started) {
+      const { sequence, late } = await sink.finish(published(frame), frame.cause);
+      return { sequence, late };
+    }
+    // The finish's reply is the call's `ended` push, sent once the end is known.
+    started.finishing = true;
     try {
       const { sequence, late } = await sink.finish(published(frame), frame.cause);
-      if (started && this.#pushEnded(session, await started.ended, { id: frame.id, late })) return ANSWERED;
-      return { sequence, late };
-    } finally {
-      if (started) {
-        this.#finishing.delete(session, call);
-        started.ended.then((end) => this.#pushEnded(session, end), () => {});
-      }
+      const end = await started.call.ended;
+      started.finishing = false;
+      return this.#pushEnded(session, end, { id: frame.id, late }) ? ANSWERED : { sequence, late };
+    } catch (error) {
+      started.finishing = false;
+      started.call.ended.then((end) => this.#pushEnded(session, end), () => {});
+      throw error;
     }
   }
 

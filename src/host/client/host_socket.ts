@@ -1,0 +1,255 @@
+const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
+/** The largest message read from Brain; a larger one closes the socket 1009. */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
+/** How long a closing socket waits for Brain's close frame before it drops the connection. */
+const CLOSE_WAIT_MS = 1_000;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * A WebSocket client (RFC 6455, text messages) on a TCP connection with Nagle's
+ * algorithm off. Deno's own `WebSocket` writes a message of more than 1 KiB as
+ * two writes and Nagle's algorithm holds the second until the server's delayed
+ * ACK, ~45 ms on loopback, so every report larger than 1 KiB would wait that
+ * long. This one writes each message whole, at once. It has the callbacks,
+ * `readyState`, `send` and `close` of a `WebSocket`; a refused upgrade is an
+ * error naming the HTTP status, then a close with code 1006.
+ */
+export class HostSocket {
+  /** 0 connecting, 1 open, 2 closing, 3 closed, as a WebSocket's. */
+  readyState = 0;
+  /** Called once the upgrade is accepted. */
+  onopen: (() => void) | null = null;
+  /** Called with each text message. */
+  onmessage: ((event: { data: string }) => void) | null = null;
+  /** Called when connecting fails or the connection breaks. */
+  onerror: ((event: { message: string }) => void) | null = null;
+  /** Called once, when the socket is closed: Brain's close code, or 1006 when there was none. */
+  onclose: ((event: { code: number; reason: string }) => void) | null = null;
+
+  #conn: Deno.Conn | undefined;
+  #queue: Uint8Array[] = [];
+  #writing = false;
+  #closeCode = 1006;
+  #closeReason = "";
+  #closeTimer: ReturnType<typeof setTimeout> | undefined;
+  #scratch = new Uint8Array(64 * 1024);
+
+  constructor(url: URL, headers: Record<string, string>) {
+    this.#run(url, headers);
+  }
+
+  /** Sends one text message; dropped unless the socket is open. */
+  send(text: string): void {
+    if (this.readyState === 1) this.#write(frame(1, encoder.encode(text)));
+  }
+
+  /** Starts the closing handshake; the connection is dropped if Brain does not answer it in time. */
+  close(code = 1000, reason = ""): void {
+    if (this.readyState >= 2) return;
+    const open = this.readyState === 1;
+    this.readyState = 2;
+    if (!open) return void this.#conn?.close();
+    const reasonBytes = encoder.encode(reason).slice(0, 123);
+    const payload = new Uint8Array(2 + reasonBytes.length);
+    new DataView(payload.buffer).setUint16(0, code);
+    payload.set(reasonBytes, 2);
+    this.#write(frame(8, payload));
+    this.#closeTimer = setTimeout(() => this.#drop(), CLOSE_WAIT_MS);
+  }
+
+  async #run(url: URL, headers: Record<string, string>): Promise<void> {
+    try {
+      const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
+      const secure = url.protocol === "wss:";
+      const port = Number(url.port || (secure ? 443 : 80));
+      const tcp = await Deno.connect({ hostname, port });
+      tcp.setNoDelay(true);
+      this.#conn = secure ? await Deno.startTls(tcp, { hostname }) : tcp;
+      if (this.readyState !== 0) return this.#drop();
+      const rest = await this.#upgrade(url, headers);
+      if (this.readyState !== 0) return this.#drop();
+      this.readyState = 1;
+      this.onopen?.();
+      await this.#read(rest);
+    } catch (error) {
+      if (this.readyState < 2) this.onerror?.({ message: error instanceof Error ? error.message : String(error) });
+    } finally {
+      this.#drop();
+    }
+  }
+
+  /** Sends the upgrade request and reads its answer; resolves the bytes that followed it. */
+  async #upgrade(url: URL, headers: Record<string, string>): Promise<Uint8Array> {
+    const key = crypto.getRandomValues(new Uint8Array(16)).toBase64();
+    const lines = [
+      `GET ${url.pathname}${url.search} HTTP/1.1`,
+      `Host: ${url.host}`,
+      "Upgrade: websocket",
+      "Connection: Upgrade",
+      `Sec-WebSocket-Key: ${key}`,
+      "Sec-WebSocket-Version: 13",
+      ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+    ];
+    this.#write(encoder.encode(`${lines.join("\r\n")}\r\n\r\n`));
+    let head: Uint8Array = new Uint8Array(0);
+    let end = -1;
+    while (end < 0) {
+      const chunk = await this.#chunk();
+      if (!chunk) throw new Error("the server closed the connection during the upgrade");
+      head = concat(head, chunk);
+      end = indexOfBlankLine(head);
+      if (end < 0 && head.length > 64 * 1024) throw new Error("the server's upgrade answer is too long");
+    }
+    const [status, ...fields] = decoder.decode(head.subarray(0, end)).split("\r\n");
+    const code = Number(/^HTTP\/1\.1 (\d{3})/.exec(status)?.[1]);
+    if (code !== 101) throw new Error(`the server refused the upgrade: ${status.slice(9)}`);
+    const accept = fields.find((field) => /^sec-websocket-accept:/i.test(field))?.slice(21).trim();
+    const expected = new Uint8Array(await crypto.subtle.digest("SHA-1", encoder.encode(key + GUID))).toBase64();
+    if (accept !== expected) throw new Error("the server's upgrade answer has a wrong Sec-WebSocket-Accept");
+    return head.subarray(end + 4);
+  }
+
+  /** Reads frames until the connection ends; `buffered` are bytes already read. */
+  async #read(buffered: Uint8Array): Promise<void> {
+    let buffer: Uint8Array = buffered;
+    let fragments: Uint8Array[] = [];
+    while (true) {
+      const parsed = parseFrame(buffer);
+      if (parsed === undefined) {
+        const chunk = await this.#chunk();
+        if (!chunk) return;
+        buffer = buffer.length === 0 ? chunk : concat(buffer, chunk);
+        continue;
+      }
+      if (parsed === "too large") {
+        this.close(1009, "message too large");
+        return;
+      }
+      const { fin, opcode, payload, size } = parsed;
+      buffer = buffer.subarray(size);
+      if (opcode === 8) return this.#closed(payload);
+      if (opcode === 9) this.#write(frame(10, payload));
+      if (opcode >= 8) continue;
+      fragments.push(payload);
+      if (!fin) continue;
+      const message = fragments.length === 1 ? fragments[0] : fragments.reduce(concat);
+      fragments = [];
+      if (this.readyState === 1) this.onmessage?.({ data: decoder.decode(message) });
+    }
+  }
+
+  /** Brain closed the socket: its close is answered, then the connection is dropped. */
+  #closed(payload: Uint8Array): void {
+    if (payload.length >= 2) {
+      this.#closeCode = new DataView(payload.buffer, payload.byteOffset).getUint16(0);
+      this.#closeReason = decoder.decode(payload.subarray(2));
+    } else {
+      this.#closeCode = 1005;
+    }
+    if (this.readyState === 1) {
+      this.readyState = 2;
+      this.#write(frame(8, payload.subarray(0, 2)));
+    }
+  }
+
+  async #chunk(): Promise<Uint8Array | null> {
+    const read = await this.#conn!.read(this.#scratch);
+    return read === null ? null : this.#scratch.slice(0, read);
+  }
+
+  #write(bytes: Uint8Array): void {
+    this.#queue.push(bytes);
+    if (!this.#writing) this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    this.#writing = true;
+    try {
+      while (this.#queue.length > 0) {
+        let bytes = this.#queue.shift()!;
+        while (bytes.length > 0) bytes = bytes.subarray(await this.#conn!.write(bytes));
+      }
+    } catch {
+      // The connection broke: the read side ends and closes the socket.
+      this.#conn?.close();
+    } finally {
+      this.#writing = false;
+      this.#queue = [];
+    }
+  }
+
+  /** Closes the connection once and tells `onclose`. */
+  #drop(): void {
+    if (this.readyState === 3) return;
+    this.readyState = 3;
+    clearTimeout(this.#closeTimer);
+    try {
+      this.#conn?.close();
+    } catch {
+      // Already closed.
+    }
+    this.onclose?.({ code: this.#closeCode, reason: this.#closeReason });
+  }
+}
+
+/** One frame from the client: final, masked as RFC 6455 requires. */
+function frame(opcode: number, payload: Uint8Array): Uint8Array {
+  const length = payload.length;
+  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const bytes = new Uint8Array(header + 4 + length);
+  const view = new DataView(bytes.buffer);
+  bytes[0] = 0x80 | opcode;
+  if (length < 126) bytes[1] = 0x80 | length;
+  else if (length < 65_536) (bytes[1] = 0x80 | 126, view.setUint16(2, length));
+  else (bytes[1] = 0x80 | 127, view.setBigUint64(2, BigInt(length)));
+  const mask = crypto.getRandomValues(bytes.subarray(header, header + 4));
+  for (let i = 0; i < length; i++) bytes[header + 4 + i] = payload[i] ^ mask[i & 3];
+  return bytes;
+}
+
+type Parsed = { fin: boolean; opcode: number; payload: Uint8Array; size: number };
+
+/** The first whole frame of `buffer`, undefined when more bytes are needed. */
+function parseFrame(buffer: Uint8Array): Parsed | "too large" | undefined {
+  if (buffer.length < 2) return undefined;
+  const view = new DataView(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+  const masked = (buffer[1] & 0x80) !== 0;
+  let length = buffer[1] & 0x7f;
+  let at = 2;
+  if (length === 126) {
+    if (buffer.length < 4) return undefined;
+    length = view.getUint16(2);
+    at = 4;
+  } else if (length === 127) {
+    if (buffer.length < 10) return undefined;
+    const big = view.getBigUint64(2);
+    if (big > BigInt(MAX_MESSAGE_BYTES)) return "too large";
+    length = Number(big);
+    at = 10;
+  }
+  if (length > MAX_MESSAGE_BYTES) return "too large";
+  const maskAt = at;
+  if (masked) at += 4;
+  if (buffer.length < at + length) return undefined;
+  let payload = buffer.subarray(at, at + length);
+  if (masked) {
+    payload = payload.slice();
+    for (let i = 0; i < length; i++) payload[i] ^= buffer[maskAt + (i & 3)];
+  }
+  return { fin: (buffer[0] & 0x80) !== 0, opcode: buffer[0] & 0x0f, payload, size: at + length };
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const joined = new Uint8Array(a.length + b.length);
+  joined.set(a);
+  joined.set(b, a.length);
+  return joined;
+}
+
+function indexOfBlankLine(bytes: Uint8Array): number {
+  for (let i = 0; i + 3 < bytes.length; i++) {
+    if (bytes[i] === 13 && bytes[i + 1] === 10 && bytes[i + 2] === 13 && bytes[i + 3] === 10) return i;
+  }
+  return -1;
+}
