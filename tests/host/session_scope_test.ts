@@ -133,6 +133,11 @@ Deno.test("the viewer shows a host its own session x under its own id, and the o
     assert.deepEqual(started.map((record: { input: unknown }) => record.input), [{ text: "beta's" }]);
     assert.ok(records.every((record: { sessionId: string }) => record.sessionId === "x"));
 
+    const strangers = await view(`/v1/sessions/${hostSessionKey("alpha", "x")}/records`, asBeta);
+    const missing = await view(`/v1/sessions/${hostSessionKey("alpha", "never")}/records`, asBeta);
+    assert.equal(strangers.error.code, "session_not_found", "beta cannot read alpha's session by its key");
+    assert.equal(strangers.error.message.replace("x", "ID"), missing.error.message.replace("never", "ID"));
+
     const operator = await view("/v1/sessions", `Bearer ${OPERATOR}`);
     const keys = operator.sessions.map((session: { id: string; host: string }) => [session.id, session.host]).sort();
     assert.deepEqual(keys, [[hostSessionKey("alpha", "x"), "alpha"], [hostSessionKey("beta", "x"), "beta"]]);
