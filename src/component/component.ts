@@ -10,7 +10,7 @@ import { componentPermissions } from "./permissions.ts";
 import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
-import { WASI_INTERFACES } from "./wasi/imports.ts";
+import { WASI_INTERFACES } from "./wasi/interfaces.ts";
 
 /** Options of a {@linkcode Component}. */
 export interface ComponentOptions {
@@ -39,7 +39,10 @@ const POOLS = { name: "component sandboxes" };
  * disk by content) when a session that places it is created.
  * Calls run in sandboxes: child Deno processes whose permissions are exactly
  * the placement's Brain Environment grant, killed at a call's deadline or
- * cancellation. The application needs `--allow-run` for the Deno executable.
+ * cancellation. The guest's WASI 0.2 is scoped to the grant: `wasi:http` and
+ * `wasi:sockets` reach only its `net` allow-list, and a Component importing
+ * them is admitted without one (every use then fails inside the guest).
+ * The application needs `--allow-run` for the Deno executable.
  */
 export class Component implements Implementation {
   /** Always `component`. */

@@ -50,7 +50,7 @@ async function runParsed(
     await reports.fail(error);
     return;
   }
-  await reports.returned(returned);
+  if (!(returned instanceof Finished)) await reports.returned(returned);
 }
 
 /** A call's input as its schema parsed it, or undefined when the call ended instead. */
@@ -137,11 +137,11 @@ class ReportQueue {
       environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
-        return handled(this.#enqueue(() => this.#sink.emit(event, data)));
+        return this.#enqueue(() => this.#sink.emit(event, data));
       },
       emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
-        return handled(this.#enqueue(() =>
+        return this.#enqueue(() =>
           this.#normalized(value, ({ outcome, invalid }) => {
             if (invalid) {
               const error = outcome.status === "error" ? outcome.error : undefined;
@@ -149,7 +149,7 @@ class ReportQueue {
             }
             return this.#sink.emitResult(withContent({ outcome }, options?.content));
           })
-        ));
+        );
       },
       model: (request: ModelRequest) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.model")));
@@ -157,7 +157,7 @@ class ReportQueue {
       },
       finish: (value?: unknown, options?: ResultOptions) => {
         this.#finishing = true;
-        return handled(this.#enqueue(() => {
+        return this.#enqueue(() => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
           return this.#normalized(
             value,
@@ -168,14 +168,13 @@ class ReportQueue {
               ),
             () => this.#sink.finish(undefined),
           );
-        }));
+        });
       },
     });
   }
 
-  /** Reports what `run` returned: nothing, a finish, a result, or a non-success outcome. */
+  /** Reports what `run` returned: nothing, a result, or a non-success outcome. */
   async returned(value: unknown): Promise<void> {
-    if (value instanceof Finished) return;
     await this.#enqueue(() => {
       if (value === undefined) return this.#sink.returned();
       return this.#normalized(value, ({ outcome, invalid }): Promise<unknown> => {
@@ -222,7 +221,11 @@ class ReportQueue {
     );
   }
 
-  /** Starts `operation` once every earlier report has settled: at once when none is in flight. */
+  /**
+   * Starts `operation` once every earlier report has settled: at once when none
+   * is in flight. The queue watches each report's end, so one the Tool never
+   * awaits does not become an unhandled rejection.
+   */
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {
     const result = this.#inFlight === 0 ? started(operation) : this.#last!.then(() => operation(), () => operation());
     this.#inFlight++;

@@ -41,6 +41,7 @@ export class CallState implements CallSink {
   #activation: Activation;
   #deadline: number | undefined;
   #controller = new RacedAbortController();
+  #signal = this.#controller.signal;
   /** The call's commits still in flight, and the last of them. */
   #inFlight = 0;
   #last: Promise<unknown> | undefined;
@@ -84,7 +85,7 @@ export class CallState implements CallSink {
 
   /** Aborted when the call ends for any reason. */
   get signal(): AbortSignal {
-    return this.#controller.signal;
+    return this.#signal;
   }
 
   /** True once a terminal cause has been claimed. */

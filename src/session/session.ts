@@ -62,6 +62,8 @@ export class Session implements BrainSession {
   #workspaces: Map<string, string>;
   #environments: SessionEnvironments;
   #modelService: ModelService | undefined;
+  /** The session's model execution service, started on first use. */
+  #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new Map<number, CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
@@ -242,7 +244,7 @@ export class Session implements BrainSession {
       sink: state,
       environments: this.#environments,
       workspace: placed.env && this.#workspaces.get(placed.env.name),
-      modelService: () => this.#modelService ??= new ModelService(),
+      modelService: this.#startedModelService,
       resources: this.#resources,
     });
   }

@@ -7,6 +7,7 @@ import { soon } from "../_support/deadline.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { SERVE_NET_ENV, SERVER_TOKEN, serverProcess, serveScript } from "../_support/server_process.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { FETCH_REFUSED, fetcherTool, fetchProbe, recordingServer } from "../_support/net_guests.ts";
 
 Deno.test("the serve entry point refuses to start without BRAIN_SERVER_TOKEN or a host tokens file", async () => {
   await using server = serveScript(["--port", "0"], { permissions: SERVE_NET_ENV, env: { BRAIN_SERVER_TOKEN: "" } });
@@ -163,4 +164,36 @@ Deno.test("the serve entry point runs an uploaded Component under its --workspac
     );
   }
   assert.equal((await server.kill("SIGTERM")).code, 0, "SIGTERM shuts the server down cleanly");
+});
+
+Deno.test("the serve entry point gives an uploaded Component the network its --net allow-list grants, and no more", async () => {
+  await using allowed = recordingServer("allowed");
+  await using other = recordingServer("other");
+  const fetcher = fetcherTool(await fetchProbe());
+  await Deno.mkdir(".tmp/serve-net", { recursive: true });
+  await using server = await serverProcess(
+    ["--port", "0", "--net", `127.0.0.1:${allowed.port}`, "--component-cache", ".tmp/serve-net/cache"],
+    { permissions: [...SERVE_NET_ENV, "--allow-read=.tmp/serve-net", "--allow-write=.tmp/serve-net", "--allow-run"] },
+  );
+  {
+    await using brain = new Brain({ url: server.url, serverToken: SERVER_TOKEN, token: "net-token", host: "net" });
+    const net = brainEnv({ name: "net", net: [`127.0.0.1:${allowed.port}`] });
+    const session = await brain.sessions.create({ tools: [fetcher({ env: net })] });
+    const fetch = async (url: string) => (await session.call("fetcher", { url }, { deadline: soon() })).outcome;
+    assert.deepEqual(await fetch(`http://127.0.0.1:${allowed.port}/in`), {
+      status: "ok",
+      value: { status: 200, body: "allowed GET /in" },
+    });
+    assert.deepEqual(await fetch(`http://127.0.0.1:${other.port}/out`), { status: "ok", value: FETCH_REFUSED });
+    const wider = brainEnv({ name: "net", net: [`127.0.0.1:${other.port}`] });
+    await assert.rejects(brain.sessions.create({ tools: [fetcher({ env: wider })] }), hasCode("permission_denied"));
+    const bare = await brain.sessions.create({ tools: [fetcher()] });
+    assert.deepEqual(
+      (await bare.call("fetcher", { url: `http://127.0.0.1:${allowed.port}/bare` }, { deadline: soon() })).outcome,
+      { status: "ok", value: FETCH_REFUSED },
+    );
+  }
+  assert.deepEqual(allowed.seen, ["GET /in"]);
+  assert.deepEqual(other.seen, []);
+  assert.equal((await server.kill("SIGTERM")).code, 0);
 });

@@ -326,3 +326,37 @@ Deno.test("content never bypasses output validation: invalid output with content
     );
   }
 });
+
+Deno.test("input and output schemas run once per call in parseAsync's mode, also when they fail", async () => {
+  const runs = { input: 0, output: 0, asyncInput: 0 };
+  const counted = (key: keyof typeof runs) => (value: number) => (runs[key]++, value);
+  const sync = tool({
+    name: "sync",
+    description: "A test Tool.",
+    input: z.object({ n: z.number().transform(counted("input")).pipe(z.number().min(0)) }),
+    output: z.number().transform(counted("output")).pipe(z.number().max(10)),
+    run: ({ n }, ctx) => ctx.finish(n),
+  });
+  const mixed = tool({
+    name: "mixed",
+    description: "A test Tool.",
+    input: z.object({ n: z.number().transform(counted("asyncInput")) }).refine(({ n }) => Promise.resolve(n > 0)),
+    run: ({ n }, ctx) => ctx.finish(n),
+  });
+  await using session = await embeddedSession([sync(), mixed()]);
+  assert.deepEqual((await session.call("sync", { n: 3 })).outcome, ok(3));
+  assert.deepEqual(runs, { input: 1, output: 1, asyncInput: 0 });
+  const refusedInput = await session.call("sync", { n: -1 });
+  assert.equal(errorCode(refusedInput.outcome), "invalid_input");
+  assert.ok(refusedInput.outcome.status === "error");
+  assert.deepEqual(refusedInput.outcome.error.details, [{
+    path: ["n"],
+    code: "too_small",
+    message: "Too small: expected number to be >=0",
+  }]);
+  assert.equal(errorCode((await session.call("sync", { n: 11 })).outcome), "invalid_output");
+  assert.deepEqual(runs, { input: 3, output: 2, asyncInput: 0 }, "each schema ran once per call");
+  assert.deepEqual((await session.call("mixed", { n: 2 })).outcome, ok(2));
+  assert.equal(errorCode((await session.call("mixed", { n: -2 })).outcome), "invalid_input");
+  assert.deepEqual(runs.asyncInput, 2, "a schema with an async check runs once too");
+});

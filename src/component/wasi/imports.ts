@@ -21,42 +21,9 @@ export interface WasiScope {
   output(stream: "stdout" | "stderr", text: string): void;
 }
 
-/** The WASI 0.2 interfaces a sandbox provides, without versions. */
-export const WASI_INTERFACES: readonly string[] = [
-  "wasi:cli/environment",
-  "wasi:cli/exit",
-  "wasi:cli/stdin",
-  "wasi:cli/stdout",
-  "wasi:cli/stderr",
-  "wasi:cli/terminal-input",
-  "wasi:cli/terminal-output",
-  "wasi:cli/terminal-stdin",
-  "wasi:cli/terminal-stdout",
-  "wasi:cli/terminal-stderr",
-  "wasi:clocks/monotonic-clock",
-  "wasi:clocks/wall-clock",
-  "wasi:random/random",
-  "wasi:random/insecure",
-  "wasi:random/insecure-seed",
-  "wasi:io/error",
-  "wasi:io/poll",
-  "wasi:io/streams",
-  "wasi:filesystem/types",
-  "wasi:filesystem/preopens",
-  "wasi:http/types",
-  "wasi:http/outgoing-handler",
-  "wasi:sockets/network",
-  "wasi:sockets/instance-network",
-  "wasi:sockets/ip-name-lookup",
-  "wasi:sockets/tcp",
-  "wasi:sockets/tcp-create-socket",
-  "wasi:sockets/udp",
-  "wasi:sockets/udp-create-socket",
-];
-
 /** A guest's WASI: the import objects, and what ends a call's use of them. */
 export interface WasiHost {
-  /** The import object entries for every interface in {@linkcode WASI_INTERFACES}. */
+  /** The import object entries for every interface in `WASI_INTERFACES` (./interfaces.ts). */
   imports: Record<string, unknown>;
   /** Closes the requests and connections a call left open. */
   endCall(): void;
@@ -66,10 +33,13 @@ export interface WasiHost {
 export function wasiHost(scope: WasiScope): WasiHost {
   const filesystem = workspaceFilesystem(scope.workspace, scope.write);
   const net = new BlockingNet();
-  const allowed = (host: string, port?: number) =>
-    port === undefined
-      ? scope.net.some((entry) => entry === host || entry.replace(/:\d+$/, "") === host)
-      : netAllowed(`${host}:${port}`, scope.net);
+  const sockets = socketsImports(
+    net,
+    (host, port) =>
+      port === undefined
+        ? scope.net.some((entry) => entry === host || entry.replace(/:\d+$/, "") === host)
+        : netAllowed(`${host}:${port}`, scope.net),
+  );
   return {
     imports: {
       ...cliImports(scope.env, scope.output),
@@ -80,8 +50,11 @@ export function wasiHost(scope: WasiScope): WasiHost {
       "wasi:filesystem/types": filesystem.types,
       "wasi:filesystem/preopens": filesystem.preopens,
       ...httpImports(net, (hostPort) => netAllowed(hostPort, scope.net)),
-      ...socketsImports(net, allowed),
+      ...sockets.imports,
     },
-    endCall: () => net.close(),
+    endCall: () => {
+      net.close();
+      sockets.endCall();
+    },
   };
 }

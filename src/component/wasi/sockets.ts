@@ -82,8 +82,8 @@ function socketAddress({ hostname, port }: Deno.NetAddr): SocketAddress {
 export function socketsImports(
   net: BlockingNet,
   allowed: (host: string, port?: number) => boolean,
-): Record<string, unknown> {
-  /** Addresses found by looking up granted names, with the name each came from. */
+): { imports: Record<string, unknown>; endCall(): void } {
+  /** Addresses found by looking up granted names in this call, with the name each came from. */
   const lookedUp = new Map<string, string>();
   const fail = (code: string): never => {
     throw wasiError(code);
@@ -294,7 +294,7 @@ export function socketsImports(
   class IncomingDatagramStream {}
   class OutgoingDatagramStream {}
 
-  return {
+  const imports = {
     "wasi:sockets/network": {
       Network,
       networkErrorCode: (
@@ -312,4 +312,5 @@ export function socketsImports(
     "wasi:sockets/udp": { UdpSocket, IncomingDatagramStream, OutgoingDatagramStream },
     "wasi:sockets/udp-create-socket": { createUdpSocket: () => fail("not-supported") },
   };
+  return { imports, endCall: () => lookedUp.clear() };
 }

@@ -33,7 +33,6 @@ export class HostSocket {
   #closeCode = 1006;
   #closeReason = "";
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
-  #scratch = new Uint8Array(64 * 1024);
 
   constructor(url: URL, headers: Record<string, string>) {
     this.#run(url, headers);
@@ -49,7 +48,7 @@ export class HostSocket {
     if (this.readyState >= 2) return;
     const open = this.readyState === 1;
     this.readyState = 2;
-    if (!open) return void this.#conn?.close();
+    if (!open) return this.#closeConn();
     const reasonBytes = encoder.encode(reason).slice(0, 123);
     const payload = new Uint8Array(2 + reasonBytes.length);
     new DataView(payload.buffer).setUint16(0, code);
@@ -112,27 +111,48 @@ export class HostSocket {
 
   /** Reads frames until the connection ends; `buffered` are bytes already read. */
   async #read(buffered: Uint8Array): Promise<void> {
-    let buffer: Uint8Array = buffered;
+    // Unparsed bytes are buffer[start, end); the buffer doubles when a frame needs more room.
+    let buffer = new Uint8Array(Math.max(64 * 1024, buffered.length));
+    buffer.set(buffered);
+    let start = 0;
+    let end = buffered.length;
     let fragments: Uint8Array[] = [];
     while (true) {
-      const parsed = parseFrame(buffer);
-      if (parsed === undefined) {
-        const chunk = await this.#chunk();
-        if (!chunk) return;
-        buffer = buffer.length === 0 ? chunk : concat(buffer, chunk);
-        continue;
-      }
+      const parsed = parseFrame(buffer.subarray(start, end));
       if (parsed === "too large") {
         this.close(1009, "message too large");
         return;
       }
+      if (parsed === undefined) {
+        if (start === end) start = end = 0;
+        const room = Math.max(64 * 1024, neededBytes(buffer.subarray(start, end)));
+        if (buffer.length - end < room) {
+          const kept = end - start;
+          if (buffer.length - kept >= room) buffer.copyWithin(0, start, end);
+          else {
+            const grown = new Uint8Array(Math.max(buffer.length * 2, kept + room));
+            grown.set(buffer.subarray(start, end));
+            buffer = grown;
+          }
+          start = 0;
+          end = kept;
+        }
+        const read = await this.#conn!.read(buffer.subarray(end));
+        if (read === null) return;
+        end += read;
+        continue;
+      }
       const { fin, opcode, payload, size } = parsed;
-      buffer = buffer.subarray(size);
+      start += size;
       if (opcode === 8) return this.#closed(payload);
-      if (opcode === 9) this.#write(frame(10, payload));
+      if (opcode === 9) this.#write(frame(10, payload.slice()));
       if (opcode >= 8) continue;
       fragments.push(payload);
-      if (!fin) continue;
+      if (!fin) {
+        // A fragment's bytes are kept apart from the buffer the next reads overwrite.
+        fragments[fragments.length - 1] = payload.slice();
+        continue;
+      }
       const message = fragments.length === 1 ? fragments[0] : fragments.reduce(concat);
       fragments = [];
       if (this.readyState === 1) this.onmessage?.({ data: decoder.decode(message) });
@@ -154,8 +174,9 @@ export class HostSocket {
   }
 
   async #chunk(): Promise<Uint8Array | null> {
-    const read = await this.#conn!.read(this.#scratch);
-    return read === null ? null : this.#scratch.slice(0, read);
+    const scratch = new Uint8Array(16 * 1024);
+    const read = await this.#conn!.read(scratch);
+    return read === null ? null : scratch.subarray(0, read);
   }
 
   #write(bytes: Uint8Array): void {
@@ -172,10 +193,18 @@ export class HostSocket {
       }
     } catch {
       // The connection broke: the read side ends and closes the socket.
-      this.#conn?.close();
+      this.#closeConn();
     } finally {
       this.#writing = false;
       this.#queue = [];
+    }
+  }
+
+  #closeConn(): void {
+    try {
+      this.#conn?.close();
+    } catch {
+      // Already closed.
     }
   }
 
@@ -184,13 +213,20 @@ export class HostSocket {
     if (this.readyState === 3) return;
     this.readyState = 3;
     clearTimeout(this.#closeTimer);
-    try {
-      this.#conn?.close();
-    } catch {
-      // Already closed.
-    }
+    this.#closeConn();
     this.onclose?.({ code: this.#closeCode, reason: this.#closeReason });
   }
+}
+
+/** How many bytes the frame `buffer` starts needs in all, as far as its header tells; 0 when it does not yet. */
+function neededBytes(buffer: Uint8Array): number {
+  if (buffer.length < 2) return 0;
+  const length = buffer[1] & 0x7f;
+  const mask = buffer[1] & 0x80 ? 4 : 0;
+  if (length < 126) return 2 + mask + length;
+  if (length === 126) return buffer.length < 4 ? 0 : 4 + mask + ((buffer[2] << 8) | buffer[3]);
+  if (buffer.length < 10) return 0;
+  return 10 + mask + Number(new DataView(buffer.buffer, buffer.byteOffset).getBigUint64(2));
 }
 
 /** One frame from the client: final, masked as RFC 6455 requires. */

@@ -48,7 +48,7 @@ export class RegisteredHost {
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
-  #held: { handle: string; session: string; frame: InvokeFrame }[] = [];
+  #held: { handle: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
   /** Parse requests sent to the host, by ask id: its Zod schemas parse what its uploaded Components take and give. */
   #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
@@ -205,11 +205,11 @@ export class RegisteredHost {
       if (this.#unhold(session, call)) return;
       send(socket, { t: "abort", session: this.sessionId(session), call, cause });
     }, { once: true });
-    const frame: InvokeFrame = { t: "invoke", handle, session: this.sessionId(session), call, tool, input };
+    const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
     if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;
-    if (this.#holds.has(handle)) this.#held.push({ handle, session, frame });
-    else send(socket, frame);
+    if (this.#holds.has(handle)) this.#held.push({ handle, frame });
+    else send(socket, this.#shown(frame));
   }
 
   /** Holds invokes for `handle` until {@linkcode release}: a `start` on it is being committed. */
@@ -226,19 +226,20 @@ export class RegisteredHost {
     if (left === 0) this.#holds.delete(handle);
     else this.#holds.set(handle, left);
     if (this.#held.length === 0) return undefined;
-    const only = this.#held[0];
-    if (this.#held.length === 1 && left === 0 && only.session === session && only.frame.call === call) {
-      this.#held = [];
-      return only.frame;
+    // Usually the start's own invoke is the first held: nothing held before it waits, and it leaves at once.
+    const first = this.#held[0].frame;
+    if (first.session === session && first.call === call && (left > 0 || this.#held.length === 1)) {
+      this.#held.shift();
+      return first;
     }
-    const index = this.#held.findIndex((held) => held.session === session && held.frame.call === call);
+    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
     const held = this.#held[index]?.frame;
     const flushed = this.#held.filter((held, at) =>
       held.handle === handle && (left === 0 ? at !== index : index >= 0 && at < index)
     );
     this.#held = this.#held.filter((held, at) => at !== index && !flushed.includes(held));
     const socket = this.#socket;
-    if (socket) { for (const { frame } of flushed) send(socket, frame); }
+    if (socket) { for (const { frame } of flushed) send(socket, this.#shown(frame)); }
     return held;
   }
 
@@ -289,9 +290,14 @@ export class RegisteredHost {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
   }
 
+  /** An invoke as this host reads it: under its own session id (held invokes keep the journal key). */
+  #shown(frame: InvokeFrame): InvokeFrame {
+    return { ...frame, session: this.sessionId(frame.session) };
+  }
+
   /** Removes a held invoke of a call that ended before its start was answered; true when it was held. */
   #unhold(session: string, call: number): boolean {
-    const index = this.#held.findIndex((held) => held.session === session && held.frame.call === call);
+    const index = this.#held.findIndex(({ frame }) => frame.session === session && frame.call === call);
     if (index < 0) return false;
     this.#held.splice(index, 1);
     return true;
