@@ -185,3 +185,24 @@ for (const journal of ["kv", "postgres"] as const) {
     },
   });
 }
+
+Deno.test("on a server over a KV file, session metadata past 60,000 bytes is payload_too_large naming the host's own id, and stores nothing", async () => {
+  const server = await serveBrain({ serverToken: OPERATOR, path: `${dir}/${crypto.randomUUID()}.kv` });
+  const brain = client(server.url, "wordy");
+  try {
+    const wordy = tool({
+      name: "wordy",
+      description: "w".repeat(70_000),
+      input: z.object({}),
+      run: (_, ctx) => ctx.finish(),
+    });
+    const refused = await refusal(brain.sessions.create({ id: "big", tools: [wordy()] }), "big");
+    assert.equal(refused.code, "payload_too_large");
+    assert.match(refused.message, /^session ID: its metadata/);
+    assert.deepEqual(await server.journal.listSessions(), []);
+    assert.deepEqual(await brain.sessions.list(), [], "the connection keeps working");
+  } finally {
+    await brain.close();
+    await server.shutdown();
+  }
+});
