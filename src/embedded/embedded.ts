@@ -24,6 +24,7 @@ import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./ba
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
+import { settledWithin } from "../util/settled_within.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -65,6 +66,9 @@ const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "
 /** Tries, a second apart, to end the calls a failing store left open. */
 const SWEEP_ATTEMPTS = 60;
 const SWEEP_RETRY_MS = 1_000;
+
+/** How long closing waits for the journal to commit the ends of open calls and release leases. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** The default {@linkcode BrainOptions.leaseMs}. */
 export const DEFAULT_LEASE_MS = 10_000;
@@ -336,8 +340,11 @@ export class EmbeddedBackend implements BrainBackend {
     if (this.#closed) return;
     this.#closed = true;
     this.#closing.abort();
-    await Promise.allSettled([...this.#live].map((session) => session.end()));
-    await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    // A store that stopped answering holds these commits: the journal's close then ends them.
+    const ending = Promise.allSettled([...this.#live].map((session) => session.end())).then(() =>
+      Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()))
+    );
+    await settledWithin(ending, CLOSE_WAIT_MS);
     this.#owned.clear();
     await this.#resources.close();
     await this.journal.close();

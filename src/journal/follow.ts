@@ -1,3 +1,4 @@
+import { BrainError } from "../outcome/errors.ts";
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 import type { JournalRecord } from "./records.ts";
 
@@ -30,10 +31,21 @@ export async function* follow(
   const stop = signal && whenAborted(signal);
   try {
     let next = from;
+    let failures = 0;
     while (!signal?.aborted && !source.closed()) {
       const committed = source.next();
       committed.catch(() => {});
-      const records = await read(sessionId, { from: next });
+      let records: JournalRecord[];
+      try {
+        records = await read(sessionId, { from: next });
+        failures = 0;
+      } catch (error) {
+        // A store that failed for a moment (a dropped database connection) is read again, backing off.
+        if (!(error instanceof BrainError && error.code === "storage_unavailable") || source.closed()) throw error;
+        const pause = Math.min(READ_RETRY_MAX_MS, READ_RETRY_MS * 2 ** failures++);
+        if (!await waitFor(pause, signal, committed)) return;
+        continue;
+      }
       for (const record of records) {
         if (signal?.aborted) return;
         yield record;
@@ -46,6 +58,26 @@ export async function* follow(
     stop?.release();
     await source.close();
   }
+}
+
+/** First pause before reading again after a failed read; it doubles per failure up to the most. */
+const READ_RETRY_MS = 50;
+const READ_RETRY_MAX_MS = 2_000;
+
+/** Resolves true after `ms` or on a commit, false as soon as `signal` aborts or the source ends. */
+function waitFor(ms: number, signal: AbortSignal | undefined, committed: Promise<boolean>): Promise<boolean> {
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (more: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(more);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    committed.then(done, () => {});
+  });
 }
 
 /**

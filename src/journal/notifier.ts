@@ -37,6 +37,13 @@ export class CommitNotifier {
     waiter.resolve(true);
   }
 
+  /** Wakes every waiter of every session, as after wakes that may have been missed: each reads again. */
+  notifyAll(): void {
+    const waiters = [...this.#waiters.values()];
+    this.#waiters.clear();
+    for (const waiter of waiters) waiter.resolve(true);
+  }
+
   /** Wakes every waiter with false; later `next` calls resolve false at once. */
   close(): void {
     this.#closed = true;

@@ -19,11 +19,14 @@ import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
+import { settledWithin } from "../util/settled_within.ts";
 
 /** The channel every commit is announced on, with the session id as payload. */
 const CHANNEL = "brain_commit";
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
+/** How long closing waits for a database that does not answer before destroying the connections. */
+const CLOSE_WAIT_MS = 2_000;
 /** Serializes schema creation between journals opening one database at once. */
 const SCHEMA_LOCK = 7_245_001;
 
@@ -132,7 +135,12 @@ export class PostgresJournal implements Journal {
           PRIMARY KEY (session_id, call)
         )`;
       });
-      const listening = await sql.listen(CHANNEL, (sessionId) => journal.#notifier.notify(sessionId));
+      // Notifications sent while the listening connection was down are lost: each (re)connect wakes every follower.
+      const listening = await sql.listen(
+        CHANNEL,
+        (sessionId) => journal.#notifier.notify(sessionId),
+        () => journal.#notifier.notifyAll(),
+      );
       journal.#unlisten = listening.unlisten;
     } catch (error) {
       await sql.end({ timeout: 1 }).catch(() => {});
@@ -393,15 +401,20 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Commits every queued append, ends every subscription and closes the connections. */
+  /**
+   * Lets running commits finish, ends every subscription and closes the
+   * connections. A database that does not answer within {@linkcode CLOSE_WAIT_MS}
+   * has its connections destroyed instead: what was still running rejects.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#tails.values()]);
+    const answered = await settledWithin(Promise.allSettled([...this.#tails.values()]), CLOSE_WAIT_MS);
     this.#notifier.close();
-    await Promise.allSettled(this.#running);
-    await this.#unlisten?.().catch(() => {});
-    await this.#sql.end({ timeout: 5 }).catch(() => {});
+    if (answered && await settledWithin(Promise.allSettled(this.#running), CLOSE_WAIT_MS)) {
+      await settledWithin(this.#unlisten?.() ?? Promise.resolve(), CLOSE_WAIT_MS);
+      await this.#sql.end({ timeout: CLOSE_WAIT_MS / 1_000 }).catch(() => {});
+    } else await this.#sql.end({ timeout: 0 }).catch(() => {});
   }
 
   /** Runs a query so that `close` waits for it, with store failures as typed errors. */

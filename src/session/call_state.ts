@@ -83,6 +83,11 @@ export class CallState implements CallSink {
     this.ended = this.#end.promise;
   }
 
+  /** The call's absolute deadline, if it has one. */
+  get deadline(): number | undefined {
+    return this.#deadline;
+  }
+
   /** Aborted when the call ends for any reason. */
   get signal(): AbortSignal {
     return this.#signal;

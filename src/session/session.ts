@@ -15,6 +15,7 @@ import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
+import { settledBy } from "./settled_by.ts";
 import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
@@ -120,7 +121,7 @@ export class Session implements BrainSession {
     const state = await this.#begin(target, input, options);
     return Object.freeze({
       sequence: state.call,
-      ended: state.ended,
+      ended: this.#settled(state),
       cancel: (message?: string) => {
         try {
           return state.stop("cancelled", checkCancelReason(message));
@@ -133,7 +134,12 @@ export class Session implements BrainSession {
 
   /** Starts a call and waits for its end. */
   call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return this.#begin(target, input, options).then(endOf);
+    return this.#begin(target, input, options).then((state) => this.#settled(state));
+  }
+
+  /** A call's end as its caller waits for it: by its deadline and a grace, whatever the store does. */
+  #settled(state: CallState): Promise<CallEnd> {
+    return settledBy(state.ended, state.deadline, { sessionId: this.id, call: state.call });
   }
 
   async #begin(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallState> {
@@ -252,10 +258,6 @@ export class Session implements BrainSession {
 
 /** The body of a `tool_call_started` record. */
 type Intent = Extract<RecordBody, { kind: "tool_call_started" }>;
-
-function endOf(state: CallState): Promise<CallEnd> {
-  return state.ended;
-}
 
 /** Errors of a journal's store that leave a call's end uncommitted. */
 const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);

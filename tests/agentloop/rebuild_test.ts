@@ -35,38 +35,34 @@ function assertRebuilt(records: JournalRecord[], calls: ProviderCall[]): void {
 
 Deno.test("every request of a 100-turn conversation is rebuilt exactly from the journal, which keeps only what is new", async () => {
   const provider = new ScriptedProvider(Array.from({ length: 100 }, (_, turn) => turnScript(turn + 1)).flat());
-  const brain = new Brain();
-  try {
-    const session = await brain.sessions.create({
-      tools: [lookup({ prefix: "customer:" })],
-      model: { provider, model: "m" },
-    });
-    for (let turn = 1; turn <= 100; turn++) {
-      assert.equal((await session.send(`question ${turn}`)).content, `answer ${turn}`);
-    }
-    const records = await session.read();
-    assertRebuilt(records, provider.calls);
-    const started = ofKind(records, "model_call_started").map((record) =>
-      "conversation" in record ? record.conversation : undefined
-    );
-    assert.deepEqual(started[0]?.tools?.map((tool) => tool.name), ["lookup"], "the first request holds the tools");
-    assert.ok(
-      started.slice(1).every((link) => link?.tools === undefined && link?.system === undefined),
-      "and only the first",
-    );
-    assert.ok(
-      started.slice(1).every((link) => link?.previous !== undefined && link.messages.length <= 3),
-      "each later request keeps its new records only",
-    );
-    const last = provider.calls.at(-1)!.request.messages;
-    assert.ok(last.length > 250, "the last request carries the whole conversation");
-    assert.ok(
-      last.some((message) => message.role === "tool" && message.content.includes("no tool named missing")),
-      "a refused call's answer is part of it",
-    );
-  } finally {
-    await brain.close();
+  await using brain = new Brain();
+  const session = await brain.sessions.create({
+    tools: [lookup({ prefix: "customer:" })],
+    model: { provider, model: "m" },
+  });
+  for (let turn = 1; turn <= 100; turn++) {
+    assert.equal((await session.send(`question ${turn}`)).content, `answer ${turn}`);
   }
+  const records = await session.read();
+  assertRebuilt(records, provider.calls);
+  const started = ofKind(records, "model_call_started").map((record) =>
+    "conversation" in record ? record.conversation : undefined
+  );
+  assert.deepEqual(started[0]?.tools?.map((tool) => tool.name), ["lookup"], "the first request holds the tools");
+  assert.ok(
+    started.slice(1).every((link) => link?.tools === undefined && link?.system === undefined),
+    "and only the first",
+  );
+  assert.ok(
+    started.slice(1).every((link) => link?.previous !== undefined && link.messages.length <= 3),
+    "each later request keeps its new records only",
+  );
+  const last = provider.calls.at(-1)!.request.messages;
+  assert.ok(last.length > 250, "the last request carries the whole conversation");
+  assert.ok(
+    last.some((message) => message.role === "tool" && message.content.includes("no tool named missing")),
+    "a refused call's answer is part of it",
+  );
 });
 
 Deno.test("a reopened session's Agentloop starts a new chain that still rebuilds exactly", async () => {
@@ -182,17 +178,13 @@ Deno.test("a model call refused before it was journaled leaves its new records t
     "second answer",
     { toolCalls: [{ name: "lookup", input: { id: "2" } }] },
   ]);
-  const brain = new Brain({ maxModelCalls: 1 });
-  try {
-    const session = await brain.sessions.create({ tools: [lookup({ prefix: "c:" })], model: { provider, model: "m" } });
-    await assert.rejects(session.send("first"), { code: "budget_exceeded" });
-    assert.equal((await session.send("second")).content, "second answer");
-    await assert.rejects(session.send("third"), { code: "budget_exceeded" });
-    const records = await session.read();
-    assertRebuilt(records, provider.calls);
-    const messages = provider.calls[1].request.messages;
-    assert.deepEqual(messages.map((message) => message.role), ["user", "assistant", "tool", "user"]);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ maxModelCalls: 1 });
+  const session = await brain.sessions.create({ tools: [lookup({ prefix: "c:" })], model: { provider, model: "m" } });
+  await assert.rejects(session.send("first"), { code: "budget_exceeded" });
+  assert.equal((await session.send("second")).content, "second answer");
+  await assert.rejects(session.send("third"), { code: "budget_exceeded" });
+  const records = await session.read();
+  assertRebuilt(records, provider.calls);
+  const messages = provider.calls[1].request.messages;
+  assert.deepEqual(messages.map((message) => message.role), ["user", "assistant", "tool", "user"]);
 });

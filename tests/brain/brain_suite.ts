@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { type Brain, BrainError, fail, type JsonValue, tool } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 /** A Brain to test and how to dispose of what it needs. */
 export interface OpenedBrain {
@@ -181,7 +182,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     await created.end();
     const reader = await brain.sessions.get(created.id);
     assert.equal((await reader.read()).length, 4);
-    await assert.rejects(reader.start("echo", { text: "x" }), (error: BrainError) => error.code === "unknown_tool");
+    await assert.rejects(reader.start("echo", { text: "x" }), hasCode("unknown_tool"));
     const restored = await brain.sessions.get(created.id, { tools: [echo()] });
     const end = await restored.call("echo", { text: "two" });
     assert.deepEqual(end.outcome, { status: "ok", value: { text: "two", eventSequence: 6 } });
@@ -197,7 +198,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     });
     await assert.rejects(
       brain.sessions.get(created.id, { tools: [changed()] }),
-      (error: BrainError) => error.code === "reattach_mismatch",
+      hasCode("reattach_mismatch"),
     );
   });
 
@@ -208,7 +209,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     await session.end();
     assert.equal((await call.ended).cause, "cancelled");
     assert.deepEqual(session.tools, []);
-    await assert.rejects(session.start("waiter", {}), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(session.start("waiter", {}), hasCode("session_closed"));
   });
 
   test("ctx carries frozen options, sessionId, the started sequence and the original deadline", async (brain) => {
@@ -256,21 +257,21 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     assert.equal((await call.ended).cause, "cancelled");
     assert.ok(await seen.promise instanceof BrainError, "the running function saw its signal abort");
     assert.deepEqual(session.tools, []);
-    await assert.rejects(session.start("waiter", {}), (error: BrainError) => error.code === "session_closed");
+    await assert.rejects(session.start("waiter", {}), hasCode("session_closed"));
   });
 
   test("a failed creation disturbs nothing: existing sessions keep working and the client still closes", async (brain) => {
     const kept = await brain.sessions.create({ id: "kept", tools: [echo()] });
     await assert.rejects(
       brain.sessions.create({ id: "kept", tools: [failing()] }),
-      (error: BrainError) => error.code === "session_exists",
+      hasCode("session_exists"),
     );
     assert.deepEqual((await brain.sessions.list()).map((meta) => [meta.id, meta.tools.map((tool) => tool.name)]), [
       ["kept", ["echo"]],
     ]);
     assert.equal((await kept.call("echo", { text: "still here" })).cause, "finish");
     await brain.close();
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
+    await assert.rejects(brain.sessions.create(), hasCode("brain_closed"));
   });
 
   test("list shows sessions; delete removes one with its records", async (brain) => {
@@ -280,24 +281,24 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     assert.deepEqual((await brain.sessions.list()).find((meta) => meta.id === kept.id)?.tools, [echo().advertised]);
     await brain.sessions.delete(gone.id);
     assert.deepEqual((await brain.sessions.list()).map((meta) => meta.id), [kept.id]);
-    await assert.rejects(brain.sessions.get("gone"), (error: BrainError) => error.code === "session_not_found");
+    await assert.rejects(brain.sessions.get("gone"), hasCode("session_not_found"));
   });
 
   test("bad arguments throw typed errors before anything is committed", async (brain) => {
     await assert.rejects(
       brain.sessions.create({ tools: [echo(), echo()] }),
-      (error: BrainError) => error.code === "duplicate_tool",
+      hasCode("duplicate_tool"),
     );
     const session = await brain.sessions.create({ tools: [echo()] });
     await assert.rejects(
       session.start("echo", { text: undefined } as never),
-      (error: BrainError) => error.code === "invalid_input",
+      hasCode("invalid_input"),
     );
     await assert.rejects(
       session.start("echo", { text: "x" }, { deadline: Infinity }),
-      (error: BrainError) => error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
-    await assert.rejects(session.start("nope", {}), (error: BrainError) => error.code === "unknown_tool");
+    await assert.rejects(session.start("nope", {}), hasCode("unknown_tool"));
     assert.deepEqual(await session.read(), []);
   });
 
@@ -316,7 +317,7 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
       (error: BrainError) => error.code === "invalid_tool" && /tools\[0\] is not a placed Tool/.test(error.message),
     );
     const session = await brain.sessions.create({ tools: [echo()] });
-    await assert.rejects(brain.sessions.get(session.id, mistake), (error: BrainError) => error.code === "invalid_tool");
+    await assert.rejects(brain.sessions.get(session.id, mistake), hasCode("invalid_tool"));
     await assert.rejects(session.start(echo as never, { text: "x" }), (error: BrainError) => {
       assert.equal(error.code, "unknown_tool");
       assert.match(error.message, /not its factory: session\.call\("echo", input\)/);
@@ -412,11 +413,11 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
       await using disposable = brain;
       await disposable.sessions.create();
     }
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
+    await assert.rejects(brain.sessions.create(), hasCode("brain_closed"));
   });
 
   test("a closed Brain refuses new sessions", async (brain) => {
     await brain.close();
-    await assert.rejects(brain.sessions.create(), (error: BrainError) => error.code === "brain_closed");
+    await assert.rejects(brain.sessions.create(), hasCode("brain_closed"));
   });
 }

@@ -10,9 +10,9 @@ import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { journalRecords, until } from "../_support/until.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const dir = scratchDir("ownership_test");
-const hasCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
 /** A Tool that holds until `release` resolves, then finishes with its input. */
 function held() {
@@ -38,32 +38,28 @@ const terminals = (records: JournalRecord[], call: number) =>
 Deno.test("a second Brain on one KV file reads a live session without ending its calls, and cannot take it", async () => {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
   const hold = held();
-  const first = await Brain.open({ path });
+  await using first = await Brain.open({ path });
+  const session = await first.sessions.create({ id: "live", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 7 });
+  await hold.started.promise;
+  const second = await Brain.open({ path });
   try {
-    const session = await first.sessions.create({ id: "live", tools: [hold.placed()] });
-    const call = await session.start("hold", { n: 7 });
-    await hold.started.promise;
-    const second = await Brain.open({ path });
-    try {
-      const reader = await second.sessions.get("live");
-      assert.equal(terminals(await reader.read(), call.sequence).length, 0, "the live call is still open");
-      assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["live"]);
-      await assert.rejects(second.sessions.get("live", { tools: [hold.placed()] }), hasCode("session_owned"));
-      await assert.rejects(
-        second.sessions.get("live", { tools: [hold.placed()], waitMs: 50 }),
-        hasCode("session_owned"),
-      );
-      hold.release.resolve();
-      const end = await call.ended;
-      assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 7 }]);
-      const records = await reader.read();
-      assert.equal(terminals(records, call.sequence).length, 1);
-      assert.equal(records.at(-1)?.kind, "tool_call_finished", "nothing follows the terminal record");
-    } finally {
-      await second.close();
-    }
+    const reader = await second.sessions.get("live");
+    assert.equal(terminals(await reader.read(), call.sequence).length, 0, "the live call is still open");
+    assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["live"]);
+    await assert.rejects(second.sessions.get("live", { tools: [hold.placed()] }), hasCode("session_owned"));
+    await assert.rejects(
+      second.sessions.get("live", { tools: [hold.placed()], waitMs: 50 }),
+      hasCode("session_owned"),
+    );
+    hold.release.resolve();
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 7 }]);
+    const records = await reader.read();
+    assert.equal(terminals(records, call.sequence).length, 1);
+    assert.equal(records.at(-1)?.kind, "tool_call_finished", "nothing follows the terminal record");
   } finally {
-    await first.close();
+    await second.close();
   }
 });
 
@@ -139,49 +135,41 @@ class FlakyJournal extends KvJournal {
 
 Deno.test("a terminal commit that failed for a moment is retried: the caller settles with one terminal record", async () => {
   const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
-  const brain = new Brain({ journal });
-  try {
-    const hold = held();
-    const session = await brain.sessions.create({ tools: [hold.placed()] });
-    const call = await session.start("hold", { n: 3 });
-    await hold.started.promise;
-    journal.failures = 2;
-    hold.release.resolve();
-    const end = await call.ended;
-    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 3 }]);
-    assert.equal(terminals(await session.read(), call.sequence).length, 1);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ journal });
+  const hold = held();
+  const session = await brain.sessions.create({ tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 3 });
+  await hold.started.promise;
+  journal.failures = 2;
+  hold.release.resolve();
+  const end = await call.ended;
+  assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 3 }]);
+  assert.equal(terminals(await session.read(), call.sequence).length, 1);
 });
 
 Deno.test("a terminal commit that keeps failing rejects the caller; once the store is back the call ends unknown", async () => {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
   const journal = await FlakyJournal.at(path);
-  const brain = new Brain({ journal });
-  try {
-    const hold = held();
-    const session = await brain.sessions.create({ id: "s", tools: [hold.placed()] });
-    const call = await session.start("hold", { n: 4 });
-    await hold.started.promise;
-    journal.failures = 100;
-    hold.release.resolve();
-    await assert.rejects(call.ended, hasCode("storage_unavailable"));
-    await assert.rejects(session.call("hold", { n: 5 }), hasCode("session_closed"), "the handle gave the session up");
-    journal.failures = 0;
-    let terminal: JournalRecord | undefined;
-    for await (const record of journal.subscribe("s", { from: call.sequence })) {
-      if (record.kind === "tool_call_finished" && record.call === call.sequence) {
-        terminal = record;
-        break;
-      }
+  await using brain = new Brain({ journal });
+  const hold = held();
+  const session = await brain.sessions.create({ id: "s", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 4 });
+  await hold.started.promise;
+  journal.failures = 100;
+  hold.release.resolve();
+  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await assert.rejects(session.call("hold", { n: 5 }), hasCode("session_closed"), "the handle gave the session up");
+  journal.failures = 0;
+  let terminal: JournalRecord | undefined;
+  for await (const record of journal.subscribe("s", { from: call.sequence })) {
+    if (record.kind === "tool_call_finished" && record.call === call.sequence) {
+      terminal = record;
+      break;
     }
-    assert.ok(terminal?.kind === "tool_call_finished" && terminal.cause === "unknown");
-    const again = await brain.sessions.get("s", { tools: [held().placed()] });
-    assert.equal(terminals(await again.read(), call.sequence).length, 1);
-  } finally {
-    await brain.close();
   }
+  assert.ok(terminal?.kind === "tool_call_finished" && terminal.cause === "unknown");
+  const again = await brain.sessions.get("s", { tools: [held().placed()] });
+  assert.equal(terminals(await again.read(), call.sequence).length, 1);
 });
 
 Deno.test("a remote caller settles when its call's end fails to commit: the server's next try ends it unknown", async () => {

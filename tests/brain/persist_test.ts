@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, type BrainError, tool } from "../../mod.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const dir = scratchDir("persist_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;
@@ -48,13 +49,9 @@ Deno.test("Brain.open({ path }) keeps sessions and records across restarts", asy
   await session.call("work", { n: 2 });
   const records = await session.read();
   await first.close();
-  const second = await Brain.open({ path });
-  try {
-    assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["kept"]);
-    assert.deepEqual(await (await second.sessions.get("kept")).read(), records);
-  } finally {
-    await second.close();
-  }
+  await using second = await Brain.open({ path });
+  assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["kept"]);
+  assert.deepEqual(await (await second.sessions.get("kept")).read(), records);
 });
 
 Deno.test("the KV file holds the host's token hash and never the token", async () => {
@@ -88,18 +85,14 @@ Deno.test("a host registration with sessions placed in it is kept while disconne
   const first = await Brain.open({ path });
   const { id } = await first.sessions.create({ tools: [counted().placed], host });
   await first.close();
-  const second = await Brain.open({ path });
-  try {
-    assert.deepEqual((await second.sessions.list()).map((meta) => meta.host), [
-      { id: "app", tokenHash: await hashToken(host.token) },
-    ]);
-    const { inputs, placed } = counted();
-    const session = await second.sessions.get(id, { tools: [placed], host });
-    assert.deepEqual((await session.call("work", { n: 4 })).outcome, { status: "ok", value: 8 });
-    assert.deepEqual(inputs, [4]);
-  } finally {
-    await second.close();
-  }
+  await using second = await Brain.open({ path });
+  assert.deepEqual((await second.sessions.list()).map((meta) => meta.host), [
+    { id: "app", tokenHash: await hashToken(host.token) },
+  ]);
+  const { inputs, placed } = counted();
+  const session = await second.sessions.get(id, { tools: [placed], host });
+  assert.deepEqual((await session.call("work", { n: 4 })).outcome, { status: "ok", value: 8 });
+  assert.deepEqual(inputs, [4]);
 });
 
 Deno.test("Brain.open ends a call left in flight as unknown and never dispatches it again", async () => {
@@ -124,55 +117,43 @@ Deno.test("Brain.open ends a call left in flight as unknown and never dispatches
   } finally {
     await brain.close();
   }
-  const reopened = await Brain.open({ path });
-  try {
-    assert.equal((await (await reopened.sessions.get("crashed")).read()).length, 6, "nothing more is ended");
-  } finally {
-    await reopened.close();
-  }
+  await using reopened = await Brain.open({ path });
+  assert.equal((await (await reopened.sessions.get("crashed")).read()).length, 6, "nothing more is ended");
 });
 
 Deno.test("sessions.get ends orphaned calls of a journal given to the constructor", async () => {
   const path = file();
   const call = await orphanedCall(path, "s");
-  const brain = new Brain({ journal: await KvJournal.open(path) });
-  try {
-    const session = await brain.sessions.get("s");
-    const last = (await session.read()).at(-1)!;
-    assert.equal(last.kind === "tool_call_finished" && last.call, call);
-    assert.equal(last.kind === "tool_call_finished" && last.cause, "unknown");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ journal: await KvJournal.open(path) });
+  const session = await brain.sessions.get("s");
+  const last = (await session.read()).at(-1)!;
+  assert.equal(last.kind === "tool_call_finished" && last.call, call);
+  assert.equal(last.kind === "tool_call_finished" && last.cause, "unknown");
 });
 
 Deno.test("sessions.get leaves the open calls of a live handle alone", async () => {
-  const brain = await Brain.open({ path: file() });
-  try {
-    const waiting = tool({
-      name: "wait",
-      description: "Wait for cancellation.",
-      input: z.object({}),
-      run: async (_input, ctx) => {
-        await ctx.emit("waiting");
-      },
-    });
-    const session = await brain.sessions.create({ tools: [waiting()] });
-    const started = await session.start("wait", {});
-    const controller = new AbortController();
-    for await (const record of session.records({ signal: controller.signal })) {
-      if (record.kind === "tool_returned") controller.abort();
-    }
-    await brain.sessions.get(session.id);
-    assert.equal((await session.read()).some((record) => record.kind === "tool_call_finished"), false);
-    assert.equal((await started.cancel()).cause, "cancelled");
-  } finally {
-    await brain.close();
+  await using brain = await Brain.open({ path: file() });
+  const waiting = tool({
+    name: "wait",
+    description: "Wait for cancellation.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.emit("waiting");
+    },
+  });
+  const session = await brain.sessions.create({ tools: [waiting()] });
+  const started = await session.start("wait", {});
+  const controller = new AbortController();
+  for await (const record of session.records({ signal: controller.signal })) {
+    if (record.kind === "tool_returned") controller.abort();
   }
+  await brain.sessions.get(session.id);
+  assert.equal((await session.read()).some((record) => record.kind === "tool_call_finished"), false);
+  assert.equal((await started.cancel()).cause, "cancelled");
 });
 
 Deno.test("a Brain takes a journal or a path, and a path only through Brain.open", async () => {
-  const isInvalid = (error: unknown) => error instanceof BrainError && error.code === "invalid_argument";
+  const isInvalid = hasCode("invalid_argument");
   assert.throws(() => new Brain({ path: file() }), isInvalid);
   const journal = await KvJournal.open(file());
   try {

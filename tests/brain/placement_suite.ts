@@ -1,11 +1,12 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type AllowList, type Brain, BrainError, hostEnv, httpEnv, tool } from "../../mod.ts";
+import { type AllowList, type Brain, hostEnv, httpEnv, tool } from "../../mod.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
 import { serve } from "../_support/serve.ts";
 import type { OpenedBrain } from "./brain_suite.ts";
 import type { ModelProvider, SessionModel } from "../../src/model/types.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 /** A model that answers with the last message it was sent, so a Tool's model use shows in its outcome. */
 const parrot: ModelProvider = {
@@ -171,7 +172,7 @@ export function placementSuite(name: string, open: (allow: AllowList) => Promise
     });
     await assert.rejects(
       brain.sessions.create({ tools: [fetchItem({ env: far })] }),
-      (error: BrainError) => error instanceof BrainError && error.code === "permission_denied",
+      hasCode("permission_denied"),
     );
   });
 }

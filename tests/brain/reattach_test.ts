@@ -23,23 +23,15 @@ const note = tool({
 /** A session created in one Brain over a fresh KV file, which is then closed. */
 async function savedSession(tools: PlacedTool[] = [lookup(), note()]): Promise<{ path: string; id: string }> {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
-  const brain = await Brain.open({ path });
-  try {
-    const session = await brain.sessions.create({ tools, host });
-    await session.call("lookup", { id: "7" });
-    return { path, id: session.id };
-  } finally {
-    await brain.close();
-  }
+  await using brain = await Brain.open({ path });
+  const session = await brain.sessions.create({ tools, host });
+  await session.call("lookup", { id: "7" });
+  return { path, id: session.id };
 }
 
 async function withReopened(path: string, fn: (brain: Brain) => Promise<void>): Promise<void> {
-  const brain = await Brain.open({ path });
-  try {
-    await fn(brain);
-  } finally {
-    await brain.close();
-  }
+  await using brain = await Brain.open({ path });
+  await fn(brain);
 }
 
 const isError = (code: string, check: (error: BrainError) => void = () => {}) => (error: unknown) => {
@@ -164,24 +156,16 @@ Deno.test("reattach: handlers are restored only under the registered host's cred
 });
 
 Deno.test("reattach: credentials for a session without a registered host are refused", async () => {
-  const brain = await Brain.open({ path: `${dir}/${crypto.randomUUID()}.kv` });
-  try {
-    const session = await brain.sessions.create({ tools: [note()] });
-    await assert.rejects(brain.sessions.get(session.id, { tools: [note()], host }), isError("unauthorized"));
-    await brain.sessions.get(session.id, { tools: [note()] });
-  } finally {
-    await brain.close();
-  }
+  await using brain = await Brain.open({ path: `${dir}/${crypto.randomUUID()}.kv` });
+  const session = await brain.sessions.create({ tools: [note()] });
+  await assert.rejects(brain.sessions.get(session.id, { tools: [note()], host }), isError("unauthorized"));
+  await brain.sessions.get(session.id, { tools: [note()] });
 });
 
 Deno.test("reattach: bad host credentials at creation fail with invalid_argument and store nothing", async () => {
-  const brain = new Brain();
-  try {
-    for (const bad of [{ id: "", token: "t" }, { id: "app", token: "" }]) {
-      await assert.rejects(brain.sessions.create({ id: "s", host: bad }), isError("invalid_argument"));
-    }
-    assert.deepEqual(await brain.sessions.list(), []);
-  } finally {
-    await brain.close();
+  await using brain = new Brain();
+  for (const bad of [{ id: "", token: "t" }, { id: "app", token: "" }]) {
+    await assert.rejects(brain.sessions.create({ id: "s", host: bad }), isError("invalid_argument"));
   }
+  assert.deepEqual(await brain.sessions.list(), []);
 });

@@ -208,6 +208,19 @@ Deno.test("a connection a guest leaves open is closed when its call ends", async
   assert.deepEqual([echo.accepted, echo.closed], [1, 1]);
 });
 
+Deno.test("a guest hoarding connections is refused past the per-call limit, and every one is closed at its end", async () => {
+  using echo = echoServer();
+  const granted = brainEnv({ name: "net", net: [`127.0.0.1:${echo.port}`] });
+  await using brain = closing(readerBrain({ allow: { net: [`127.0.0.1:${echo.port}`] } }));
+  const session = await brain.sessions.create({ tools: [sockets({ env: granted })] });
+  const end = await session.call("sockets", { op: "hoard", port: echo.port }, { deadline: soon() });
+  const { opened, refused } =
+    (end.outcome.status === "ok" && (end.outcome.value as { ok: { opened: number; refused: string } }).ok) || {};
+  assert.equal(refused, "new-socket-limit", JSON.stringify(end.outcome));
+  assert.ok(opened! >= 50 && opened === echo.accepted, `${opened} opened, ${echo.accepted} accepted`);
+  await within(5_000, "every hoarded connection to close", () => Promise.resolve(echo.closed === echo.accepted));
+});
+
 Deno.test("without a net grant every socket use fails inside the guest with access-denied", async () => {
   using echo = echoServer();
   await using brain = closing(readerBrain({ allow: { net: [`127.0.0.1:${echo.port}`, "localhost"] } }));

@@ -65,6 +65,12 @@ Deno.test("with no net grant every request is HTTP-request-denied; malformed one
   assert.equal(codeOf(() => handle(request({ tag: "HTTP" }, "127.0.0.1:8080"))), "HTTP-request-denied");
   assert.equal(codeOf(() => handle(request({ tag: "other", val: "ftp" }, "127.0.0.1"))), "HTTP-request-URI-invalid");
   assert.equal(codeOf(() => handle(request({ tag: "HTTP" }, undefined))), "HTTP-request-URI-invalid");
+  // A path not starting with / would otherwise run into the authority: 127.0.0.1:8080.evil.example.
+  const { handle: granted, request: make } = http(["127.0.0.1:8080"]);
+  assert.equal(
+    codeOf(() => granted(make({ tag: "HTTP" }, "127.0.0.1:8080", ".evil.example/"))),
+    "HTTP-request-URI-invalid",
+  );
   assert.deepEqual(calls, []);
 });
 

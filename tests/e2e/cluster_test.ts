@@ -90,10 +90,8 @@ Deno.test("a cluster of 3 servers on one PostgreSQL: SIGKILL the owner mid-call,
   await killTheOwner(pg.url, journal);
 });
 
-Deno.test("a cluster on one KV file sends a host to the server that owns its session, found in the journal alone", async () => {
-  const path = `${dir}/${crypto.randomUUID()}.kv`;
-  await using journal = closing(await KvJournal.open(path));
-  const [owner, other, elsewhere] = await threeServers(path);
+async function routeToTheOwner(store: string, journal: Journal): Promise<void> {
+  const [owner, other, elsewhere] = await threeServers(store);
   await using _owner = owner;
   await using _other = other;
   await using _elsewhere = elsewhere;
@@ -121,4 +119,16 @@ Deno.test("a cluster on one KV file sends a host to the server that owns its ses
     health.node,
     "the session stayed with its owner",
   );
+}
+
+Deno.test("a cluster on one KV file sends a host to the server that owns its session, found in the journal alone", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  await using journal = closing(await KvJournal.open(path));
+  await routeToTheOwner(path, journal);
+});
+
+Deno.test("a cluster on one PostgreSQL sends a host to the server that owns its session, found in the journal alone", async () => {
+  await using pg = await startPostgres();
+  await using journal = closing(await PostgresJournal.open(pg.url));
+  await routeToTheOwner(pg.url, journal);
 });

@@ -86,12 +86,8 @@ Deno.test(`crash: SIGKILL mid-stream ${ROUNDS} times loses no acknowledged recor
     } finally {
       await brain.close();
     }
-    const again = await Brain.open({ path });
-    try {
-      const records = await (await again.sessions.get("crash")).read();
-      check(records, acks);
-    } finally {
-      await again.close();
-    }
+    await using again = await Brain.open({ path });
+    const records = await (await again.sessions.get("crash")).read();
+    check(records, acks);
   }
 });

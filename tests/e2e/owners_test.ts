@@ -23,12 +23,8 @@ function owner(args: string[]): { process: Deno.ChildProcess; lines: AsyncGenera
 }
 
 async function createSession(journal: string, id: string): Promise<void> {
-  const brain = await Brain.open(journalOptions(journal));
-  try {
-    await brain.sessions.create({ id, tools: ownerTools() });
-  } finally {
-    await brain.close();
-  }
+  await using brain = await Brain.open(journalOptions(journal));
+  await brain.sessions.create({ id, tools: ownerTools() });
 }
 
 /** Every call has exactly one terminal record and nothing of it follows that record. */

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
-import { brainEnv, BrainError, hostEnv } from "../../mod.ts";
-
-const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
+import { brainEnv, hostEnv } from "../../mod.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("brainEnv freezes its grant and describes it with its control", () => {
   const grant = { workspace: "read" as const };
@@ -19,13 +18,13 @@ Deno.test("brainEnv freezes its grant and describes it with its control", () => 
 });
 
 Deno.test("brainEnv refuses bad names, modes, lists and control operations", () => {
-  assert.throws(() => brainEnv({ name: "" }), code("invalid_argument"));
-  assert.throws(() => brainEnv({ name: "a b" }), code("invalid_argument"));
-  assert.throws(() => brainEnv({ name: "x", filesystem: { workspace: "all" as never } }), code("invalid_argument"));
-  assert.throws(() => brainEnv({ name: "x", net: [""] }), code("invalid_argument"));
-  assert.throws(() => brainEnv({ name: "x", env: "HOME" as never }), code("invalid_argument"));
-  assert.throws(() => brainEnv({ name: "x", control: ["launch" as never] }), code("invalid_argument"));
-  assert.throws(() => hostEnv({ name: "x", setup: "npm install" as never }), code("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "" }), hasCode("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "a b" }), hasCode("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "x", filesystem: { workspace: "all" as never } }), hasCode("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "x", net: [""] }), hasCode("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "x", env: "HOME" as never }), hasCode("invalid_argument"));
+  assert.throws(() => brainEnv({ name: "x", control: ["launch" as never] }), hasCode("invalid_argument"));
+  assert.throws(() => hostEnv({ name: "x", setup: "npm install" as never }), hasCode("invalid_argument"));
 });
 
 Deno.test("hostEnv has no grant and describes its control", () => {

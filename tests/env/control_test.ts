@@ -13,8 +13,7 @@ import {
   tool,
 } from "../../mod.ts";
 import { serve } from "../_support/serve.ts";
-
-const deadline = () => Date.now() + 10_000;
+import { soon } from "../_support/deadline.ts";
 
 /** A host Tool that runs `script` against ctx.environments and finishes with what it saw, errors as codes. */
 function operator(script: (environments: EnvironmentControl) => Promise<JsonValue[]>) {
@@ -35,7 +34,7 @@ const attempt = (operation: () => Promise<unknown>): Promise<JsonValue> =>
 async function run(env: Environment | undefined, script: Parameters<typeof operator>[0], brain = new Brain()) {
   try {
     const session = await brain.sessions.create({ id: "s", tools: [operator(script)({ env })] });
-    const end = await session.call("operate", {}, { deadline: deadline() });
+    const end = await session.call("operate", {}, { deadline: soon() });
     assert.equal(end.outcome.status, "ok", JSON.stringify(end.outcome));
     return end.outcome.status === "ok" ? end.outcome.value : undefined;
   } finally {

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { Hono } from "hono";
 import { z } from "zod";
-import { Brain, BrainError, httpEnv, type Outcome, tool } from "../../mod.ts";
+import { Brain, httpEnv, type Outcome, tool } from "../../mod.ts";
 import { serve } from "../_support/serve.ts";
 import { httpJsonRequest } from "../../src/env/http_json.ts";
-
-const code = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
+import { hasCode } from "../_support/has_code.ts";
+import { soon } from "../_support/deadline.ts";
 
 interface Seen {
   method: string;
@@ -69,20 +69,14 @@ async function withSession(
 ) {
   const seen: Seen[] = [];
   await using server = serve(api(seen).fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = httpEnv({ name: "api", baseUrl: `${server.url}/v3/`, headers: { authorization: "Bearer t" } });
-    await run(await brain.sessions.create(tools(env)), seen);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = httpEnv({ name: "api", baseUrl: `${server.url}/v3/`, headers: { authorization: "Bearer t" } });
+  await run(await brain.sessions.create(tools(env)), seen);
 }
-
-const deadline = () => Date.now() + 10_000;
 
 Deno.test("http_json GET fills {fields} URL-encoded below the base path and sends the rest as the query", async () => {
   await withSession((env) => ({ tools: [get({ env })] }), async (session, seen) => {
-    const end = await session.call("get", { owner: "a b:c", number: 7, state: "open" }, { deadline: deadline() });
+    const end = await session.call("get", { owner: "a b:c", number: 7, state: "open" }, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: { echoed: "/v3/repos/a%20b%3Ac/issues/7" } });
     assert.deepEqual(seen, [{
       method: "GET",
@@ -113,11 +107,11 @@ Deno.test("http_json refuses path values that are dot segments or hold / \\ ? #,
   ];
   await withSession((env) => ({ tools: [get({ env })] }), async (session, seen) => {
     for (const owner of owners) {
-      const end = await session.call("get", { owner, number: 1 }, { deadline: deadline() });
+      const end = await session.call("get", { owner, number: 1 }, { deadline: soon() });
       assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_input", owner);
     }
     assert.deepEqual(seen, []);
-    const fine = await session.call("get", { owner: "a.b..c", number: 1 }, { deadline: deadline() });
+    const fine = await session.call("get", { owner: "a.b..c", number: 1 }, { deadline: soon() });
     assert.deepEqual(fine.outcome, { status: "ok", value: { echoed: "/v3/repos/a.b..c/issues/1" } });
   });
 });
@@ -125,13 +119,13 @@ Deno.test("http_json refuses path values that are dot segments or hold / \\ ? #,
 Deno.test("http_json checks the final URL stays under the base URL even for a descriptor no check saw", () => {
   const base = new URL("http://127.0.0.1:1/api/v1/");
   const escape = (path: string) => () => httpJsonRequest(base, { type: "http_json", method: "GET", path }, {});
-  for (const path of ["/../x", "/%2e%2e/x", "/x/../../y"]) assert.throws(escape(path), code("invalid_input"), path);
+  for (const path of ["/../x", "/%2e%2e/x", "/x/../../y"]) assert.throws(escape(path), hasCode("invalid_input"), path);
   assert.equal(httpJsonRequest(base, { type: "http_json", method: "GET", path: "/x" }, {}).url.href, `${base.href}x`);
 });
 
 Deno.test("http_json POST sends the fields not in the path as the JSON body", async () => {
   await withSession((env) => ({ tools: [post({ env })] }), async (session, seen) => {
-    const end = await session.call("post", { number: 3, body: "hi" }, { deadline: deadline() });
+    const end = await session.call("post", { number: 3, body: "hi" }, { deadline: soon() });
     assert.equal(end.cause, "finish");
     assert.deepEqual(seen.map(({ method, path, body }) => ({ method, path, body })), [
       { method: "POST", path: "/v3/issues/3/comments", body: { body: "hi" } },
@@ -149,13 +143,13 @@ Deno.test("http_json: a reserved status in the body is data; non-2xx and non-JSO
       ],
     }),
     async (session) => {
-      const reserved = await session.call("get", { owner: "o", number: 1 }, { deadline: deadline() });
+      const reserved = await session.call("get", { owner: "o", number: 1 }, { deadline: soon() });
       assert.deepEqual(reserved.outcome, { status: "ok", value: { status: "error", note: "business data" } });
-      const down = (await session.call("down", {}, { deadline: deadline() })).outcome;
+      const down = (await session.call("down", {}, { deadline: soon() })).outcome;
       assert.equal(down.status === "error" && down.error.code, "http_error");
       assert.equal(down.status === "error" && down.error.retryable, true);
       assert.equal(down.status === "error" && (down.error.details as { status: number }).status, 503);
-      const text = (await session.call("text", {}, { deadline: deadline() })).outcome;
+      const text = (await session.call("text", {}, { deadline: soon() })).outcome;
       assert.equal(text.status === "error" && text.error.code, "invalid_output");
     },
   );
@@ -170,10 +164,10 @@ Deno.test("http_json validates input before any request and output against the s
     implementation: () => ({ type: "http_json", method: "GET", path: "/issues/{number}" }),
   });
   await withSession((env) => ({ tools: [strict({ env })] }), async (session, seen) => {
-    const badInput = (await session.call("strict", { number: "7" }, { deadline: deadline() })).outcome as Outcome;
+    const badInput = (await session.call("strict", { number: "7" }, { deadline: soon() })).outcome as Outcome;
     assert.equal(badInput.status === "error" && badInput.error.code, "invalid_input");
     assert.equal(seen.length, 0);
-    const badOutput = (await session.call("strict", { number: 7 }, { deadline: deadline() })).outcome;
+    const badOutput = (await session.call("strict", { number: 7 }, { deadline: soon() })).outcome;
     assert.equal(badOutput.status === "error" && badOutput.error.code, "invalid_output");
     assert.equal(seen.length, 1);
   });
@@ -190,14 +184,10 @@ Deno.test("http_json request past the call's deadline ends timeout and aborts th
 });
 
 Deno.test("an HTTP Environment's host outside the allow-list fails session creation", async () => {
-  const brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
-  try {
-    const env = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:2" });
-    await assert.rejects(brain.sessions.create({ tools: [post({ env })] }), code("permission_denied"));
-    await assert.rejects(new Brain().sessions.create({ tools: [post({ env })] }), code("permission_denied"));
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
+  const env = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:2" });
+  await assert.rejects(brain.sessions.create({ tools: [post({ env })] }), hasCode("permission_denied"));
+  await assert.rejects(new Brain().sessions.create({ tools: [post({ env })] }), hasCode("permission_denied"));
 });
 
 Deno.test("a malformed http_json descriptor fails at placement with invalid_tool", () => {
@@ -218,7 +208,7 @@ Deno.test("a malformed http_json descriptor fails at placement with invalid_tool
       input: z.object({ id: z.string() }),
       implementation: () => descriptor as never,
     });
-    assert.throws(() => declared({ env }), code("invalid_tool"), JSON.stringify(descriptor));
+    assert.throws(() => declared({ env }), hasCode("invalid_tool"), JSON.stringify(descriptor));
   }
   const other = tool({
     name: "other",
@@ -226,13 +216,13 @@ Deno.test("a malformed http_json descriptor fails at placement with invalid_tool
     input: z.object({}),
     implementation: () => ({ type: "sql", query: "select 1" }),
   });
-  assert.throws(() => other({ env }), code("unsupported_runtime"));
+  assert.throws(() => other({ env }), hasCode("unsupported_runtime"));
 });
 
 Deno.test("httpEnv refuses base URLs that are not http(s) or carry a query", () => {
-  assert.throws(() => httpEnv({ name: "a", baseUrl: "file:///etc" }), code("invalid_argument"));
-  assert.throws(() => httpEnv({ name: "a", baseUrl: "http://x.test/?a=1" }), code("invalid_argument"));
-  assert.throws(() => httpEnv({ name: "a", baseUrl: "not a url" }), code("invalid_argument"));
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "file:///etc" }), hasCode("invalid_argument"));
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "http://x.test/?a=1" }), hasCode("invalid_argument"));
+  assert.throws(() => httpEnv({ name: "a", baseUrl: "not a url" }), hasCode("invalid_argument"));
   assert.deepEqual(httpEnv({ name: "a", baseUrl: "https://x.test/api", headers: { b: "1", a: "2" } }).describe(), {
     kind: "http",
     name: "a",
@@ -245,24 +235,20 @@ Deno.test("httpEnv refuses base URLs that are not http(s) or carry a query", () 
 Deno.test("an HTTP Environment's setup runs before its first request; a failing one sends none", async () => {
   const seen: Seen[] = [];
   await using server = serve(api(seen).fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const order: string[] = [];
-    const ready = httpEnv({ name: "ready", baseUrl: server.url, setup: () => void order.push(`setup ${seen.length}`) });
-    const broken = httpEnv({
-      name: "broken",
-      baseUrl: server.url,
-      setup: () => Promise.reject(new Error("no lockfile")),
-    });
-    const session = await brain.sessions.create({
-      tools: [getPath("first", "/a")({ env: ready }), getPath("second", "/b")({ env: broken })],
-    });
-    assert.equal((await session.call("first", {}, { deadline: deadline() })).outcome.status, "ok");
-    assert.deepEqual(order, ["setup 0"]);
-    const failed = (await session.call("second", {}, { deadline: deadline() })).outcome;
-    assert.equal(failed.status === "error" && failed.error.code, "setup_failed");
-    assert.deepEqual(seen.map((request) => request.path), ["/a"]);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const order: string[] = [];
+  const ready = httpEnv({ name: "ready", baseUrl: server.url, setup: () => void order.push(`setup ${seen.length}`) });
+  const broken = httpEnv({
+    name: "broken",
+    baseUrl: server.url,
+    setup: () => Promise.reject(new Error("no lockfile")),
+  });
+  const session = await brain.sessions.create({
+    tools: [getPath("first", "/a")({ env: ready }), getPath("second", "/b")({ env: broken })],
+  });
+  assert.equal((await session.call("first", {}, { deadline: soon() })).outcome.status, "ok");
+  assert.deepEqual(order, ["setup 0"]);
+  const failed = (await session.call("second", {}, { deadline: soon() })).outcome;
+  assert.equal(failed.status === "error" && failed.error.code, "setup_failed");
+  assert.deepEqual(seen.map((request) => request.path), ["/a"]);
 });

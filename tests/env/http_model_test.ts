@@ -5,6 +5,7 @@ import { Brain, httpEnv, tool } from "../../mod.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { ofKind } from "../_support/until.ts";
 import { serve } from "../_support/serve.ts";
+import { soon } from "../_support/deadline.ts";
 
 interface Access {
   url: string | undefined;
@@ -48,25 +49,19 @@ async function withSummarizer(
 ) {
   const seen: Access[] = [];
   await using server = serve(summarizer(seen).fetch);
-  const brain = new Brain({ allow: { net: [server.host] }, maxModelCalls });
-  try {
-    const provider = new ScriptedProvider(steps);
-    const env = httpEnv({ name: "remote", baseUrl: server.url, model });
-    const session = await brain.sessions.create({
-      tools: [summarize({ env })],
-      model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
-    });
-    await run({ session, seen, provider });
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] }, maxModelCalls });
+  const provider = new ScriptedProvider(steps);
+  const env = httpEnv({ name: "remote", baseUrl: server.url, model });
+  const session = await brain.sessions.create({
+    tools: [summarize({ env })],
+    model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
+  });
+  await run({ session, seen, provider });
 }
-
-const deadline = () => Date.now() + 10_000;
 
 Deno.test("an HTTP Environment granted model calls the session's model through the service, journaled like ctx.model", async () => {
   await withSummarizer({ model: true, steps: ["short"] }, async ({ session, seen, provider }) => {
-    const end = await session.call("summarize", { text: "a long text" }, { deadline: deadline() });
+    const end = await session.call("summarize", { text: "a long text" }, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: { summary: "short", status: 200, error: null } });
     assert.equal(provider.calls.length, 1);
     assert.equal(provider.calls[0].model, "fixed-model");
@@ -103,8 +98,8 @@ Deno.test("an HTTP Environment granted model calls the session's model through t
 
 Deno.test("each call gets its own model token, and a made-up one is refused", async () => {
   await withSummarizer({ model: true, steps: ["one", "two"] }, async ({ session, seen, provider }) => {
-    await session.call("summarize", { text: "a" }, { deadline: deadline() });
-    await session.call("summarize", { text: "b" }, { deadline: deadline() });
+    await session.call("summarize", { text: "a" }, { deadline: soon() });
+    await session.call("summarize", { text: "b" }, { deadline: soon() });
     assert.notEqual(seen[0].token, seen[1].token);
     const forged = await fetch(seen[1].url!, {
       method: "POST",
@@ -119,7 +114,7 @@ Deno.test("each call gets its own model token, and a made-up one is refused", as
 
 Deno.test("an HTTP Environment without the model grant gets no model execution service", async () => {
   await withSummarizer({ steps: ["never used"] }, async ({ session, seen, provider }) => {
-    const end = await session.call("summarize", { text: "a" }, { deadline: deadline() });
+    const end = await session.call("summarize", { text: "a" }, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: { summary: null, status: 0, error: "no model granted" } });
     assert.deepEqual(seen, [{ url: undefined, token: undefined }]);
     assert.equal(provider.calls.length, 0);
@@ -129,9 +124,9 @@ Deno.test("an HTTP Environment without the model grant gets no model execution s
 Deno.test("model requests through the service share the calling activation's model-call budget", async () => {
   await withSummarizer({ model: true, steps: ["only"], maxModelCalls: 1 }, async ({ session, provider }) => {
     const activation = session.activation();
-    const first = await session.call("summarize", { text: "a" }, { deadline: deadline(), activation });
+    const first = await session.call("summarize", { text: "a" }, { deadline: soon(), activation });
     assert.equal(first.outcome.status === "ok" && (first.outcome.value as { summary: string }).summary, "only");
-    const second = await session.call("summarize", { text: "b" }, { deadline: deadline(), activation });
+    const second = await session.call("summarize", { text: "b" }, { deadline: soon(), activation });
     assert.deepEqual(second.outcome, {
       status: "ok",
       value: { summary: null, status: 429, error: "budget_exceeded" },
@@ -179,19 +174,15 @@ Deno.test("an open call's model token with its secret changed or cut off is refu
     return c.json({ summary: "done", status: 0, error: null });
   });
   await using server = serve(app.fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const provider = new ScriptedProvider(["answered"]);
-    const env = httpEnv({ name: "remote", baseUrl: server.url, model: true });
-    const session = await brain.sessions.create({
-      tools: [summarize({ env })],
-      model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
-    });
-    const end = await session.call("summarize", { text: "a" }, { deadline: deadline() });
-    assert.equal(end.outcome.status, "ok");
-    assert.deepEqual(statuses, [401, 401, 401, 200]);
-    assert.equal(provider.calls.length, 1);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const provider = new ScriptedProvider(["answered"]);
+  const env = httpEnv({ name: "remote", baseUrl: server.url, model: true });
+  const session = await brain.sessions.create({
+    tools: [summarize({ env })],
+    model: { provider, model: "fixed-model", credentials: { apiKey: "secret" } },
+  });
+  const end = await session.call("summarize", { text: "a" }, { deadline: soon() });
+  assert.equal(end.outcome.status, "ok");
+  assert.deepEqual(statuses, [401, 401, 401, 200]);
+  assert.equal(provider.calls.length, 1);
 });

@@ -5,9 +5,10 @@ import { Brain, BrainError, type EnvironmentControl, hostEnv, type JsonValue, to
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { serve } from "../_support/serve.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { soon } from "../_support/deadline.ts";
 
 const dir = scratchDir("journaled_control_test");
-const deadline = () => Date.now() + 10_000;
 const all = ["list", "get", "create", "update", "setup", "delete", "call"] as const;
 const code = (operation: () => Promise<unknown>): Promise<JsonValue> =>
   operation().then(() => "done", (error) => error instanceof BrainError ? error.code : String(error));
@@ -60,64 +61,60 @@ Deno.test("ctx.environments changes are committed in order with the call's other
       },
     }),
   });
-  const brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
-  try {
-    const session = await brain.sessions.create({ tools: [placed] });
-    const end = await session.call("operate", {}, { deadline: deadline() });
-    assert.equal(end.outcome.status, "ok", JSON.stringify(end.outcome));
-    const results = end.outcome.status === "ok" ? end.outcome.value as JsonValue[] : [];
-    assert.deepEqual(results.slice(1), [
-      "permission_denied",
-      results[2],
-      "permission_denied",
-      "done",
-      "setup_failed",
-      "done",
-    ]);
-    const records = await session.read();
-    assert.deepEqual(records.map((record) => record.kind), [
-      "tool_call_started",
-      "tool_event",
-      "environment_created",
-      "environment_updated",
-      "environment_setup",
-      "environment_setup",
-      "environment_deleted",
-      "tool_event",
-      "tool_result",
-      "tool_call_finished",
-    ]);
-    const call = end.call;
-    assert.deepEqual(environmentRecords(records).map(({ sequence: _, at: __, sessionId: ___, ...body }) => body), [
-      {
-        kind: "environment_created",
-        call,
-        environment: "store",
-        description: (results[0] as { description: JsonValue }).description,
+  await using brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
+  const session = await brain.sessions.create({ tools: [placed] });
+  const end = await session.call("operate", {}, { deadline: soon() });
+  assert.equal(end.outcome.status, "ok", JSON.stringify(end.outcome));
+  const results = end.outcome.status === "ok" ? end.outcome.value as JsonValue[] : [];
+  assert.deepEqual(results.slice(1), [
+    "permission_denied",
+    results[2],
+    "permission_denied",
+    "done",
+    "setup_failed",
+    "done",
+  ]);
+  const records = await session.read();
+  assert.deepEqual(records.map((record) => record.kind), [
+    "tool_call_started",
+    "tool_event",
+    "environment_created",
+    "environment_updated",
+    "environment_setup",
+    "environment_setup",
+    "environment_deleted",
+    "tool_event",
+    "tool_result",
+    "tool_call_finished",
+  ]);
+  const call = end.call;
+  assert.deepEqual(environmentRecords(records).map(({ sequence: _, at: __, sessionId: ___, ...body }) => body), [
+    {
+      kind: "environment_created",
+      call,
+      environment: "store",
+      description: (results[0] as { description: JsonValue }).description,
+    },
+    {
+      kind: "environment_updated",
+      call,
+      environment: "store",
+      description: (results[2] as { description: JsonValue }).description,
+    },
+    { kind: "environment_setup", call, environment: "ops", outcome: { status: "ok", value: null } },
+    {
+      kind: "environment_setup",
+      call,
+      environment: "ops",
+      outcome: {
+        status: "error",
+        error: { code: "setup_failed", message: "environment ops: setup failed: third setup breaks" },
       },
-      {
-        kind: "environment_updated",
-        call,
-        environment: "store",
-        description: (results[2] as { description: JsonValue }).description,
-      },
-      { kind: "environment_setup", call, environment: "ops", outcome: { status: "ok", value: null } },
-      {
-        kind: "environment_setup",
-        call,
-        environment: "ops",
-        outcome: {
-          status: "error",
-          error: { code: "setup_failed", message: "environment ops: setup failed: third setup breaks" },
-        },
-      },
-      { kind: "environment_deleted", call, environment: "store" },
-    ]);
-    assert.deepEqual((results[2] as { description: { headers: string[] } }).description.headers, ["authorization"]);
-    assert.ok(!JSON.stringify(records).includes("secret-token"), "header values never enter the journal");
-  } finally {
-    await brain.close();
-  }
+    },
+    { kind: "environment_deleted", call, environment: "store" },
+  ]);
+  assert.deepEqual((results[2] as { description: { headers: string[] } }).description.headers, ["authorization"]);
+  assert.ok(!JSON.stringify(records).includes("secret-token"), "header values never enter the journal");
 });
 
 Deno.test("created Environments and deletes survive reopening the session over a KV file", async () => {
@@ -158,15 +155,11 @@ Deno.test("created Environments and deletes survive reopening the session over a
     async (environments) => (await listed(environments)).map((entry) => entry.name),
   ]);
   const step = async (step: number, open: (brain: Brain) => ReturnType<Brain["sessions"]["get"]>) => {
-    const brain = await Brain.open({ path, allow });
-    try {
-      const session = await open(brain);
-      const end = await session.call("operate", { step }, { deadline: deadline() });
-      assert.equal(end.outcome.status, "ok", JSON.stringify(end.outcome));
-      return end.outcome.status === "ok" ? end.outcome.value : undefined;
-    } finally {
-      await brain.close();
-    }
+    await using brain = await Brain.open({ path, allow });
+    const session = await open(brain);
+    const end = await session.call("operate", { step }, { deadline: soon() });
+    assert.equal(end.outcome.status, "ok", JSON.stringify(end.outcome));
+    return end.outcome.status === "ok" ? end.outcome.value : undefined;
   };
 
   const before = await step(0, (brain) => brain.sessions.create({ id: "s", tools: [placed] }));
@@ -196,18 +189,14 @@ Deno.test("a reopened session admits its created Environments again: outside the
   const first = await Brain.open({ path, allow: { net: ["127.0.0.1:9"] } });
   try {
     const session = await first.sessions.create({ id: "s", tools: [placed] });
-    const end = await session.call("operate", { step: 0 }, { deadline: deadline() });
+    const end = await session.call("operate", { step: 0 }, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: "net" });
   } finally {
     await first.close();
   }
-  const narrower = await Brain.open({ path });
-  try {
-    await assert.rejects(
-      narrower.sessions.get("s", { tools: [placed] }),
-      (error) => error instanceof BrainError && error.code === "permission_denied",
-    );
-  } finally {
-    await narrower.close();
-  }
+  await using narrower = await Brain.open({ path });
+  await assert.rejects(
+    narrower.sessions.get("s", { tools: [placed] }),
+    hasCode("permission_denied"),
+  );
 });

@@ -2,8 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, brainEnv, type BrainError, hostEnv, type SetupContext, tool } from "../../mod.ts";
 import { inspectTool, readerBrain } from "../_support/components.ts";
-
-const deadline = () => Date.now() + 10_000;
+import { soon } from "../_support/deadline.ts";
 
 function tracked(name: string, order: string[], failures = 0) {
   let runs = 0;
@@ -36,61 +35,49 @@ const work = (order: string[]) =>
 Deno.test("an Environment's setup runs once per session, before the first call's Tool code", async () => {
   const order: string[] = [];
   const deps = tracked("deps", order);
-  const brain = new Brain();
-  try {
-    const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
-    assert.deepEqual(order, [], "setup waits for the first call");
-    await session.call("work", {}, { deadline: deadline() });
-    await session.call("work", {}, { deadline: deadline() });
-    assert.deepEqual(order, ["setup deps 1", "run", "run"]);
-    const other = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
-    await other.call("work", {}, { deadline: deadline() });
-    assert.equal(deps.runs(), 2, "each session prepares its own binding");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+  assert.deepEqual(order, [], "setup waits for the first call");
+  await session.call("work", {}, { deadline: soon() });
+  await session.call("work", {}, { deadline: soon() });
+  assert.deepEqual(order, ["setup deps 1", "run", "run"]);
+  const other = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+  await other.call("work", {}, { deadline: soon() });
+  assert.equal(deps.runs(), 2, "each session prepares its own binding");
 });
 
 Deno.test("a failing setup is an ordinary setup_failed error for every call, never retried automatically", async () => {
   const order: string[] = [];
   const deps = tracked("deps", order, 1);
-  const brain = new Brain();
-  try {
-    const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const end = await session.call("work", {}, { deadline: deadline() });
-      assert.equal(end.cause, "error");
-      assert.equal(end.outcome.status === "error" && end.outcome.error.code, "setup_failed");
-      assert.match(end.outcome.status === "error" ? end.outcome.error.message : "", /install failed \(1\)/);
-    }
-    assert.deepEqual(order, ["setup deps 1"], "the Tool never ran and setup ran once");
-    const records = await session.read();
-    assert.deepEqual(records.filter((r) => r.kind === "tool_call_finished").length, 2);
-  } finally {
-    await brain.close();
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ tools: [work(order)({ env: deps.env })] });
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const end = await session.call("work", {}, { deadline: soon() });
+    assert.equal(end.cause, "error");
+    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "setup_failed");
+    assert.match(end.outcome.status === "error" ? end.outcome.error.message : "", /install failed \(1\)/);
   }
+  assert.deepEqual(order, ["setup deps 1"], "the Tool never ran and setup ran once");
+  const records = await session.read();
+  assert.deepEqual(records.filter((r) => r.kind === "tool_call_finished").length, 2);
 });
 
 Deno.test("ctx.environments.setup reruns setup explicitly and reports its failure to the caller", async () => {
   const order: string[] = [];
   const deps = tracked("deps", order, 1);
-  const brain = new Brain();
-  try {
-    const healthy = hostEnv({ name: "ops", control: ["setup"] });
-    const session = await brain.sessions.create({
-      tools: [work(order)({ env: healthy }), tool({ ...probeSpec, name: "needs" })({ env: deps.env })],
-    });
-    const failed = await session.call("work", { setup: true }, { deadline: deadline() });
-    assert.deepEqual(failed.outcome, { status: "ok", value: { setup: "setup_failed" } });
-    const retried = await session.call("work", { setup: true }, { deadline: deadline() });
-    assert.deepEqual(retried.outcome, { status: "ok", value: { ran: true } });
-    assert.equal(deps.runs(), 2);
-    const needs = await session.call("needs", {}, { deadline: deadline() });
-    assert.deepEqual(needs.outcome, { status: "ok", value: "ready" }, "the explicit success is reused");
-    assert.equal(deps.runs(), 2);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  const healthy = hostEnv({ name: "ops", control: ["setup"] });
+  const session = await brain.sessions.create({
+    tools: [work(order)({ env: healthy }), tool({ ...probeSpec, name: "needs" })({ env: deps.env })],
+  });
+  const failed = await session.call("work", { setup: true }, { deadline: soon() });
+  assert.deepEqual(failed.outcome, { status: "ok", value: { setup: "setup_failed" } });
+  const retried = await session.call("work", { setup: true }, { deadline: soon() });
+  assert.deepEqual(retried.outcome, { status: "ok", value: { ran: true } });
+  assert.equal(deps.runs(), 2);
+  const needs = await session.call("needs", {}, { deadline: soon() });
+  assert.deepEqual(needs.outcome, { status: "ok", value: "ready" }, "the explicit success is reused");
+  assert.equal(deps.runs(), 2);
 });
 
 const probeSpec = {
@@ -101,23 +88,19 @@ const probeSpec = {
 };
 
 Deno.test("a Brain Environment's setup finishes before a Component's entrypoint runs", async () => {
-  const brain = readerBrain();
-  try {
-    const prepared = brainEnv({
-      name: "reader",
-      filesystem: { workspace: "read" },
-      setup: async ({ workspace }) => {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        await Deno.mkdir(`${workspace}/vendor/lib`, { recursive: true });
-      },
-    });
-    const session = await brain.sessions.create({ tools: [inspectTool()({ env: prepared, depth: 2 })] });
-    const end = await session.call("inspect", { path: "." }, { deadline: deadline() });
-    assert.deepEqual(end.outcome.status === "ok" && end.outcome.value, {
-      eventSequence: 2,
-      entries: ["vendor/", "vendor/lib/"],
-    });
-  } finally {
-    await brain.close();
-  }
+  await using brain = readerBrain();
+  const prepared = brainEnv({
+    name: "reader",
+    filesystem: { workspace: "read" },
+    setup: async ({ workspace }) => {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await Deno.mkdir(`${workspace}/vendor/lib`, { recursive: true });
+    },
+  });
+  const session = await brain.sessions.create({ tools: [inspectTool()({ env: prepared, depth: 2 })] });
+  const end = await session.call("inspect", { path: "." }, { deadline: soon() });
+  assert.deepEqual(end.outcome.status === "ok" && end.outcome.value, {
+    eventSequence: 2,
+    entries: ["vendor/", "vendor/lib/"],
+  });
 });

@@ -17,9 +17,9 @@ import { serveBrain } from "../../src/host/server/server.ts";
 import { makeWorkspace, removeWorkspace } from "../../src/session/workspaces.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { rawHost } from "../host/raw_host.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const BAD_NAMES = [".", "..", ".hidden", "a/b", "../x", "a\0b", "x".repeat(129)];
-const hasCode = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
 
 async function tempRoot(): Promise<{ path: string; [Symbol.asyncDispose](): Promise<void> }> {
   const path = `.tmp/escape-${crypto.randomUUID()}`;
@@ -52,23 +52,19 @@ Deno.test("every Environment declaration refuses a name that could be a path", (
 
 Deno.test("a hand-written Environment named .. is refused at session creation and makes no folder", async () => {
   await using root = await tempRoot();
-  const brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
-  try {
-    const sneaky = { ...brainEnv({ name: "ok", filesystem: { workspace: "write" } }), name: ".." } as Environment;
-    await assert.rejects(
-      brain.sessions.create({ id: "s", tools: [probe({ env: sneaky })] }),
-      hasCode("invalid_argument"),
-    );
-    assert.deepEqual(await brain.sessions.list(), []);
-    assert.deepEqual([...Deno.readDirSync(root.path)], []);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
+  const sneaky = { ...brainEnv({ name: "ok", filesystem: { workspace: "write" } }), name: ".." } as Environment;
+  await assert.rejects(
+    brain.sessions.create({ id: "s", tools: [probe({ env: sneaky })] }),
+    hasCode("invalid_argument"),
+  );
+  assert.deepEqual(await brain.sessions.list(), []);
+  assert.deepEqual([...Deno.readDirSync(root.path)], []);
 });
 
 Deno.test("ctx.environments.create refuses . and .. and leaves the workspace root and its sessions alone", async () => {
   await using root = await tempRoot();
-  const brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
+  await using brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
   const operate = tool({
     name: "operate",
     description: "Create and delete environments by name.",
@@ -88,75 +84,59 @@ Deno.test("ctx.environments.create refuses . and .. and leaves the workspace roo
       return ctx.finish(seen);
     },
   });
-  try {
-    const neighbour = await brain.sessions.create({
-      id: "neighbour",
-      tools: [probe({ env: brainEnv({ name: "files", filesystem: { workspace: "write" } }) })],
-    });
-    const folder = (await neighbour.call("probe", {})).outcome;
-    assert.equal(folder.status, "ok");
-    await Deno.writeTextFile(`${folder.status === "ok" && folder.value}/keep.txt`, "precious");
-    const session = await brain.sessions.create({
-      id: "s",
-      tools: [operate({ env: brainEnv({ name: "ops", control: ["create", "delete"] }) })],
-    });
-    for (const name of [".", "..", ".x", "a/b"]) {
-      const end = await session.call("operate", { name });
-      assert.deepEqual(end.outcome, { status: "ok", value: ["invalid_argument", "environment_not_found"] }, name);
-    }
-    assert.equal(await Deno.readTextFile(`${root.path}/neighbour/files/keep.txt`), "precious");
-  } finally {
-    await brain.close();
+  const neighbour = await brain.sessions.create({
+    id: "neighbour",
+    tools: [probe({ env: brainEnv({ name: "files", filesystem: { workspace: "write" } }) })],
+  });
+  const folder = (await neighbour.call("probe", {})).outcome;
+  assert.equal(folder.status, "ok");
+  await Deno.writeTextFile(`${folder.status === "ok" && folder.value}/keep.txt`, "precious");
+  const session = await brain.sessions.create({
+    id: "s",
+    tools: [operate({ env: brainEnv({ name: "ops", control: ["create", "delete"] }) })],
+  });
+  for (const name of [".", "..", ".x", "a/b"]) {
+    const end = await session.call("operate", { name });
+    assert.deepEqual(end.outcome, { status: "ok", value: ["invalid_argument", "environment_not_found"] }, name);
   }
+  assert.equal(await Deno.readTextFile(`${root.path}/neighbour/files/keep.txt`), "precious");
 });
 
 Deno.test("session ids that could be paths are refused by create, get and delete", async () => {
-  const brain = new Brain();
-  try {
-    for (const id of BAD_NAMES) {
-      await assert.rejects(brain.sessions.create({ id }), hasCode("invalid_argument"), id);
-      await assert.rejects(brain.sessions.get(id), hasCode("invalid_argument"), id);
-      await assert.rejects(brain.sessions.delete(id), hasCode("invalid_argument"), id);
-    }
-  } finally {
-    await brain.close();
+  await using brain = new Brain();
+  for (const id of BAD_NAMES) {
+    await assert.rejects(brain.sessions.create({ id }), hasCode("invalid_argument"), id);
+    await assert.rejects(brain.sessions.get(id), hasCode("invalid_argument"), id);
+    await assert.rejects(brain.sessions.delete(id), hasCode("invalid_argument"), id);
   }
 });
 
 Deno.test("a host id that could be a path or holds control characters is refused", async () => {
-  const brain = new Brain();
-  try {
-    for (const id of [...BAD_NAMES, "app\nx", ""]) {
-      await assert.rejects(brain.sessions.create({ host: { id, token: "secret" } }), hasCode("invalid_argument"));
-    }
-    assert.deepEqual(await brain.sessions.list(), []);
-  } finally {
-    await brain.close();
+  await using brain = new Brain();
+  for (const id of [...BAD_NAMES, "app\nx", ""]) {
+    await assert.rejects(brain.sessions.create({ host: { id, token: "secret" } }), hasCode("invalid_argument"));
   }
+  assert.deepEqual(await brain.sessions.list(), []);
 });
 
 Deno.test("deleting a session removes its workspace; a new session of the same id starts empty", async () => {
   await using root = await tempRoot();
-  const brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
+  await using brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["write"] } });
   const env = brainEnv({ name: "files", filesystem: { workspace: "write" } });
-  try {
-    const first = await brain.sessions.create({ id: "reused", tools: [probe({ env })] });
-    const end = await first.call("probe", {});
-    const workspace = end.outcome.status === "ok" ? end.outcome.value as string : "";
-    await Deno.writeTextFile(`${workspace}/secret.txt`, "old");
-    await brain.sessions.delete("reused");
-    await assert.rejects(Deno.stat(`${root.path}/reused`), Deno.errors.NotFound);
+  const first = await brain.sessions.create({ id: "reused", tools: [probe({ env })] });
+  const end = await first.call("probe", {});
+  const workspace = end.outcome.status === "ok" ? end.outcome.value as string : "";
+  await Deno.writeTextFile(`${workspace}/secret.txt`, "old");
+  await brain.sessions.delete("reused");
+  await assert.rejects(Deno.stat(`${root.path}/reused`), Deno.errors.NotFound);
 
-    // Files left by a session whose deletion never reached disk (a crash) are gone for the next owner of the id.
-    await Deno.mkdir(`${root.path}/stale/files`, { recursive: true });
-    await Deno.writeTextFile(`${root.path}/stale/files/secret.txt`, "old");
-    const second = await brain.sessions.create({ id: "stale", tools: [probe({ env })] });
-    const again = await second.call("probe", {});
-    assert.equal(again.outcome.status, "ok");
-    assert.deepEqual([...Deno.readDirSync(`${root.path}/stale/files`)], []);
-  } finally {
-    await brain.close();
-  }
+  // Files left by a session whose deletion never reached disk (a crash) are gone for the next owner of the id.
+  await Deno.mkdir(`${root.path}/stale/files`, { recursive: true });
+  await Deno.writeTextFile(`${root.path}/stale/files/secret.txt`, "old");
+  const second = await brain.sessions.create({ id: "stale", tools: [probe({ env })] });
+  const again = await second.call("probe", {});
+  assert.equal(again.outcome.status, "ok");
+  assert.deepEqual([...Deno.readDirSync(`${root.path}/stale/files`)], []);
 });
 
 Deno.test("over the wire, a session id that could be a path is invalid_argument, not a lookup", async () => {

@@ -1,13 +1,13 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, type Outcome, tool } from "../../mod.ts";
+import { Brain, type Outcome, tool } from "../../mod.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const OPERATOR = "operator-secret";
-const hasCode = (expected: string) => (error: unknown) => error instanceof BrainError && error.code === expected;
 
 const ping = tool({
   name: "ping",

@@ -4,6 +4,7 @@ import { Brain, type BrainError, tool } from "../../mod.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const ping = tool({
   name: "ping",
@@ -29,10 +30,10 @@ Deno.test("a wrong or missing host token gets 401 and no connection, so nothing 
     }
     const intruder = new Brain({ url: server.url, serverToken: "operator-secret", token: "wrong-secret", host: "app" });
     try {
-      await assert.rejects(intruder.sessions.list(), (error: BrainError) => error.code === "unauthorized");
+      await assert.rejects(intruder.sessions.list(), hasCode("unauthorized"));
       await assert.rejects(
         intruder.sessions.get(session.id, { tools: [ping()] }),
-        (error: BrainError) => error.code === "unauthorized",
+        hasCode("unauthorized"),
       );
     } finally {
       await intruder.close();

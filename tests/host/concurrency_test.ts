@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("1,000 concurrent calls over one connection: none lost, none duplicated", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -62,7 +63,7 @@ Deno.test("several sessions and Tools of one Brain client share one connection u
     );
     await brain.close();
     assert.equal(server.dropHost("shared"), false, "close released the shared connection");
-    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "brain_closed");
+    await assert.rejects(brain.sessions.list(), hasCode("brain_closed"));
   } finally {
     await brain.close();
     await server.shutdown();

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -114,7 +115,7 @@ Deno.test("a call started on a socket that is dropping fails connection_lost and
   try {
     const session = await brain.sessions.create({ tools: [counted()] });
     assert.equal(server.dropHost("racer"), true);
-    await assert.rejects(session.start("counted", {}), (error: BrainError) => error.code === "connection_lost");
+    await assert.rejects(session.start("counted", {}), hasCode("connection_lost"));
     await session.read();
     assert.equal(runs, 0, "the lost start was not resent after the reconnect");
     const records = await session.read();
@@ -186,25 +187,21 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
   const refused = Promise.withResolvers<HostConnectionEvent>();
   const second = new Brain({ ...options, onConnection: (event) => event.type === "failed" && refused.resolve(event) });
   try {
-    await assert.rejects(second.sessions.list(), (error: BrainError) => error.code === "host_in_use");
+    await assert.rejects(second.sessions.list(), hasCode("host_in_use"));
     assert.equal((await refused.promise).error?.code, "host_in_use");
     assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
     assert.equal(server.connections, 1, "the first instance was never evicted");
 
     const lost = Promise.withResolvers<HostConnectionEvent>();
-    const third = new Brain({
+    await using third = new Brain({
       ...options,
       takeover: true,
       onConnection: (event) => event.type === "attached" && lost.resolve(event),
     });
-    try {
-      const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
-      assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
-      await lost.promise;
-      assert.equal(server.connections, 2);
-    } finally {
-      await third.close();
-    }
+    const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
+    assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
+    await lost.promise;
+    assert.equal(server.connections, 2);
   } finally {
     await second.close();
     await first.close();

@@ -3,7 +3,8 @@
  * injects link faults: `cut` closes every open link, `tear` forwards half of the
  * next chunk the server sends and then closes that link (a torn frame), `delay`
  * holds every chunk for some milliseconds, and `blackhole` stops forwarding on
- * every link, open or new, without closing anything, until `heal`.
+ * every link, open or new, without closing anything, until `heal`; `refuse`
+ * closes every new link at once (a server that is down), until `heal`.
  */
 export interface FaultProxy {
   /** The base URL a client connects to instead of the server's. */
@@ -14,6 +15,7 @@ export interface FaultProxy {
   tear(): void;
   delay(ms: number): void;
   blackhole(): void;
+  refuse(): void;
   /** Forwards normally again; links that were blackholed stay silent until an end drops them. */
   heal(): void;
   close(): Promise<void>;
@@ -36,6 +38,7 @@ export function faultProxy(target: string): FaultProxy {
   let delayMs = 0;
   let blackholed = false;
   let tearNext = false;
+  let refusing = false;
 
   const pump = async (link: Link, from: Deno.Conn, to: Deno.Conn, fromServer: boolean) => {
     const buffer = new Uint8Array(64 * 1024);
@@ -69,6 +72,10 @@ export function faultProxy(target: string): FaultProxy {
   const accepting = (async () => {
     for await (const client of listener) {
       opened++;
+      if (refusing) {
+        client.close();
+        continue;
+      }
       let server: Deno.Conn;
       try {
         server = await Deno.connect({ hostname: "127.0.0.1", port });
@@ -111,8 +118,10 @@ export function faultProxy(target: string): FaultProxy {
       blackholed = true;
       for (const link of links) link.silent = true;
     },
+    refuse: () => void (refusing = true),
     heal() {
       blackholed = false;
+      refusing = false;
       delayMs = 0;
       tearNext = false;
     },

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
-import { Brain, type BrainError, type CallEnd } from "../../mod.ts";
+import { Brain, type CallEnd } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -85,12 +86,8 @@ Deno.test("a client that cannot reach its server fails its requests with connect
   const gone = await serveBrain({ serverToken: "operator-secret" });
   const url = gone.url;
   await gone.shutdown();
-  const brain = new Brain({ url, token: "t" });
-  try {
-    await assert.rejects(brain.sessions.list(), (error: BrainError) => error.code === "connection_lost");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ url, token: "t" });
+  await assert.rejects(brain.sessions.list(), hasCode("connection_lost"));
 });
 
 Deno.test("a remote Brain refuses per-session host credentials: its sessions belong to the host it connects as", async () => {
@@ -99,7 +96,7 @@ Deno.test("a remote Brain refuses per-session host credentials: its sessions bel
   try {
     await assert.rejects(
       brain.sessions.create({ host: { id: "other", token: "x" } }),
-      (error: BrainError) => error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
     const session = await brain.sessions.create();
     assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");

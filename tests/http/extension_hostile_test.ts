@@ -33,15 +33,11 @@ async function callThrough(
   options: { maxReportBytes?: number } = {},
 ) {
   await using server = serve(fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = extensionEnv({ name: "app", url: server.url, ...options });
-    const session = await brain.sessions.create({ tools: [remote({ env })] });
-    const end = await session.call("remote", {});
-    return { end, records: await session.read() };
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = extensionEnv({ name: "app", url: server.url, ...options });
+  const session = await brain.sessions.create({ tools: [remote({ env })] });
+  const end = await session.call("remote", {});
+  return { end, records: await session.read() };
 }
 
 Deno.test("extension: a finish refused as malformed ends the call error protocol_error, without any deadline", async () => {

@@ -6,9 +6,9 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
 import { serve } from "../_support/serve.ts";
+import { soon } from "../_support/deadline.ts";
 
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : String(error);
-const deadline = () => Date.now() + 10_000;
 
 let session: BrainSession | undefined;
 const observed: {
@@ -99,28 +99,24 @@ async function withExtension(
   const app = new Hono();
   app.mount("/brain", extension.fetch);
   await using server = serve(app.fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = extensionEnv({ name: "app-http", url: `${server.url}/brain`, token: brainToken });
-    session = await brain.sessions.create({
-      tools: [
-        lookup({ env, prefix: "ignored:" }),
-        forgetful({ env }),
-        sloppy({ env }),
-        refusing({ env }),
-        background({ env }),
-        absent({ env }),
-      ],
-    });
-    await test(session, server.url);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = extensionEnv({ name: "app-http", url: `${server.url}/brain`, token: brainToken });
+  session = await brain.sessions.create({
+    tools: [
+      lookup({ env, prefix: "ignored:" }),
+      forgetful({ env }),
+      sloppy({ env }),
+      refusing({ env }),
+      background({ env }),
+      absent({ env }),
+    ],
+  });
+  await test(session, server.url);
 }
 
 Deno.test("extension: same declaration, configured options, results committed before ctx resolves", async () => {
   await withExtension(async (brainSession) => {
-    const end = await brainSession.call("lookup", { id: "7" }, { deadline: deadline() });
+    const end = await brainSession.call("lookup", { id: "7" }, { deadline: soon() });
     assert.equal(end.cause, "finish");
     assert.deepEqual(end.outcome, { status: "ok", value: { key: "customer:7", partial: false } });
     const records = await brainSession.read();
@@ -141,7 +137,7 @@ Deno.test("extension: same declaration, configured options, results committed be
 
 Deno.test("extension: a result that ends the call is still acknowledged with its committed sequence", async () => {
   await withExtension(async (brainSession) => {
-    const end = await brainSession.call("refusing", {}, { deadline: deadline() });
+    const end = await brainSession.call("refusing", {}, { deadline: soon() });
     assert.equal(end.outcome.status === "error" && end.outcome.error.code, "not_found");
     const result = (await brainSession.read()).find((record) => record.kind === "tool_result");
     assert.equal(await observed.errorAck.promise, String(result?.sequence));
@@ -150,7 +146,7 @@ Deno.test("extension: a result that ends the call is still acknowledged with its
 
 Deno.test("extension: a returned value ends the synchronous phase; a later finish in the request completes", async () => {
   await withExtension(async (brainSession) => {
-    const end = await brainSession.call("background", {}, { deadline: deadline() });
+    const end = await brainSession.call("background", {}, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: { step: 2 } });
     const records = await brainSession.read();
     assert.deepEqual(records.map((record) => record.kind), [
@@ -166,7 +162,7 @@ Deno.test("extension: a returned value ends the synchronous phase; a later finis
 
 Deno.test("extension: no arbitrary events, no model calls and no Environment control", async () => {
   await withExtension(async (brainSession) => {
-    await brainSession.call("lookup", { id: "1" }, { deadline: deadline() });
+    await brainSession.call("lookup", { id: "1" }, { deadline: soon() });
     await observed.acknowledged.promise;
     assert.deepEqual(observed.refused, {
       emit: "permission_denied",
@@ -179,7 +175,7 @@ Deno.test("extension: no arbitrary events, no model calls and no Environment con
 
 Deno.test("extension: a Tool exceeding its request lifetime ends lifetime_exceeded and later work is refused", async () => {
   await withExtension(async (brainSession) => {
-    const end = await brainSession.call("forgetful", {}, { deadline: deadline() });
+    const end = await brainSession.call("forgetful", {}, { deadline: soon() });
     assert.equal(end.cause, "error");
     assert.equal(end.outcome.status === "error" && end.outcome.error.code, "lifetime_exceeded");
     const kinds = (await brainSession.read()).map((record) => record.kind);
@@ -190,15 +186,15 @@ Deno.test("extension: a Tool exceeding its request lifetime ends lifetime_exceed
 
 Deno.test("extension: output validation, unknown tools and a wrong token are error outcomes", async () => {
   await withExtension(async (brainSession) => {
-    const sloppyEnd = (await brainSession.call("sloppy", {}, { deadline: deadline() })).outcome;
+    const sloppyEnd = (await brainSession.call("sloppy", {}, { deadline: soon() })).outcome;
     assert.equal(sloppyEnd.status === "error" && sloppyEnd.error.code, "invalid_output");
-    const absentEnd = (await brainSession.call("absent", {}, { deadline: deadline() })).outcome;
+    const absentEnd = (await brainSession.call("absent", {}, { deadline: soon() })).outcome;
     assert.equal(absentEnd.status === "error" && absentEnd.error.code, "unknown_tool");
-    const badInput = (await brainSession.call("lookup", { id: 7 }, { deadline: deadline() })).outcome;
+    const badInput = (await brainSession.call("lookup", { id: 7 }, { deadline: soon() })).outcome;
     assert.equal(badInput.status === "error" && badInput.error.code, "invalid_input");
   });
   await withExtension(async (brainSession) => {
-    const end = (await brainSession.call("sloppy", {}, { deadline: deadline() })).outcome;
+    const end = (await brainSession.call("sloppy", {}, { deadline: soon() })).outcome;
     assert.equal(end.status === "error" && end.error.code, "unauthorized");
   }, { brainToken: "wrong" });
 });
@@ -211,45 +207,33 @@ Deno.test("extension: a response that ends without a finish leaves the call unkn
   );
   broken.post("/calls/acks", (c) => c.body(null, 204));
   await using server = serve(broken.fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = extensionEnv({ name: "gone", url: server.url });
-    const brainSession = await brain.sessions.create({ tools: [absent({ env })] });
-    const end = await brainSession.call("absent", {}, { deadline: deadline() });
-    assert.equal(end.cause, "unknown");
-    assert.equal(end.outcome.status, "unknown");
-    const kinds = (await brainSession.read()).map((record) => record.kind);
-    assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_result", "tool_call_finished"]);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = extensionEnv({ name: "gone", url: server.url });
+  const brainSession = await brain.sessions.create({ tools: [absent({ env })] });
+  const end = await brainSession.call("absent", {}, { deadline: soon() });
+  assert.equal(end.cause, "unknown");
+  assert.equal(end.outcome.status, "unknown");
+  const kinds = (await brainSession.read()).map((record) => record.kind);
+  assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_result", "tool_call_finished"]);
 });
 
 Deno.test("extension: a known protocol failure is an error outcome, not unknown", async () => {
   const broken = new Hono();
   broken.post("/calls", (c) => c.text("upstream exploded", 502));
   await using server = serve(broken.fetch);
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = extensionEnv({ name: "broken", url: server.url });
-    const brainSession = await brain.sessions.create({ tools: [absent({ env })] });
-    const end = await brainSession.call("absent", {}, { deadline: deadline() });
-    assert.equal(end.cause, "error");
-    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "protocol_error");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = extensionEnv({ name: "broken", url: server.url });
+  const brainSession = await brain.sessions.create({ tools: [absent({ env })] });
+  const end = await brainSession.call("absent", {}, { deadline: soon() });
+  assert.equal(end.cause, "error");
+  assert.equal(end.outcome.status === "error" && end.outcome.error.code, "protocol_error");
 });
 
 Deno.test("extension: an extension outside the allow-list fails session creation", async () => {
-  const brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
-  try {
-    const env = extensionEnv({ name: "far", url: "http://127.0.0.1:2/brain" });
-    await assert.rejects(
-      brain.sessions.create({ tools: [absent({ env })] }),
-      (error) => codeOf(error) === "permission_denied",
-    );
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: ["127.0.0.1:1"] } });
+  const env = extensionEnv({ name: "far", url: "http://127.0.0.1:2/brain" });
+  await assert.rejects(
+    brain.sessions.create({ tools: [absent({ env })] }),
+    (error) => codeOf(error) === "permission_denied",
+  );
 });

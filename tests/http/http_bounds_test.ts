@@ -17,13 +17,9 @@ Deno.test("an HTTP Tool's endless response body ends the call payload_too_large,
     )
   );
   const endless = httpTool({ name: "endless", description: "Never stops.", input: z.object({}), url: server.url });
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const session = await brain.sessions.create({ tools: [endless()] });
-    const end = await session.call("endless", {}, { timeoutMs: 30_000 });
-    assert.equal(end.outcome.status === "error" && end.outcome.error.code, "payload_too_large");
-    assert.ok(sent < 64 * 1024 * 1024, `Brain stopped reading early (${sent} bytes sent)`);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const session = await brain.sessions.create({ tools: [endless()] });
+  const end = await session.call("endless", {}, { timeoutMs: 30_000 });
+  assert.equal(end.outcome.status === "error" && end.outcome.error.code, "payload_too_large");
+  assert.ok(sent < 64 * 1024 * 1024, `Brain stopped reading early (${sent} bytes sent)`);
 });

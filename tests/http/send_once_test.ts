@@ -18,18 +18,14 @@ async function warm(url: string): Promise<void> {
 Deno.test("an http() Tool call is sent once even when a kept-alive connection breaks after the request", async () => {
   await using server = breakingKeepAlive(() => Response.json({ done: true }));
   const post = httpTool({ name: "post", description: "POSTs.", input: z.object({ n: z.number() }), url: server.url });
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const session = await brain.sessions.create({ tools: [post()] });
-    for (let n = 0; n < CALLS; n++) {
-      await warm(server.url);
-      const end = await session.call("post", { n }, { timeoutMs: 10_000 });
-      assert.deepEqual(end.outcome, { status: "ok", value: { done: true } });
-    }
-    assert.equal(server.received.get("/"), CALLS);
-  } finally {
-    await brain.close();
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const session = await brain.sessions.create({ tools: [post()] });
+  for (let n = 0; n < CALLS; n++) {
+    await warm(server.url);
+    const end = await session.call("post", { n }, { timeoutMs: 10_000 });
+    assert.deepEqual(end.outcome, { status: "ok", value: { done: true } });
   }
+  assert.equal(server.received.get("/"), CALLS);
 });
 
 Deno.test("an httpEnv http_json Tool call is sent once even when a kept-alive connection breaks after the request", async () => {
@@ -40,19 +36,15 @@ Deno.test("an httpEnv http_json Tool call is sent once even when a kept-alive co
     input: z.object({ n: z.number() }),
     implementation: () => ({ type: "http_json", method: "POST", path: "/comments" }),
   });
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = httpEnv({ name: "api", baseUrl: server.url });
-    const session = await brain.sessions.create({ tools: [post({ env })] });
-    for (let n = 0; n < CALLS; n++) {
-      await warm(server.url);
-      const end = await session.call("post", { n }, { timeoutMs: 10_000 });
-      assert.deepEqual(end.outcome, { status: "ok", value: { done: true } });
-    }
-    assert.equal(server.received.get("/comments"), CALLS);
-  } finally {
-    await brain.close();
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = httpEnv({ name: "api", baseUrl: server.url });
+  const session = await brain.sessions.create({ tools: [post({ env })] });
+  for (let n = 0; n < CALLS; n++) {
+    await warm(server.url);
+    const end = await session.call("post", { n }, { timeoutMs: 10_000 });
+    assert.deepEqual(end.outcome, { status: "ok", value: { done: true } });
   }
+  assert.equal(server.received.get("/comments"), CALLS);
 });
 
 Deno.test("an extensionEnv Tool call is sent once even when a kept-alive connection breaks after the request", async () => {
@@ -66,17 +58,13 @@ Deno.test("an extensionEnv Tool call is sent once even when a kept-alive connect
   await using server = breakingKeepAlive((request) =>
     new URL(request.url).pathname === "/warm" ? Response.json({}) : app.fetch(request)
   );
-  const brain = new Brain({ allow: { net: [server.host] } });
-  try {
-    const env = extensionEnv({ name: "app", url: server.url });
-    const session = await brain.sessions.create({ tools: [remote({ env })] });
-    for (let n = 0; n < CALLS; n++) {
-      await warm(server.url);
-      const end = await session.call("remote", { n }, { timeoutMs: 10_000 });
-      assert.deepEqual(end.outcome, { status: "ok", value: { n } });
-    }
-    assert.equal(server.received.get("/calls"), CALLS);
-  } finally {
-    await brain.close();
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const env = extensionEnv({ name: "app", url: server.url });
+  const session = await brain.sessions.create({ tools: [remote({ env })] });
+  for (let n = 0; n < CALLS; n++) {
+    await warm(server.url);
+    const end = await session.call("remote", { n }, { timeoutMs: 10_000 });
+    assert.deepEqual(end.outcome, { status: "ok", value: { n } });
   }
+  assert.equal(server.received.get("/calls"), CALLS);
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Journal } from "../../src/journal/journal.ts";
-import { BrainError } from "../../mod.ts";
+import {} from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 
 /** Registers the behaviour every Journal must have; `open` gives a fresh, empty journal. */
@@ -75,7 +75,7 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
             { kind: "tool_returned", call: 1 },
             { kind: "tool_event", call: 1, event: "e", data: data as never },
           ]),
-          (error) => error instanceof BrainError && error.code === "invalid_argument" && /\$\.data/.test(error.message),
+          hasCode("invalid_argument", /\$\.data/),
         );
       }
       assert.equal(await journal.head("s"), 0);

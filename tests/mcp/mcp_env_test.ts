@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/stdio"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { Brain, BrainError, hostEnv, type Outcome } from "../../mod.ts";
+import { Brain, hostEnv, type Outcome } from "../../mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
@@ -68,7 +68,7 @@ Deno.test("mcpEnv places only the tools named, and refuses a name the server lac
   assert.deepEqual(session.tools.map((placed) => placed.tool.name), ["echo", "get-sum"]);
   await assert.rejects(
     brain.sessions.create({ environments: [everything(["echo", "no-such-tool"])] }),
-    (error) => error instanceof BrainError && error.code === "invalid_tool" && /no-such-tool/.test(error.message),
+    hasCode("invalid_tool", /no-such-tool/),
   );
 });
 
@@ -218,7 +218,7 @@ Deno.test("mcpEnv's grant is checked against the allow-list before anything star
   await using brain = new Brain({ allow: { env: EVERYTHING_ENV } });
   await assert.rejects(
     brain.sessions.create({ environments: [everything()] }),
-    (error) => error instanceof BrainError && error.code === "permission_denied" && /run/.test(error.message),
+    hasCode("permission_denied", /run/),
   );
   assert.deepEqual(await brain.sessions.list(), []);
 });
@@ -228,8 +228,7 @@ Deno.test("a server that cannot start fails session creation with setup_failed a
   await using brain = new Brain({ allow: { run: [DENO] } });
   await assert.rejects(
     brain.sessions.create({ environments: [broken] }),
-    (error) =>
-      error instanceof BrainError && error.code === "setup_failed" && /GZIP_MAX_FETCH_SIZE/.test(error.message),
+    hasCode("setup_failed", /GZIP_MAX_FETCH_SIZE/),
   );
   assert.deepEqual(await brain.sessions.list(), []);
 });
@@ -253,7 +252,7 @@ Deno.test("a reopened session places the Environment's tools again and checks th
   await reopened.end();
   await assert.rejects(
     brain.sessions.get(created.id, { environments: [everything(["echo", "get-sum"])] }),
-    (error) => error instanceof BrainError && error.code === "reattach_mismatch" && /get-sum/.test(error.message),
+    hasCode("reattach_mismatch", /get-sum/),
   );
 });
 
@@ -268,8 +267,7 @@ Deno.test("a remote Brain client refuses environments; a non-placing Environment
     );
     await assert.rejects(
       brain.sessions.create({ environments: [hostEnv({ name: "app" })] }),
-      (error) =>
-        error instanceof BrainError && error.code === "invalid_argument" && /places no Tools/.test(error.message),
+      hasCode("invalid_argument", /places no Tools/),
     );
     await assert.rejects(
       brain.sessions.create({ environments: "everything" as unknown as [] }),
@@ -286,7 +284,7 @@ Deno.test("mcpEnv refuses malformed options and permission flags in a Deno serve
   const refused = (options: unknown, pattern: RegExp) =>
     assert.throws(
       () => mcpEnv(options as Parameters<typeof mcpEnv>[0]),
-      (error) => error instanceof BrainError && error.code === "invalid_argument" && pattern.test(error.message),
+      hasCode("invalid_argument", pattern),
     );
   refused({ name: "x", command: Deno.execPath(), args: ["run", "-A", "server.ts"] }, /permissions come from its grant/);
   refused({ name: "x", command: Deno.execPath(), args: ["run", "--allow-net", "server.ts"] }, /permission flags/);

@@ -3,6 +3,7 @@ import { BrainError } from "../../mod.ts";
 import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { checkModelResult, normalizeModelRequest } from "../../src/model/request.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("an omitted system prompt becomes empty and omitted tools become none; the response format has no default", () => {
   const normalized = normalizeModelRequest({ messages: [{ role: "user", content: "hi" }] });
@@ -23,7 +24,7 @@ Deno.test("a model request may not choose the model, and needs explicit messages
   ) {
     assert.throws(
       () => normalizeModelRequest(bad),
-      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
   }
 });

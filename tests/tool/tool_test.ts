@@ -1,19 +1,14 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { fetchIssue } from "../../examples/fetch_issue.ts";
-import { Brain, BrainError, type Descriptor, type Environment, hostEnv, http, tool } from "../../mod.ts";
+import { Brain, type BrainError, type Descriptor, type Environment, hostEnv, http, tool } from "../../mod.ts";
 import type { Dispatch } from "../../src/contract/placement.ts";
 import { factoryImplementation } from "../../src/tool/tool.ts";
-
-const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
+import { hasCode } from "../_support/has_code.ts";
 
 async function withBrain(fn: (brain: Brain) => Promise<void>): Promise<void> {
-  const brain = new Brain();
-  try {
-    await fn(brain);
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  await fn(brain);
 }
 
 Deno.test("input JSON Schema describes what parsing accepts; output JSON Schema the parsed output", () => {
@@ -69,7 +64,7 @@ Deno.test("unrepresentable schemas fail when the Tool is declared", () => {
   for (const [input, output] of [[z.object({ n: z.bigint() }), undefined], [z.object({}), z.date()]] as const) {
     assert.throws(
       () => tool({ name: "bad", description: "A test Tool.", input, output, run: (_i, ctx) => ctx.finish() }),
-      isCode("invalid_schema"),
+      hasCode("invalid_schema"),
     );
   }
 });
@@ -88,18 +83,14 @@ Deno.test("z.object strips extra input properties; z.strictObject rejects them",
     input: z.strictObject({ id: z.string() }),
     run: (input, ctx) => ctx.finish(input),
   });
-  const brain = new Brain();
-  try {
-    const session = await brain.sessions.create({ tools: [loose(), strict()] });
-    const stripped = await session.call("loose", { id: "1", extra: true });
-    assert.deepEqual(stripped.outcome, { status: "ok", value: { id: "1" } });
-    assert.deepEqual(seen, [{ id: "1" }]);
-    const rejected = await session.call("strict", { id: "1", extra: true });
-    assert.equal(rejected.outcome.status, "error");
-    assert.equal(rejected.outcome.status === "error" && rejected.outcome.error.code, "invalid_input");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ tools: [loose(), strict()] });
+  const stripped = await session.call("loose", { id: "1", extra: true });
+  assert.deepEqual(stripped.outcome, { status: "ok", value: { id: "1" } });
+  assert.deepEqual(seen, [{ id: "1" }]);
+  const rejected = await session.call("strict", { id: "1", extra: true });
+  assert.equal(rejected.outcome.status, "error");
+  assert.equal(rejected.outcome.status === "error" && rejected.outcome.error.code, "invalid_input");
 });
 
 Deno.test("factory options are parsed once, with defaults and transforms, and frozen", () => {
@@ -118,7 +109,7 @@ Deno.test("factory options are parsed once, with defaults and transforms, and fr
   assert.deepEqual(placed.options, { prefix: "CUSTOMER:", nested: { n: 1 } });
   assert.equal(parses, 1);
   assert.ok(Object.isFrozen(placed.options) && Object.isFrozen(placed.options.nested));
-  assert.throws(() => lookup({ prefix: 7 as unknown as string }), isCode("invalid_options"));
+  assert.throws(() => lookup({ prefix: 7 as unknown as string }), hasCode("invalid_options"));
 });
 
 Deno.test("without an options schema the factory takes no options; env places it", () => {
@@ -134,20 +125,20 @@ Deno.test("without an options schema the factory takes no options; env places it
   const placed = ping({ env: app });
   assert.equal(placed.env, app);
   assert.equal(placed.advertised.env, "app");
-  assert.throws(() => ping({ verbose: true } as never), isCode("invalid_options"));
+  assert.throws(() => ping({ verbose: true } as never), hasCode("invalid_options"));
 });
 
 Deno.test("a declaration needs a valid name and exactly one of run or implementation", () => {
   const input = z.object({});
   assert.throws(
     () => tool({ name: "has space", description: "A test Tool.", input, run: () => {} }),
-    isCode("invalid_tool"),
+    hasCode("invalid_tool"),
   );
-  assert.throws(() => tool({ name: "none", description: "A test Tool.", input }), isCode("invalid_tool"));
+  assert.throws(() => tool({ name: "none", description: "A test Tool.", input }), hasCode("invalid_tool"));
   assert.throws(
     () =>
       tool({ name: "both", description: "A test Tool.", input, run: () => {}, implementation: () => ({ type: "x" }) }),
-    isCode("invalid_tool"),
+    hasCode("invalid_tool"),
   );
 });
 
@@ -161,7 +152,7 @@ Deno.test("a declaration has no needs field: unknown declaration fields are inva
   };
   assert.throws(
     () => tool(declaration as never),
-    (error) => isCode("invalid_tool")(error) && /unknown declaration field needs/.test((error as Error).message),
+    (error) => hasCode("invalid_tool")(error) && /unknown declaration field needs/.test((error as Error).message),
   );
 });
 
@@ -173,10 +164,10 @@ Deno.test("a descriptor is built from parsed options, frozen, and needs an Envir
   assert.equal(placed.advertised.implementation, "descriptor");
   const brain = new Brain();
   try {
-    await assert.rejects(brain.sessions.create({ tools: [placed] }), isCode("unsupported_runtime"));
+    await assert.rejects(brain.sessions.create({ tools: [placed] }), hasCode("unsupported_runtime"));
     await assert.rejects(
       brain.sessions.create({ tools: [fetchIssue({ env: hostEnv({ name: "app" }), repository: "a/b" })] }),
-      isCode("unsupported_runtime"),
+      hasCode("unsupported_runtime"),
     );
   } finally {
     await brain.close();
@@ -189,7 +180,7 @@ Deno.test("a descriptor is built from parsed options, frozen, and needs an Envir
         input: z.object({}),
         implementation: () => ({ type: "x", at: new Date() } as never),
       })(),
-    isCode("invalid_tool"),
+    hasCode("invalid_tool"),
   );
 });
 

@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { BrainError } from "../../src/outcome/errors.ts";
 import {
   checkName,
   checkSessionId,
@@ -9,6 +8,7 @@ import {
   MAX_NAME_LENGTH,
 } from "../../src/util/names.ts";
 import { sameText } from "../../src/util/same_text.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 Deno.test("a name is letters, digits, -, _ and ., never a dot first, at most MAX_NAME_LENGTH", () => {
   for (const good of ["a", "s1", "my-env", "my_env", "v1.2", "-x", "_x", "a..b", "x".repeat(MAX_NAME_LENGTH)]) {
@@ -37,7 +37,7 @@ Deno.test("a name is letters, digits, -, _ and ., never a dot first, at most MAX
     assert.ok(!isName(bad), JSON.stringify(bad));
     assert.throws(
       () => checkName("an id", bad),
-      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
   }
 });
@@ -61,10 +61,10 @@ Deno.test("a host-scoped session key joins a host id and its own session id with
   for (const bad of ["~x", "a~", "a~~x", "a~b~c", "..~x", "a~..", "a/b~c", "~", ".", "", 7]) {
     assert.throws(
       () => checkSessionId(bad),
-      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      hasCode("invalid_argument"),
     );
   }
   for (const [host, session] of [["a~b", "c"], ["a", "b~c"], ["..", "x"], ["a", ".."]]) {
-    assert.throws(() => hostSessionKey(host, session), (error) => error instanceof BrainError);
+    assert.throws(() => hostSessionKey(host, session), hasCode("invalid_argument"));
   }
 });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
-import { BrainError } from "../../src/outcome/errors.ts";
+import {} from "../../src/outcome/errors.ts";
 import { readBounded } from "../../src/util/read_bounded.ts";
 import { lines } from "../../src/util/lines.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 /** A stream of `chunks` chunks of `size` bytes each; `pulled` counts what was read. */
 function stream(chunks: number, size: number, pulled = { bytes: 0 }): ReadableStream<Uint8Array> {
@@ -21,7 +22,7 @@ Deno.test("readBounded reads a body up to its limit and stops reading past it", 
   const pulled = { bytes: 0 };
   await assert.rejects(
     readBounded(stream(1_000_000, 1024, pulled), "a body", 4096),
-    (error) => error instanceof BrainError && error.code === "payload_too_large",
+    hasCode("payload_too_large"),
   );
   assert.ok(pulled.bytes < 64 * 1024, `stopped early (${pulled.bytes} bytes pulled)`);
 });
@@ -41,5 +42,5 @@ Deno.test("lines splits on newlines across chunks, multi-byte text included, and
   const long = async () => {
     for await (const _ of lines(stream(100, 1024), 4096)) { /* reading */ }
   };
-  await assert.rejects(long(), (error) => error instanceof BrainError && error.code === "payload_too_large");
+  await assert.rejects(long(), hasCode("payload_too_large"));
 });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, tool } from "../../mod.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
@@ -9,6 +9,7 @@ import { serve } from "../_support/serve.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { denoScript } from "../_support/deno_script.ts";
 import { nextRecord, serverEvents } from "./sse.ts";
+import { hasCode } from "../_support/has_code.ts";
 
 const OPERATOR = "operator-secret";
 const basic = (id: string, token: string) => `Basic ${btoa(`${id}:${token}`)}`;
@@ -92,16 +93,12 @@ Deno.test("a session the credential may not see answers exactly as one that does
 });
 
 Deno.test("without an operator token only hosts' credentials are accepted", async () => {
-  const brain = new Brain();
-  try {
-    await brain.sessions.create({ id: "s", host: { id: "app-a", token: "token-a" } });
-    const viewer = brain.viewer();
-    assert.equal((await get(viewer, "/v1/sessions", "Bearer ")).status, 401);
-    assert.equal((await get(viewer, "/v1/sessions", "Bearer anything")).status, 401);
-    assert.equal((await get(viewer, "/v1/sessions/s", HOST_A)).body.id, "s");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain();
+  await brain.sessions.create({ id: "s", host: { id: "app-a", token: "token-a" } });
+  const viewer = brain.viewer();
+  assert.equal((await get(viewer, "/v1/sessions", "Bearer ")).status, 401);
+  assert.equal((await get(viewer, "/v1/sessions", "Bearer anything")).status, 401);
+  assert.equal((await get(viewer, "/v1/sessions/s", HOST_A)).body.id, "s");
 });
 
 Deno.test("sign-in keeps the credential in an HttpOnly cookie that authorizes later requests; sign-out drops it", async () => {
@@ -219,23 +216,19 @@ Deno.test("the stream sends each record as it commits, and resumes after Last-Ev
 
 Deno.test("a server's open streams end when it shuts down, so shutdown never waits on a browser", async () => {
   const server = await serveBrain({ port: 0, serverToken: OPERATOR });
-  const brain = new Brain({ url: server.url, token: "t", host: "h", serverToken: OPERATOR });
-  try {
-    const session = await brain.sessions.create({ tools: [note()] });
-    await session.call("note", { text: "x" });
-    const stream = await fetch(`${server.url}/v1/sessions/${session.id}/stream`, {
-      headers: { authorization: basic("h", "t") },
-    });
-    const events = serverEvents(stream.body!);
-    assert.equal((await nextRecord(events)).record.kind, "tool_call_started");
-    await brain.close();
-    await server.shutdown();
-    const rest: string[] = [];
-    for await (const event of events) rest.push(event.event ?? "");
-    assert.deepEqual(rest.filter((kind) => kind !== "record"), [], "the stream ended with no stray events");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ url: server.url, token: "t", host: "h", serverToken: OPERATOR });
+  const session = await brain.sessions.create({ tools: [note()] });
+  await session.call("note", { text: "x" });
+  const stream = await fetch(`${server.url}/v1/sessions/${session.id}/stream`, {
+    headers: { authorization: basic("h", "t") },
+  });
+  const events = serverEvents(stream.body!);
+  assert.equal((await nextRecord(events)).record.kind, "tool_call_started");
+  await brain.close();
+  await server.shutdown();
+  const rest: string[] = [];
+  for await (const event of events) rest.push(event.event ?? "");
+  assert.deepEqual(rest.filter((kind) => kind !== "record"), [], "the stream ended with no stray events");
 });
 
 Deno.test("a viewer over a KV file only reads: an open call stays open and nothing is written", async () => {
@@ -259,12 +252,8 @@ Deno.test("a viewer over a KV file only reads: an open call stays open and nothi
 });
 
 Deno.test("brain.viewer() is an embedded Brain's; a remote Brain's viewer is its server's", async () => {
-  const brain = new Brain({ url: "http://127.0.0.1:1", token: "t" });
-  try {
-    assert.throws(() => brain.viewer(), (error) => error instanceof BrainError && error.code === "not_implemented");
-  } finally {
-    await brain.close();
-  }
+  await using brain = new Brain({ url: "http://127.0.0.1:1", token: "t" });
+  assert.throws(() => brain.viewer(), hasCode("not_implemented"));
 });
 
 /** The permissions of `deno task view`, with reads and writes narrowed to the test's directory. */

@@ -1,6 +1,9 @@
 import { receiveMessageOnPort } from "node:worker_threads";
 import { netWorkerMain } from "./net_worker.ts";
 
+/** How many requests, connections, lookups and bodies a call may hold open at once. */
+const MAX_OPEN = 256;
+
 /**
  * A sandbox's network, as blocking calls: each call posts to the net Worker
  * and waits on a shared flag for its answer. The Worker starts on first use,
@@ -24,6 +27,11 @@ export class BlockingNet {
       Atomics.wait(this.#signal, 0, seen);
     }
     return receiveMessageOnPort(port as never)?.message as T;
+  }
+
+  /** True when the call holds as many open things as it may: a new request or connection is refused. */
+  get full(): boolean {
+    return this.#open.size >= MAX_OPEN;
   }
 
   /** Remembers `key` as open until {@linkcode BlockingNet.close} drops it. */

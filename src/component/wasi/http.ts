@@ -266,21 +266,28 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
     stream(): InputStream {
       if (this.#stream) throw wasiError(undefined);
       const key = this.#key;
-      this.#stream = new InputStream((max) => {
-        const read = net.call<{ bytes?: Uint8Array; end?: true; error?: Failure }>("take", { key, max });
-        if (read.error) {
-          throw wasiError({
-            tag: "last-operation-failed",
-            val: new IoError(read.error.message, httpErrorCode(read.error)),
-          });
-        }
-        return read.end ? undefined : read.bytes;
-      }, () => on(key));
+      this.#stream = new InputStream(
+        (max) => {
+          const read = net.call<{ bytes?: Uint8Array; end?: true; error?: Failure }>("take", { key, max });
+          if (read.error) {
+            throw wasiError({
+              tag: "last-operation-failed",
+              val: new IoError(read.error.message, httpErrorCode(read.error)),
+            });
+          }
+          return read.end ? undefined : read.bytes;
+        },
+        () => on(key),
+        () => net.drop(key),
+      );
       return this.#stream;
     }
     static finish(body: IncomingBody): FutureTrailers {
       net.drop(body.#key);
       return new FutureTrailers();
+    }
+    [Symbol.dispose](): void {
+      if (!this.#stream) net.drop(this.#key);
     }
   }
 
@@ -327,6 +334,9 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
       net.track(body);
       return { tag: "ok", val: { tag: "ok", val: new IncomingResponse(status, headers, body) } };
     }
+    [Symbol.dispose](): void {
+      if (!this.#taken) net.drop(this.#key);
+    }
   }
 
   /** A Tool serves no HTTP: a guest can make a response but never has a request or an outparam to send it to. */
@@ -361,17 +371,19 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
     if (!protocol || !authority) throw wasiError({ tag: "HTTP-request-URI-invalid" });
     let url: URL;
     try {
+      if (path !== undefined && !path.startsWith("/")) throw new Error("a path starts with /");
       url = new URL(`${protocol}://${authority}${path ?? "/"}`);
     } catch {
       throw wasiError({ tag: "HTTP-request-URI-invalid" });
     }
     const port = url.port || (protocol === "http" ? "80" : "443");
     if (!allowed(`${url.hostname}:${port}`)) throw wasiError({ tag: "HTTP-request-denied" });
+    if (net.full) throw wasiError({ tag: "connection-limit-reached" });
     const name = method.tag === "other" ? String(method.val) : method.tag.toUpperCase();
     const { bytes, open } = OutgoingBody.written(body);
     // A body still being written is streamed; GET and HEAD send none.
     const streamed = open && name !== "GET" && name !== "HEAD";
-    const sent = net.call<{ future: number; sink?: number }>("fetch", {
+    const sent = net.call<{ future: number; sink?: number; error?: Failure }>("fetch", {
       url: url.href,
       method: name,
       headers: headers.entries().filter(([header]) => !CONNECTION_HEADERS.has(header))
@@ -380,6 +392,7 @@ export function httpImports(net: BlockingNet, allowed: (hostPort: string) => boo
       stream: streamed,
       timeoutMs: RequestOptions.headMs(options),
     });
+    if (sent.error) throw wasiError(httpErrorCode(sent.error));
     net.track(sent.future);
     net.track(sent.sink);
     if (streamed) OutgoingBody.attach(body!, sent.sink!);

@@ -228,11 +228,17 @@ export function netWorkerMain(): void {
   (self as unknown as Worker).onmessage = (event: MessageEvent) => {
     const { port, signal } = event.data as { port: MessagePort; signal: Int32Array };
     port.onmessage = ({ data }: MessageEvent<Request>) => {
-      ops[data.op](data, (value) => {
+      const answer = (value: unknown) => {
         port.postMessage(value);
         Atomics.store(signal, 0, data.number);
         Atomics.notify(signal, 0);
-      });
+      };
+      try {
+        ops[data.op](data, answer);
+      } catch (error) {
+        // The sandbox's thread is blocked on this answer: a failure is an answer too.
+        answer({ error: failure(error) });
+      }
     };
   };
 }

@@ -100,7 +100,9 @@ export function socketsImports(
       this.#name = name;
       this.#addresses = found;
       if (!found) {
-        this.#key = net.call<{ future: number }>("resolve", { name }).future;
+        const started = net.call<{ future: number; error?: Failure }>("resolve", { name });
+        if (started.error) fail(socketErrorCode(started.error));
+        this.#key = started.future;
         net.track(this.#key);
       }
     }
@@ -121,12 +123,16 @@ export function socketsImports(
     subscribe(): Pollable {
       return this.#addresses || this.#key === undefined ? new Pollable() : on(this.#key);
     }
+    [Symbol.dispose](): void {
+      net.drop(this.#key);
+    }
   }
 
   function resolveAddresses(_network: Network, name: string): ResolveAddressStream {
     const literal = parseIp(name);
     if (literal) return new ResolveAddressStream(name, [literal]);
     if (!name || !allowed(name.toLowerCase())) return fail(name ? "access-denied" : "invalid-argument");
+    if (net.full) return fail("new-socket-limit");
     return new ResolveAddressStream(name.toLowerCase());
   }
 
@@ -162,11 +168,14 @@ export function socketsImports(
       const name = lookedUp.get(ip);
       const hostname = allowed(ip, port) ? ip : name !== undefined && allowed(name, port) ? name : undefined;
       if (hostname === undefined) fail("access-denied");
+      if (net.full) fail("new-socket-limit");
       // Deno checks a granted name by name: connect to the name an address was found under.
-      this.#connecting = net.call<{ future: number }>("connect", {
+      const started = net.call<{ future: number; error?: Failure }>("connect", {
         hostname: hostname!.replace(/^\[(.*)\]$/, "$1"),
         port,
-      }).future;
+      });
+      if (started.error) fail(socketErrorCode(started.error));
+      this.#connecting = started.future;
       net.track(this.#connecting);
       this.#state = "connecting";
     }

@@ -78,14 +78,24 @@ const CLOSED = { tag: "closed" };
 /**
  * `wasi:io/streams.input-stream` over a function that reads up to `length`
  * bytes (none when nothing is there yet), or undefined at the end; `subscribe`
- * says when there is something to read (at once when omitted).
+ * says when there is something to read (at once when omitted); `close` runs
+ * when the guest drops the stream.
  */
 export class InputStream {
   #read: (length: number) => Uint8Array | undefined;
   #subscribe: () => Pollable;
-  constructor(read: (length: number) => Uint8Array | undefined, subscribe = () => new Pollable()) {
+  #close: (() => void) | undefined;
+  constructor(
+    read: (length: number) => Uint8Array | undefined,
+    subscribe = () => new Pollable(),
+    close?: () => void,
+  ) {
     this.#read = read;
     this.#subscribe = subscribe;
+    this.#close = close;
+  }
+  [Symbol.dispose](): void {
+    this.#close?.();
   }
   read(length: bigint): Uint8Array {
     const bytes = this.#read(Number(length));

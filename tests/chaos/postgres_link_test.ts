@@ -1,0 +1,77 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, tool } from "../../mod.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { PostgresJournal } from "../../src/journal/postgres.ts";
+import { startPostgres } from "../_support/postgres.ts";
+import { journalRecords, until } from "../_support/until.ts";
+import { faultProxy } from "../host/fault_proxy.ts";
+
+/** `url` with its port replaced by the proxy's. */
+function through(url: string, proxy: { url: string }): string {
+  const target = new URL(url);
+  target.port = new URL(proxy.url).port;
+  return target.href;
+}
+
+Deno.test("PostgresJournal: a follower whose LISTEN connection dropped sees a commit made while it was down", async () => {
+  await using pg = await startPostgres();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const writer = await PostgresJournal.open(pg.url);
+  const follower = await PostgresJournal.open(through(pg.url, proxy));
+  try {
+    await writer.createSession({ id: "s", createdAt: Date.now(), tools: [] });
+    const tick = (n: number) => writer.append("s", [{ kind: "tool_event", call: 0, event: "tick", data: n }]);
+    const followed = until(journalRecords(follower, "s"), (records) => records.length === 2, {
+      what: "the commit made while the follower's link was down",
+      timeoutMs: 15_000,
+    });
+    await tick(1);
+    await until(journalRecords(follower, "s"), (records) => records.length === 1, "the first commit");
+    // The follower's connections drop and cannot come back while the second commit's NOTIFY is sent.
+    proxy.refuse();
+    proxy.cut();
+    await tick(2);
+    proxy.heal();
+    const records = await followed;
+    assert.deepEqual(records.map((record) => record.sequence), [1, 2]);
+  } finally {
+    await follower.close();
+    await writer.close();
+    await proxy.close();
+  }
+});
+
+Deno.test("a Brain on a PostgreSQL that stops answering: its caller settles by the deadline + 2 s, and close() returns", async () => {
+  await using pg = await startPostgres();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const brain = await Brain.open({ url: through(pg.url, proxy), leaseMs: 60_000 });
+  let closed = false;
+  try {
+    const dispatched = Promise.withResolvers<void>();
+    const waits = tool({
+      name: "waits",
+      description: "Waits for its end.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        dispatched.resolve();
+        return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve(undefined)));
+      },
+    });
+    const session = await brain.sessions.create({ tools: [waits()] });
+    const deadline = Date.now() + 1_000;
+    const ended = session.call("waits", {}, { deadline });
+    await dispatched.promise;
+    // Every packet to the database is dropped from now on: the deadline's terminal commit never returns.
+    proxy.blackhole();
+    await assert.rejects(ended, hasCode("storage_unavailable"));
+    assert.ok(Date.now() <= deadline + 2_000, `the caller settled ${Date.now() - deadline} ms after its deadline`);
+    await brain.close();
+    closed = true;
+  } finally {
+    proxy.heal();
+    proxy.cut();
+    if (!closed) await brain.close();
+    await proxy.close();
+  }
+});
