@@ -1,7 +1,10 @@
 import { lines } from "./lines.ts";
 import { spawnDeno } from "./spawn_deno.ts";
 
-/** A script run by this Deno whose stdout is read line by line; `await using` kills it if it still runs. */
+/**
+ * A script run by this Deno whose stdout is read line by line; `await using` stops it if it still runs
+ * (SIGTERM, then SIGKILL after a grace period).
+ */
 export interface DenoScript {
   readonly process: Deno.ChildProcess;
   /** The next stdout line, or undefined at the end of output. */
@@ -50,10 +53,25 @@ export function denoScript(
     line: async () => (await output.next()).value ?? undefined,
     kill,
     [Symbol.asyncDispose]: async () => {
-      await kill();
+      await stop(process, kill);
       await output.return(undefined);
     },
   };
+}
+
+/** How long a disposed child may take to exit after SIGTERM before it is killed with SIGKILL. */
+const TERM_GRACE_MS = 5_000;
+
+/** SIGTERM, then SIGKILL if the child has not exited within {@linkcode TERM_GRACE_MS}: disposing never hangs. */
+async function stop(process: Deno.ChildProcess, kill: (signal?: Deno.Signal) => Promise<Deno.CommandStatus>) {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const graceOver = new Promise<"late">((resolve) => timer = setTimeout(() => resolve("late"), TERM_GRACE_MS));
+  try {
+    if (await Promise.race([kill("SIGTERM"), graceOver]) === "late") await kill("SIGKILL");
+  } finally {
+    clearTimeout(timer);
+  }
+  await process.status;
 }
 
 /** Reads lines until one parses as JSON with `key`, and returns that object. */

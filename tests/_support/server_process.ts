@@ -28,7 +28,7 @@ export function serveScript(args: string[], { permissions = SERVE_PERMISSIONS, e
   });
 }
 
-/** A server process that has said where it listens; `await using` stops it (SIGTERM to its pid). */
+/** A server process that has said where it listens; `await using` stops it (SIGTERM, then SIGKILL if it lingers). */
 export interface ServerProcess extends DenoScript {
   /** The URL it printed, `http://127.0.0.1:<port>`. */
   readonly url: string;

@@ -6,6 +6,7 @@ import { ScriptedProvider } from "../../src/model/testing.ts";
 import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { ofKind, until } from "../_support/until.ts";
+import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 Deno.test("send: model turn, lookup call, result in the journal, next turn, answer", async () => {
   await using brain = new Brain();
@@ -23,20 +24,7 @@ Deno.test("send: model turn, lookup call, result in the journal, next turn, answ
   assert.equal(reply.content, "Customer 7 is Ada Lovelace.");
   assert.deepEqual(reply.toolCalls, []);
   const records = await session.read();
-  assert.deepEqual(records.map((record) => record.kind), [
-    "user_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-    "tool_call_started",
-    "tool_event",
-    "tool_result",
-    "tool_call_finished",
-    "tool_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-  ]);
+  assert.deepEqual(records.map((record) => record.kind), ONE_TOOL_TURN);
   const [started] = ofKind(records, "tool_call_started");
   assert.equal(started.toolCallId, "call_x");
   assert.deepEqual(started.input, { id: "7" });

@@ -8,6 +8,7 @@ import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { ofKind, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
 
 const hanging = () => (call: { signal: AbortSignal }) =>
   new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));
@@ -63,34 +64,11 @@ Deno.test("ctx.model uses the session's provider, model and credentials with onl
 
 Deno.test("concurrent ctx.model calls keep each Tool's identity in origin", async () => {
   await using brain = new Brain();
-  const both = gate();
-  let waiting = 0;
-  const provider = new ScriptedProvider(Array.from({ length: 2 }, () => async (call) => {
-    if (++waiting === 2) both.open();
-    await both.wait;
-    return `answer to ${(call.request.messages[0] as { content: string }).content}`;
-  }));
-  const asker = (name: string) =>
-    tool({
-      name,
-      description: "Asks the model.",
-      input: z.object({}),
-      run: async (_input, ctx) =>
-        ctx.finish((await ctx.model({ messages: [{ role: "user", content: name }] })).content),
-    });
   const session = await brain.sessions.create({
     tools: [asker("alpha")(), asker("beta")()],
-    model: { provider, model: "m" },
+    model: { provider: answersBothAtOnce(), model: "m" },
   });
-  const activation = session.activation();
-  const [a, b] = await Promise.all([
-    session.call("alpha", {}, { activation }),
-    session.call("beta", {}, { activation }),
-  ]);
-  assert.deepEqual([a.outcome, b.outcome], [
-    { status: "ok", value: "answer to alpha" },
-    { status: "ok", value: "answer to beta" },
-  ]);
+  const { a, b, modelCalls } = await askBoth(session);
   const records = await session.read();
   for (const started of ofKind(records, "model_call_started")) {
     assert.equal(started.origin.kind, "tool");
@@ -99,7 +77,7 @@ Deno.test("concurrent ctx.model calls keep each Tool's identity in origin", asyn
     assert.equal((started.request.messages[0] as { content: string }).content, origin.tool);
     assert.equal(origin.call, origin.tool === "alpha" ? a.call : b.call);
   }
-  assert.equal(activation.modelCalls, 2);
+  assert.equal(modelCalls, 2);
   assert.equal(ofKind(records, "assistant_message").length, 0);
 });
 

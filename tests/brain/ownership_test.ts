@@ -11,6 +11,7 @@ import { scratchDir } from "../_support/scratch.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 const dir = scratchDir("ownership_test");
 
@@ -42,25 +43,21 @@ Deno.test("a second Brain on one KV file reads a live session without ending its
   const session = await first.sessions.create({ id: "live", tools: [hold.placed()] });
   const call = await session.start("hold", { n: 7 });
   await hold.started.promise;
-  const second = await Brain.open({ path });
-  try {
-    const reader = await second.sessions.get("live");
-    assert.equal(terminals(await reader.read(), call.sequence).length, 0, "the live call is still open");
-    assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["live"]);
-    await assert.rejects(second.sessions.get("live", { tools: [hold.placed()] }), hasCode("session_owned"));
-    await assert.rejects(
-      second.sessions.get("live", { tools: [hold.placed()], waitMs: 50 }),
-      hasCode("session_owned"),
-    );
-    hold.release.resolve();
-    const end = await call.ended;
-    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 7 }]);
-    const records = await reader.read();
-    assert.equal(terminals(records, call.sequence).length, 1);
-    assert.equal(records.at(-1)?.kind, "tool_call_finished", "nothing follows the terminal record");
-  } finally {
-    await second.close();
-  }
+  await using second = await Brain.open({ path });
+  const reader = await second.sessions.get("live");
+  assert.equal(terminals(await reader.read(), call.sequence).length, 0, "the live call is still open");
+  assert.deepEqual((await second.sessions.list()).map((meta) => meta.id), ["live"]);
+  await assert.rejects(second.sessions.get("live", { tools: [hold.placed()] }), hasCode("session_owned"));
+  await assert.rejects(
+    second.sessions.get("live", { tools: [hold.placed()], waitMs: 50 }),
+    hasCode("session_owned"),
+  );
+  hold.release.resolve();
+  const end = await call.ended;
+  assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 7 }]);
+  const records = await reader.read();
+  assert.equal(terminals(records, call.sequence).length, 1);
+  assert.equal(records.at(-1)?.kind, "tool_call_finished", "nothing follows the terminal record");
 });
 
 Deno.test("a closed Brain releases its sessions: the next Brain takes them over at once", async () => {
@@ -174,23 +171,18 @@ Deno.test("a terminal commit that keeps failing rejects the caller; once the sto
 
 Deno.test("a remote caller settles when its call's end fails to commit: the server's next try ends it unknown", async () => {
   const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
-  const server = await serveBrain({ journal, serverToken: "operator" });
-  const client = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
-  try {
-    const hold = held();
-    const session = await client.sessions.create({ tools: [hold.placed()] });
-    const call = await session.start("hold", { n: 6 });
-    await hold.started.promise;
-    // The call's own terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
-    journal.failures = 6;
-    hold.release.resolve();
-    const end = await call.ended;
-    assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-    assert.equal(terminals(await journal.read(hostSessionKey("app", session.id)), call.sequence).length, 1);
-  } finally {
-    await client.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ journal, serverToken: "operator" });
+  await using client = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
+  const hold = held();
+  const session = await client.sessions.create({ tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 6 });
+  await hold.started.promise;
+  // The call's own terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
+  journal.failures = 6;
+  hold.release.resolve();
+  const end = await call.ended;
+  assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
+  assert.equal(terminals(await journal.read(hostSessionKey("app", session.id)), call.sequence).length, 1);
 });
 
 for (const kind of ["embedded", "remote"] as const) {
@@ -245,19 +237,15 @@ Deno.test("a server ends the calls of an owner that died once its lease lapsed, 
     { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
   ], { lease });
   await journal.close();
-  const server = await serveBrain({ path, leaseMs: 600, serverToken: "operator" });
-  try {
-    const records = await until(
-      journalRecords(server.journal, "s"),
-      (seen) => terminals(seen, started.sequence).length > 0,
-      "the stranded call's end",
-    );
-    const [end] = terminals(records, started.sequence);
-    assert.ok(end.kind === "tool_call_finished" && end.cause === "unknown");
-    assert.ok(end.at >= lease.expiresAt, "not before the dead owner's lease lapsed");
-    assert.equal(await server.journal.holder("s"), undefined, "the server gave the session up again");
-    assert.deepEqual(await server.journal.stranded(), []);
-  } finally {
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ path, leaseMs: 600, serverToken: "operator" });
+  const records = await until(
+    journalRecords(server.journal, "s"),
+    (seen) => terminals(seen, started.sequence).length > 0,
+    "the stranded call's end",
+  );
+  const [end] = terminals(records, started.sequence);
+  assert.ok(end.kind === "tool_call_finished" && end.cause === "unknown");
+  assert.ok(end.at >= lease.expiresAt, "not before the dead owner's lease lapsed");
+  assert.equal(await server.journal.holder("s"), undefined, "the server gave the session up again");
+  assert.deepEqual(await server.journal.stranded(), []);
 });

@@ -13,11 +13,12 @@ import {
   ok,
   tool,
 } from "../../mod.ts";
-import { serveBrain } from "../../src/host/server/server.ts";
 import { makeWorkspace, removeWorkspace } from "../../src/session/workspaces.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { rawHost } from "../host/raw_host.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 const BAD_NAMES = [".", "..", ".hidden", "a/b", "../x", "a\0b", "x".repeat(129)];
 
@@ -140,17 +141,17 @@ Deno.test("deleting a session removes its workspace; a new session of the same i
 });
 
 Deno.test("over the wire, a session id that could be a path is invalid_argument, not a lookup", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "wire-secret", host: "wire" });
-  try {
-    for (const id of ["..", ".", "a/b"]) {
-      await assert.rejects(brain.sessions.create({ id }), hasCode("invalid_argument"), id);
-      await assert.rejects(brain.sessions.get(id), hasCode("invalid_argument"), id);
-      await assert.rejects(brain.sessions.delete(id), hasCode("invalid_argument"), id);
-    }
-  } finally {
-    await brain.close();
-    await server.shutdown();
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "wire-secret",
+    host: "wire",
+  });
+  for (const id of ["..", ".", "a/b"]) {
+    await assert.rejects(brain.sessions.create({ id }), hasCode("invalid_argument"), id);
+    await assert.rejects(brain.sessions.get(id), hasCode("invalid_argument"), id);
+    await assert.rejects(brain.sessions.delete(id), hasCode("invalid_argument"), id);
   }
 });
 

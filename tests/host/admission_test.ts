@@ -6,6 +6,7 @@ import { rawHost } from "./raw_host.ts";
 import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 const OPERATOR = "operator-secret";
 
@@ -40,30 +41,26 @@ Deno.test("a server told of no credential refuses to start; one with bad limits 
 });
 
 Deno.test("a new host id registers only with the operator credential; then its token alone reconnects it", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR });
-  try {
-    for (const serverToken of [undefined, "wrong-operator", `${OPERATOR}x`]) {
-      const stranger = new Brain({ url: server.url, token: "t", host: "newcomer", serverToken });
-      await assert.rejects(stranger.sessions.list(), hasCode("unauthorized"));
-      await stranger.close();
-    }
-    assert.equal(server.connections, 0);
-    const first = new Brain({ url: server.url, token: "newcomer-token", host: "newcomer", serverToken: OPERATOR });
-    await first.sessions.create({ id: "kept", tools: [ping()] });
-    await first.close();
-    const again = new Brain({ url: server.url, token: "newcomer-token", host: "newcomer" });
-    assert.deepEqual((await again.sessions.list()).map((meta) => meta.id), ["kept"]);
-    await again.close();
-    const thief = new Brain({ url: server.url, token: "other-token", host: "newcomer", serverToken: OPERATOR });
-    await assert.rejects(
-      thief.sessions.list(),
-      hasCode("unauthorized"),
-      "the operator credential does not override a host's token",
-    );
-    await thief.close();
-  } finally {
-    await server.shutdown();
+  await using server = await servedBrain({ serverToken: OPERATOR });
+  for (const serverToken of [undefined, "wrong-operator", `${OPERATOR}x`]) {
+    const stranger = new Brain({ url: server.url, token: "t", host: "newcomer", serverToken });
+    await assert.rejects(stranger.sessions.list(), hasCode("unauthorized"));
+    await stranger.close();
   }
+  assert.equal(server.connections, 0);
+  const first = new Brain({ url: server.url, token: "newcomer-token", host: "newcomer", serverToken: OPERATOR });
+  await first.sessions.create({ id: "kept", tools: [ping()] });
+  await first.close();
+  const again = new Brain({ url: server.url, token: "newcomer-token", host: "newcomer" });
+  assert.deepEqual((await again.sessions.list()).map((meta) => meta.id), ["kept"]);
+  await again.close();
+  const thief = new Brain({ url: server.url, token: "other-token", host: "newcomer", serverToken: OPERATOR });
+  await assert.rejects(
+    thief.sessions.list(),
+    hasCode("unauthorized"),
+    "the operator credential does not override a host's token",
+  );
+  await thief.close();
 });
 
 Deno.test("hostTokens admit their hosts without the operator credential, by token or by token hash", async () => {
@@ -71,95 +68,73 @@ Deno.test("hostTokens admit their hosts without the operator credential, by toke
     new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode("hashed-token"))),
     (byte) => byte.toString(16).padStart(2, "0"),
   ).join("");
-  const server = await serveBrain({ hostTokens: { app: "app-token", hashed: hash } });
-  try {
-    for (const [host, token] of [["app", "app-token"], ["hashed", "hashed-token"]]) {
-      const brain = new Brain({ url: server.url, token, host });
-      assert.deepEqual(await brain.sessions.list(), []);
-      await brain.close();
-    }
-    assert.equal((await upgrade(server.url, "app", { authorization: "Bearer wrong" })).status, 401);
-    assert.equal(
-      (await upgrade(server.url, "other", { authorization: "Bearer x", "brain-server-token": "x" })).status,
-      401,
-    );
-  } finally {
-    await server.shutdown();
+  await using server = await servedBrain({ hostTokens: { app: "app-token", hashed: hash } });
+  for (const [host, token] of [["app", "app-token"], ["hashed", "hashed-token"]]) {
+    const brain = new Brain({ url: server.url, token, host });
+    assert.deepEqual(await brain.sessions.list(), []);
+    await brain.close();
   }
+  assert.equal((await upgrade(server.url, "app", { authorization: "Bearer wrong" })).status, 401);
+  assert.equal(
+    (await upgrade(server.url, "other", { authorization: "Bearer x", "brain-server-token": "x" })).status,
+    401,
+  );
 });
 
 Deno.test("nothing is registered before the upgrade: a plain GET cannot fix a host's token", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR });
-  try {
-    const plain = await fetch(`${server.url}/v1/host?host=app`, {
-      headers: { authorization: "Bearer squatter", "brain-server-token": OPERATOR },
-    });
-    await plain.body?.cancel();
-    assert.equal(plain.status, 426);
-    const broken = await upgrade(server.url, "app", {
-      authorization: "Bearer squatter",
-      "brain-server-token": OPERATOR,
-    });
-    assert.equal(broken.status, 400, "a request that says upgrade but is no valid handshake registers nothing");
-    const owner = new Brain({ url: server.url, token: "owner-token", host: "app", serverToken: OPERATOR });
-    assert.deepEqual(await owner.sessions.list(), [], "the real host is not locked out");
-    await owner.close();
-  } finally {
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: OPERATOR });
+  const plain = await fetch(`${server.url}/v1/host?host=app`, {
+    headers: { authorization: "Bearer squatter", "brain-server-token": OPERATOR },
+  });
+  await plain.body?.cancel();
+  assert.equal(plain.status, 426);
+  const broken = await upgrade(server.url, "app", {
+    authorization: "Bearer squatter",
+    "brain-server-token": OPERATOR,
+  });
+  assert.equal(broken.status, 400, "a request that says upgrade but is no valid handshake registers nothing");
+  const owner = new Brain({ url: server.url, token: "owner-token", host: "app", serverToken: OPERATOR });
+  assert.deepEqual(await owner.sessions.list(), [], "the real host is not locked out");
+  await owner.close();
 });
 
 Deno.test("host ids that could be paths or hold control characters are refused before any check", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR });
-  try {
-    for (const host of ["..", ".", "a/b", "app\0", "app\nx", "", "x".repeat(129)]) {
-      const answer = await upgrade(server.url, host, { authorization: "Bearer t", "brain-server-token": OPERATOR });
-      assert.deepEqual(answer, { status: 400, code: "invalid_argument" }, JSON.stringify(host));
-    }
-    assert.equal(server.connections, 0);
-  } finally {
-    await server.shutdown();
+  await using server = await servedBrain({ serverToken: OPERATOR });
+  for (const host of ["..", ".", "a/b", "app\0", "app\nx", "", "x".repeat(129)]) {
+    const answer = await upgrade(server.url, host, { authorization: "Bearer t", "brain-server-token": OPERATOR });
+    assert.deepEqual(answer, { status: 400, code: "invalid_argument" }, JSON.stringify(host));
   }
+  assert.equal(server.connections, 0);
 });
 
 Deno.test("maxHosts bounds the registered host ids: one more is limit_exceeded (429) and registers nothing", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR, limits: { maxHosts: 1 } });
-  try {
-    const first = new Brain({ url: server.url, token: "t1", host: "first", serverToken: OPERATOR });
-    await first.sessions.list();
-    assert.deepEqual(
-      await upgrade(server.url, "second", { authorization: "Bearer t2", "brain-server-token": OPERATOR }),
-      {
-        status: 429,
-        code: "limit_exceeded",
-      },
-    );
-    await first.close();
-    const back = new Brain({ url: server.url, token: "t1", host: "first" });
-    assert.deepEqual(await back.sessions.list(), [], "a known host still reconnects");
-    await back.close();
-  } finally {
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: OPERATOR, limits: { maxHosts: 1 } });
+  const first = new Brain({ url: server.url, token: "t1", host: "first", serverToken: OPERATOR });
+  await first.sessions.list();
+  assert.deepEqual(
+    await upgrade(server.url, "second", { authorization: "Bearer t2", "brain-server-token": OPERATOR }),
+    {
+      status: 429,
+      code: "limit_exceeded",
+    },
+  );
+  await first.close();
+  const back = new Brain({ url: server.url, token: "t1", host: "first" });
+  assert.deepEqual(await back.sessions.list(), [], "a known host still reconnects");
+  await back.close();
 });
 
 Deno.test("maxSessionsPerHost: one more session is limit_exceeded and stores nothing; other hosts are not charged", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR, limits: { maxSessionsPerHost: 2 } });
-  const brain = new Brain({ url: server.url, token: "t", host: "busy", serverToken: OPERATOR });
-  const other = new Brain({ url: server.url, token: "o", host: "other", serverToken: OPERATOR });
-  try {
-    await brain.sessions.create({ id: "one" });
-    await brain.sessions.create({ id: "two" });
-    await assert.rejects(brain.sessions.create({ id: "three" }), hasCode("limit_exceeded"));
-    assert.equal(await server.journal.getSession(hostSessionKey("busy", "three")), undefined);
-    await other.sessions.create({ id: "elsewhere" });
-    await brain.sessions.delete("one");
-    await brain.sessions.create({ id: "three" });
-  } finally {
-    await other.close();
-    await brain.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: OPERATOR, limits: { maxSessionsPerHost: 2 } });
+  await using brain = new Brain({ url: server.url, token: "t", host: "busy", serverToken: OPERATOR });
+  await using other = new Brain({ url: server.url, token: "o", host: "other", serverToken: OPERATOR });
+  await brain.sessions.create({ id: "one" });
+  await brain.sessions.create({ id: "two" });
+  await assert.rejects(brain.sessions.create({ id: "three" }), hasCode("limit_exceeded"));
+  assert.equal(await server.journal.getSession(hostSessionKey("busy", "three")), undefined);
+  await other.sessions.create({ id: "elsewhere" });
+  await brain.sessions.delete("one");
+  await brain.sessions.create({ id: "three" });
 });
 
 Deno.test("maxCallsPerHost: a call past it is limit_exceeded before any intent is journaled; room frees as calls end", async () => {
@@ -192,54 +167,44 @@ Deno.test("maxCallsPerHost: a call past it is limit_exceeded before any intent i
 });
 
 Deno.test("an oversize frame is answered payload_too_large unparsed; one without a request id closes the socket 1009", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR, limits: { maxFrameBytes: 4096 } });
-  const brain = new Brain({ url: server.url, token: "t", host: "big", serverToken: OPERATOR });
-  try {
-    const session = await brain.sessions.create({ tools: [ping()] });
-    await assert.rejects(session.start("ping", { pad: "x".repeat(10_000) }), hasCode("payload_too_large"));
-    assert.equal((await session.call("ping", {})).cause, "finish", "the connection keeps working");
-    const raw = await rawHost(server.url, "raw", "raw-token");
-    raw.socket.send(JSON.stringify({ op: "list", pad: "é".repeat(4096), id: 1 }));
-    const closed = await raw.closed;
-    assert.equal(closed.code, 1009);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: OPERATOR, limits: { maxFrameBytes: 4096 } });
+  await using brain = new Brain({ url: server.url, token: "t", host: "big", serverToken: OPERATOR });
+  const session = await brain.sessions.create({ tools: [ping()] });
+  await assert.rejects(session.start("ping", { pad: "x".repeat(10_000) }), hasCode("payload_too_large"));
+  assert.equal((await session.call("ping", {})).cause, "finish", "the connection keeps working");
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  raw.socket.send(JSON.stringify({ op: "list", pad: "é".repeat(4096), id: 1 }));
+  const closed = await raw.closed;
+  assert.equal(closed.code, 1009);
 });
 
 Deno.test("another host's session answers every operation exactly as a missing one", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR });
-  const owner = new Brain({ url: server.url, token: "owner", host: "owner", serverToken: OPERATOR });
-  try {
-    const session = await owner.sessions.create({ tools: [ping()] });
-    const { sequence } = await session.start("ping", {});
-    const raw = await rawHost(server.url, "prober", "prober-token");
-    const answers = async (id: string) => {
-      const ops = [
-        { op: "read", session: id },
-        { op: "subscribe", session: id },
-        { op: "wait", session: id, call: sequence },
-        { op: "cancel", session: id, call: sequence },
-        { op: "get", handle: "h", session: id },
-      ];
-      const seen = [];
-      for (const [index, frame] of ops.entries()) {
-        raw.socket.send(JSON.stringify({ id: index + 1, ...frame }));
-        const reply = await raw.next() as { error?: { code: string; message: string } };
-        seen.push(reply.error && { code: reply.error.code, message: reply.error.message.replaceAll(id, "ID") });
-      }
-      return seen;
-    };
-    const foreign = await answers(session.id);
-    assert.deepEqual(foreign, await answers("no-such-session"));
-    assert.ok(foreign.every((answer) => answer?.code === "session_not_found"), JSON.stringify(foreign));
-    raw.socket.close();
-    await raw.closed;
-  } finally {
-    await owner.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: OPERATOR });
+  await using owner = new Brain({ url: server.url, token: "owner", host: "owner", serverToken: OPERATOR });
+  const session = await owner.sessions.create({ tools: [ping()] });
+  const { sequence } = await session.start("ping", {});
+  const raw = await rawHost(server.url, "prober", "prober-token");
+  const answers = async (id: string) => {
+    const ops = [
+      { op: "read", session: id },
+      { op: "subscribe", session: id },
+      { op: "wait", session: id, call: sequence },
+      { op: "cancel", session: id, call: sequence },
+      { op: "get", handle: "h", session: id },
+    ];
+    const seen = [];
+    for (const [index, frame] of ops.entries()) {
+      raw.socket.send(JSON.stringify({ id: index + 1, ...frame }));
+      const reply = await raw.next() as { error?: { code: string; message: string } };
+      seen.push(reply.error && { code: reply.error.code, message: reply.error.message.replaceAll(id, "ID") });
+    }
+    return seen;
+  };
+  const foreign = await answers(session.id);
+  assert.deepEqual(foreign, await answers("no-such-session"));
+  assert.ok(foreign.every((answer) => answer?.code === "session_not_found"), JSON.stringify(foreign));
+  raw.socket.close();
+  await raw.closed;
 });
 
 Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a RangeError or a dropped socket", async () => {
@@ -305,23 +270,21 @@ Deno.test("over the wire, a finish nested too deep to journal still ends its cal
 });
 
 Deno.test("maxHandlesPerHost and maxStreamsPerHost: one more handle or record stream is limit_exceeded", async () => {
-  const server = await serveBrain({ serverToken: OPERATOR, limits: { maxHandlesPerHost: 2, maxStreamsPerHost: 1 } });
-  const brain = new Brain({ url: server.url, token: "t", host: "holder", serverToken: OPERATOR });
-  try {
-    const first = await brain.sessions.create({ id: "first", tools: [ping()] });
-    await brain.sessions.create({ id: "second" });
-    await assert.rejects(brain.sessions.create({ id: "third" }), hasCode("limit_exceeded"));
-    assert.equal(await server.journal.getSession(hostSessionKey("holder", "third")), undefined);
-    await first.call("ping", {});
-    const following = first.records()[Symbol.asyncIterator]();
-    assert.equal((await following.next()).value?.kind, "tool_call_started");
-    const refused = first.records()[Symbol.asyncIterator]();
-    await assert.rejects(refused.next(), hasCode("limit_exceeded"));
-    await following.return?.();
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({
+    serverToken: OPERATOR,
+    limits: { maxHandlesPerHost: 2, maxStreamsPerHost: 1 },
+  });
+  await using brain = new Brain({ url: server.url, token: "t", host: "holder", serverToken: OPERATOR });
+  const first = await brain.sessions.create({ id: "first", tools: [ping()] });
+  await brain.sessions.create({ id: "second" });
+  await assert.rejects(brain.sessions.create({ id: "third" }), hasCode("limit_exceeded"));
+  assert.equal(await server.journal.getSession(hostSessionKey("holder", "third")), undefined);
+  await first.call("ping", {});
+  const following = first.records()[Symbol.asyncIterator]();
+  assert.equal((await following.next()).value?.kind, "tool_call_started");
+  const refused = first.records()[Symbol.asyncIterator]();
+  await assert.rejects(refused.next(), hasCode("limit_exceeded"));
+  await following.return?.();
 });
 
 Deno.test("maxUploadsPerHost: one more distinct Component is limit_exceeded; a known one still resolves", async () => {

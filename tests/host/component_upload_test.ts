@@ -1,23 +1,23 @@
 import assert from "node:assert/strict";
 import { type AllowList, Brain, brainEnv, component, tool } from "../../mod.ts";
-import { serveBrain } from "../../src/host/server/server.ts";
 import { z } from "zod";
 import { INSPECT, inspectTool, reader } from "../_support/components.ts";
 import { soon } from "../_support/deadline.ts";
 import { serve } from "../_support/serve.ts";
 import { rawHost } from "./raw_host.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 const ALLOW: AllowList = { workspaceRoot: ".tmp/ws-remote", filesystem: ["read"] };
 
 async function remote(body: (brain: Brain) => Promise<void>, allow = ALLOW): Promise<void> {
-  const server = await serveBrain({ serverToken: "operator-secret", allow });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "upload-token", host: "uploader" });
-  try {
-    await body(brain);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: "operator-secret", allow });
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "upload-token",
+    host: "uploader",
+  });
+  await body(brain);
 }
 
 Deno.test("a remote session runs an uploaded Component in the server's sandboxes and journals it", async () => {
@@ -58,7 +58,7 @@ Deno.test("an uploaded Component's grant outside the server's allow-list is refu
 });
 
 Deno.test("uploads are kept by content hash per host: bytes travel once, another host sends its own", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret", allow: ALLOW });
+  await using server = await servedBrain({ serverToken: "operator-secret", allow: ALLOW });
   const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", await Deno.readFile(INSPECT))).toHex();
   const placed = inspectTool()({ env: reader, depth: 1 });
   const create = (id: number, session: string) =>
@@ -76,30 +76,26 @@ Deno.test("uploads are kept by content hash per host: bytes travel once, another
         options: { depth: 1 },
       }],
     });
-  try {
-    const brain = new Brain({
-      url: server.url,
-      serverToken: "operator-secret",
-      token: "upload-token",
-      host: "uploader",
-    });
-    await brain.sessions.create({ id: "first", tools: [placed] }).finally(() => brain.close());
-    for (const [host, lacking, reply] of [["uploader", [], { value: null }], ["other", [hash], undefined]] as const) {
-      const raw = await rawHost(server.url, host, "upload-token");
-      try {
-        raw.socket.send(JSON.stringify({ id: 1, op: "lacking", sha256: [hash] }));
-        assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: lacking });
-        raw.socket.send(create(2, `without-bytes-${host}`));
-        const answer = await raw.next() as { value?: unknown; error?: { code: string } };
-        if (reply) assert.deepEqual(answer, { t: "reply", id: 2, ...reply });
-        else assert.equal(answer.error?.code, "protocol_error");
-      } finally {
-        raw.socket.close();
-        await raw.closed;
-      }
+  const brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "upload-token",
+    host: "uploader",
+  });
+  await brain.sessions.create({ id: "first", tools: [placed] }).finally(() => brain.close());
+  for (const [host, lacking, reply] of [["uploader", [], { value: null }], ["other", [hash], undefined]] as const) {
+    const raw = await rawHost(server.url, host, "upload-token");
+    try {
+      raw.socket.send(JSON.stringify({ id: 1, op: "lacking", sha256: [hash] }));
+      assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: lacking });
+      raw.socket.send(create(2, `without-bytes-${host}`));
+      const answer = await raw.next() as { value?: unknown; error?: { code: string } };
+      if (reply) assert.deepEqual(answer, { t: "reply", id: 2, ...reply });
+      else assert.equal(answer.error?.code, "protocol_error");
+    } finally {
+      raw.socket.close();
+      await raw.closed;
     }
-  } finally {
-    await server.shutdown();
   }
 });
 

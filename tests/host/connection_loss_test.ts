@@ -1,13 +1,18 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
-import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "drop-token", host: "dropped" });
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "drop-token",
+    host: "dropped",
+  });
   const invocations: number[] = [];
   const started = Promise.withResolvers<void>();
   const stopped = Promise.withResolvers<{ reason: unknown; emitAfter: unknown }>();
@@ -30,38 +35,38 @@ Deno.test("a socket dropped by the server ends the dispatched call unknown, abor
     input: z.object({}),
     run: (_input, ctx) => ctx.finish("quick"),
   });
-  try {
-    const session = await brain.sessions.create({ tools: [hold(), quick()] });
-    const call = await session.start("hold", {});
-    await started.promise;
-    assert.equal(server.dropHost("dropped"), true);
+  const session = await brain.sessions.create({ tools: [hold(), quick()] });
+  const call = await session.start("hold", {});
+  await started.promise;
+  assert.equal(server.dropHost("dropped"), true);
 
-    const end = await call.ended;
-    assert.equal(end.cause, "unknown");
-    assert.equal(end.outcome.status, "unknown");
-    const { reason, emitAfter } = await stopped.promise;
-    assert.equal((reason as BrainError).code, "connection_lost");
-    assert.equal((emitAfter as BrainError).code, "connection_lost");
+  const end = await call.ended;
+  assert.equal(end.cause, "unknown");
+  assert.equal(end.outcome.status, "unknown");
+  const { reason, emitAfter } = await stopped.promise;
+  assert.equal((reason as BrainError).code, "connection_lost");
+  assert.equal((emitAfter as BrainError).code, "connection_lost");
 
-    const next = await session.call("quick", {});
-    assert.deepEqual(next.outcome, { status: "ok", value: "quick" });
-    assert.equal(server.connections, 2, "the same host reconnected once");
-    assert.deepEqual(invocations, [call.sequence], "the lost call was never sent again");
-    const records = await session.read();
-    assert.deepEqual(
-      records.filter((record) => "call" in record && record.call === call.sequence).map((record) => record.kind),
-      ["tool_event", "tool_call_finished"],
-    );
-    assert.equal(records.filter((record) => record.kind === "tool_call_started").length, 2);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  const next = await session.call("quick", {});
+  assert.deepEqual(next.outcome, { status: "ok", value: "quick" });
+  assert.equal(server.connections, 2, "the same host reconnected once");
+  assert.deepEqual(invocations, [call.sequence], "the lost call was never sent again");
+  const records = await session.read();
+  assert.deepEqual(
+    records.filter((record) => "call" in record && record.call === call.sequence).map((record) => record.kind),
+    ["tool_event", "tool_call_finished"],
+  );
+  assert.equal(records.filter((record) => record.kind === "tool_call_started").length, 2);
 });
 
 Deno.test("records() resumes after a reconnect without repeating or skipping a record", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "follow-token", host: "follower" });
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "follow-token",
+    host: "follower",
+  });
   const note = tool({
     name: "note",
     description: "Emits one event.",
@@ -71,37 +76,37 @@ Deno.test("records() resumes after a reconnect without repeating or skipping a r
       return ctx.finish(n);
     },
   });
-  try {
-    const session = await brain.sessions.create({ tools: [note()] });
-    const controller = new AbortController();
-    const sequences: number[] = [];
-    const firstSeen = Promise.withResolvers<void>();
-    const following = (async () => {
-      for await (const record of session.records({ signal: controller.signal })) {
-        sequences.push(record.sequence);
-        if (record.kind === "tool_call_finished") firstSeen.resolve();
-        if (sequences.length === 8) controller.abort();
-      }
-    })();
-    following.catch(() => {});
-    await session.call("note", { n: 1 });
-    await firstSeen.promise;
-    assert.equal(server.dropHost("follower"), true);
-    // An idempotent request is resent after the reconnect, so its answer means the host is back.
-    await session.read();
-    assert.equal(server.connections, 2);
-    await session.call("note", { n: 2 });
-    await following;
-    assert.deepEqual(sequences, [1, 2, 3, 4, 5, 6, 7, 8]);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  const session = await brain.sessions.create({ tools: [note()] });
+  const controller = new AbortController();
+  const sequences: number[] = [];
+  const firstSeen = Promise.withResolvers<void>();
+  const following = (async () => {
+    for await (const record of session.records({ signal: controller.signal })) {
+      sequences.push(record.sequence);
+      if (record.kind === "tool_call_finished") firstSeen.resolve();
+      if (sequences.length === 8) controller.abort();
+    }
+  })();
+  following.catch(() => {});
+  await session.call("note", { n: 1 });
+  await firstSeen.promise;
+  assert.equal(server.dropHost("follower"), true);
+  // An idempotent request is resent after the reconnect, so its answer means the host is back.
+  await session.read();
+  assert.equal(server.connections, 2);
+  await session.call("note", { n: 2 });
+  await following;
+  assert.deepEqual(sequences, [1, 2, 3, 4, 5, 6, 7, 8]);
 });
 
 Deno.test("a call started on a socket that is dropping fails connection_lost and is never sent again", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "race-token", host: "racer" });
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: "operator-secret",
+    token: "race-token",
+    host: "racer",
+  });
   let runs = 0;
   const counted = tool({
     name: "counted",
@@ -112,30 +117,25 @@ Deno.test("a call started on a socket that is dropping fails connection_lost and
       return ctx.finish(runs);
     },
   });
-  try {
-    const session = await brain.sessions.create({ tools: [counted()] });
-    assert.equal(server.dropHost("racer"), true);
-    await assert.rejects(session.start("counted", {}), hasCode("connection_lost"));
-    await session.read();
-    assert.equal(runs, 0, "the lost start was not resent after the reconnect");
-    const records = await session.read();
-    const started = records.filter((record) => record.kind === "tool_call_started");
-    assert.ok(started.length <= 1);
-    for (const record of records) {
-      if (record.kind === "tool_call_finished") {
-        assert.equal(record.outcome.status === "error" && record.outcome.error.code, "host_disconnected");
-      }
+  const session = await brain.sessions.create({ tools: [counted()] });
+  assert.equal(server.dropHost("racer"), true);
+  await assert.rejects(session.start("counted", {}), hasCode("connection_lost"));
+  await session.read();
+  assert.equal(runs, 0, "the lost start was not resent after the reconnect");
+  const records = await session.read();
+  const started = records.filter((record) => record.kind === "tool_call_started");
+  assert.ok(started.length <= 1);
+  for (const record of records) {
+    if (record.kind === "tool_call_finished") {
+      assert.equal(record.outcome.status === "error" && record.outcome.error.code, "host_disconnected");
     }
-    assert.deepEqual((await session.call("counted", {})).outcome, { status: "ok", value: 1 });
-  } finally {
-    await brain.close();
-    await server.shutdown();
   }
+  assert.deepEqual((await session.call("counted", {})).outcome, { status: "ok", value: 1 });
 });
 
 Deno.test("a Tool that returned without finishing stays open until connection loss ends it unknown", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({
     url: server.url,
     serverToken: "operator-secret",
     token: "forget-token",
@@ -151,30 +151,25 @@ Deno.test("a Tool that returned without finishing stays open until connection lo
       return { partial: true };
     },
   });
-  try {
-    const session = await brain.sessions.create({ tools: [forgets()] });
-    const call = await session.start("forgets", {}, { deadline: Date.now() + 10_000 });
-    for await (const record of session.records({ signal: AbortSignal.timeout(10_000) })) {
-      if (record.kind === "tool_returned") break;
-    }
-    assert.equal(server.dropHost("forgetful"), true);
-    const end = await call.ended;
-    assert.deepEqual(
-      [end.cause, end.outcome.status],
-      ["unknown", "unknown"],
-      "a published result is not a reliable end",
-    );
-    assert.equal((await aborted.promise as BrainError).code, "connection_lost");
-    const kinds = (await session.read()).map((record) => record.kind);
-    assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_returned", "tool_call_finished"]);
-  } finally {
-    await brain.close();
-    await server.shutdown();
+  const session = await brain.sessions.create({ tools: [forgets()] });
+  const call = await session.start("forgets", {}, { deadline: Date.now() + 10_000 });
+  for await (const record of session.records({ signal: AbortSignal.timeout(10_000) })) {
+    if (record.kind === "tool_returned") break;
   }
+  assert.equal(server.dropHost("forgetful"), true);
+  const end = await call.ended;
+  assert.deepEqual(
+    [end.cause, end.outcome.status],
+    ["unknown", "unknown"],
+    "a published result is not a reliable end",
+  );
+  assert.equal((await aborted.promise as BrainError).code, "connection_lost");
+  const kinds = (await session.read()).map((record) => record.kind);
+  assert.deepEqual(kinds, ["tool_call_started", "tool_result", "tool_returned", "tool_call_finished"]);
 });
 
 Deno.test("a second instance of a connected host is refused host_in_use and told so; takeover replaces the first", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
+  await using server = await servedBrain({ serverToken: "operator-secret" });
   const options = { url: server.url, serverToken: "operator-secret", token: "twin-token", host: "twin" };
   const quick = tool({
     name: "quick",
@@ -182,29 +177,26 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
     input: z.object({}),
     run: (_input, ctx) => ctx.finish("quick"),
   });
-  const first = new Brain(options);
+  await using first = new Brain(options);
   const session = await first.sessions.create({ tools: [quick()] });
   const refused = Promise.withResolvers<HostConnectionEvent>();
-  const second = new Brain({ ...options, onConnection: (event) => event.type === "failed" && refused.resolve(event) });
-  try {
-    await assert.rejects(second.sessions.list(), hasCode("host_in_use"));
-    assert.equal((await refused.promise).error?.code, "host_in_use");
-    assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
-    assert.equal(server.connections, 1, "the first instance was never evicted");
+  await using second = new Brain({
+    ...options,
+    onConnection: (event) => event.type === "failed" && refused.resolve(event),
+  });
+  await assert.rejects(second.sessions.list(), hasCode("host_in_use"));
+  assert.equal((await refused.promise).error?.code, "host_in_use");
+  assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  assert.equal(server.connections, 1, "the first instance was never evicted");
 
-    const lost = Promise.withResolvers<HostConnectionEvent>();
-    await using third = new Brain({
-      ...options,
-      takeover: true,
-      onConnection: (event) => event.type === "attached" && lost.resolve(event),
-    });
-    const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
-    assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
-    await lost.promise;
-    assert.equal(server.connections, 2);
-  } finally {
-    await second.close();
-    await first.close();
-    await server.shutdown();
-  }
+  const lost = Promise.withResolvers<HostConnectionEvent>();
+  await using third = new Brain({
+    ...options,
+    takeover: true,
+    onConnection: (event) => event.type === "attached" && lost.resolve(event),
+  });
+  const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
+  assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
+  await lost.promise;
+  assert.equal(server.connections, 2);
 });

@@ -4,6 +4,7 @@ import { serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 Deno.test("a host cannot report on a call it was not sent, nor start on a handle it does not hold", async () => {
   const server = await serveBrain({ serverToken: "operator-secret" });
@@ -91,19 +92,14 @@ Deno.test("a client that cannot reach its server fails its requests with connect
 });
 
 Deno.test("a remote Brain refuses per-session host credentials: its sessions belong to the host it connects as", async () => {
-  const server = await serveBrain({ serverToken: "operator-secret" });
-  const brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "own-token", host: "own" });
-  try {
-    await assert.rejects(
-      brain.sessions.create({ host: { id: "other", token: "x" } }),
-      hasCode("invalid_argument"),
-    );
-    const session = await brain.sessions.create();
-    assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  await using brain = new Brain({ url: server.url, serverToken: "operator-secret", token: "own-token", host: "own" });
+  await assert.rejects(
+    brain.sessions.create({ host: { id: "other", token: "x" } }),
+    hasCode("invalid_argument"),
+  );
+  const session = await brain.sessions.create();
+  assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");
 });
 
 Deno.test("frames sent together as one JSON array are applied in order, a malformed one among them ends only itself, and the replies come back together", async () => {

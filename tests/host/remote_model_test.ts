@@ -1,16 +1,18 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
-import type { JournalRecord } from "../../src/journal/records.ts";
 import type { ProviderCall } from "../../src/model/types.ts";
 import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
-import { ofKind, until } from "../_support/until.ts";
+import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
+import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
+import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 const SECRET = "server-only-model-key";
 
@@ -44,20 +46,6 @@ async function connected(
       await server.shutdown();
     },
   };
-}
-
-/** Follows a session's records on the server until `done` holds; fails after 5 s. */
-async function serverUntil(
-  server: ServedBrain,
-  session: string,
-  done: (records: JournalRecord[]) => boolean,
-): Promise<JournalRecord[]> {
-  const records: JournalRecord[] = [];
-  for await (const record of server.journal.subscribe(session, { signal: AbortSignal.timeout(5_000) })) {
-    records.push(record);
-    if (done(records)) return records;
-  }
-  throw new Error(`the server's records never got there: ${records.map((record) => record.kind).join(", ")}`);
 }
 
 Deno.test("ctx.model in a remote host Tool runs on the server's model, with the Tool's origin, journaled before the reply", async () => {
@@ -114,20 +102,7 @@ Deno.test("send() runs a full turn on the server: the model calls a remote host 
   });
   const reply = await session.send("Find record 7.");
   assert.equal(reply.content, "The record is Ada Lovelace.");
-  assert.deepEqual((await session.read()).map((record) => record.kind), [
-    "user_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-    "tool_call_started",
-    "tool_event",
-    "tool_result",
-    "tool_call_finished",
-    "tool_message",
-    "model_call_started",
-    "model_call_finished",
-    "assistant_message",
-  ]);
+  assert.deepEqual((await session.read()).map((record) => record.kind), ONE_TOOL_TURN);
   const [first, second] = provider.calls;
   assert.equal(first.request.system, "Be brief.", "the Agentloop options travelled");
   assert.deepEqual(first.request.tools.map((spec) => spec.name), ["lookup"]);
@@ -241,14 +216,16 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   });
   const session = await remote.brain.sessions.create({ tools: [waiter(), quick()], model: "default" });
   const call = await session.start("waiter", {});
-  await serverUntil(remote.server, remote.key(session.id), (seen) => ofKind(seen, "model_call_started").length === 1);
+  await until(
+    journalRecords(remote.server.journal, remote.key(session.id)),
+    (seen) => ofKind(seen, "model_call_started").length === 1,
+  );
   assert.equal(remote.server.dropHost("fragile"), true);
 
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-  const records = await serverUntil(
-    remote.server,
-    remote.key(session.id),
+  const records = await until(
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 1,
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
@@ -293,9 +270,8 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   await settled.wait;
   const codes = await Promise.all([errors.hasty, errors.waiter]);
   assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
-  const records = await serverUntil(
-    remote.server,
-    remote.key(session.id),
+  const records = await until(
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 2,
   );
   assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
@@ -307,32 +283,9 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
 });
 
 Deno.test("concurrent remote ctx.model calls keep each Tool's identity in origin and add no assistant message", async () => {
-  const both = gate();
-  let waiting = 0;
-  const provider = new ScriptedProvider(Array.from({ length: 2 }, () => async (call: ProviderCall) => {
-    if (++waiting === 2) both.open();
-    await both.wait;
-    return `answer to ${(call.request.messages[0] as { content: string }).content}`;
-  }));
-  await using remote = await connected(provider, "concurrent");
-  const asker = (name: string) =>
-    tool({
-      name,
-      description: "Asks the model.",
-      input: z.object({}),
-      run: async (_input, ctx) =>
-        ctx.finish((await ctx.model({ messages: [{ role: "user", content: name }] })).content),
-    });
+  await using remote = await connected(answersBothAtOnce(), "concurrent");
   const session = await remote.brain.sessions.create({ tools: [asker("alpha")(), asker("beta")()], model: "default" });
-  const activation = session.activation();
-  const [a, b] = await Promise.all([
-    session.call("alpha", {}, { activation }),
-    session.call("beta", {}, { activation }),
-  ]);
-  assert.deepEqual([a.outcome, b.outcome], [
-    { status: "ok", value: "answer to alpha" },
-    { status: "ok", value: "answer to beta" },
-  ]);
+  const { a, b } = await askBoth(session);
   const records = await session.read();
   const origins = ofKind(records, "model_call_started").map((started) => started.origin);
   assert.deepEqual(
@@ -351,7 +304,10 @@ Deno.test("a send whose connection drops fails connection_lost and is not resent
   await using remote = await connected(provider, "impatient");
   const session = await remote.brain.sessions.create({ model: "default" });
   const reply = session.send("Hello?");
-  await serverUntil(remote.server, remote.key(session.id), (seen) => ofKind(seen, "model_call_started").length === 1);
+  await until(
+    journalRecords(remote.server.journal, remote.key(session.id)),
+    (seen) => ofKind(seen, "model_call_started").length === 1,
+  );
   assert.equal(remote.server.dropHost("impatient"), true);
   await assert.rejects(reply, { code: "connection_lost" });
   release.open();
@@ -372,7 +328,7 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
     { reply: completion({ content: "short" }) },
     { reply: completion({ content: "The summary is: short." }) },
   ]);
-  const server = await serveBrain({
+  await using server = await servedBrain({
     serverToken: "operator-secret",
     models: {
       default: {
@@ -382,41 +338,36 @@ Deno.test("a remote session over the OpenAI-compatible provider: a full turn wit
       },
     },
   });
-  const brain = new Brain({
+  await using brain = new Brain({
     url: server.url,
     serverToken: "operator-secret",
     token: "openai-token",
     host: "summarizer",
   });
-  try {
-    const summarize = tool({
-      name: "summarize",
-      description: "Summarizes text with the model.",
-      input: z.object({ text: z.string() }),
-      run: async ({ text }, ctx) => {
-        const result = await ctx.model({ system: "Summarize.", messages: [{ role: "user", content: text }] });
-        return ctx.finish(result.content);
-      },
-    });
-    const session = await brain.sessions.create({ tools: [summarize()], model: "default" });
-    assert.equal((await session.send("Summarize 'long'.")).content, "The summary is: short.");
-    assert.equal(chat.seen.length, 3, "each request was sent once");
-    assert.ok(chat.seen.every((seen) => seen.authorization === `Bearer ${SECRET}` && seen.body.model === "gpt-test"));
-    assert.deepEqual(chat.seen[1].body.messages, [
-      { role: "system", content: "Summarize." },
-      { role: "user", content: "long" },
-    ]);
-    const records = await session.read();
-    const finished = ofKind(records, "model_call_finished");
-    assert.deepEqual(finished.map((record) => record.usage), Array(3).fill({ inputTokens: 11, outputTokens: 7 }));
-    assert.deepEqual(ofKind(records, "model_call_started")[1].origin, {
-      kind: "tool",
-      tool: "summarize",
-      call: ofKind(records, "tool_call_started")[0].sequence,
-    });
-    assert.equal(JSON.stringify([records, await brain.sessions.list()]).includes(SECRET), false);
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  const summarize = tool({
+    name: "summarize",
+    description: "Summarizes text with the model.",
+    input: z.object({ text: z.string() }),
+    run: async ({ text }, ctx) => {
+      const result = await ctx.model({ system: "Summarize.", messages: [{ role: "user", content: text }] });
+      return ctx.finish(result.content);
+    },
+  });
+  const session = await brain.sessions.create({ tools: [summarize()], model: "default" });
+  assert.equal((await session.send("Summarize 'long'.")).content, "The summary is: short.");
+  assert.equal(chat.seen.length, 3, "each request was sent once");
+  assert.ok(chat.seen.every((seen) => seen.authorization === `Bearer ${SECRET}` && seen.body.model === "gpt-test"));
+  assert.deepEqual(chat.seen[1].body.messages, [
+    { role: "system", content: "Summarize." },
+    { role: "user", content: "long" },
+  ]);
+  const records = await session.read();
+  const finished = ofKind(records, "model_call_finished");
+  assert.deepEqual(finished.map((record) => record.usage), Array(3).fill({ inputTokens: 11, outputTokens: 7 }));
+  assert.deepEqual(ofKind(records, "model_call_started")[1].origin, {
+    kind: "tool",
+    tool: "summarize",
+    call: ofKind(records, "tool_call_started")[0].sequence,
+  });
+  assert.equal(JSON.stringify([records, await brain.sessions.list()]).includes(SECRET), false);
 });

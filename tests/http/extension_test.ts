@@ -7,6 +7,7 @@ import { extensionEnv } from "../../src/extension/extension_env.ts";
 import { toolExtension } from "../../src/extension/extension.ts";
 import { serve } from "../_support/serve.ts";
 import { soon } from "../_support/deadline.ts";
+import { RETURNED_THEN_FINISHED } from "../_support/record_kinds.ts";
 
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : String(error);
 
@@ -149,13 +150,7 @@ Deno.test("extension: a returned value ends the synchronous phase; a later finis
     const end = await brainSession.call("background", {}, { deadline: soon() });
     assert.deepEqual(end.outcome, { status: "ok", value: { step: 2 } });
     const records = await brainSession.read();
-    assert.deepEqual(records.map((record) => record.kind), [
-      "tool_call_started",
-      "tool_result",
-      "tool_returned",
-      "tool_result",
-      "tool_call_finished",
-    ]);
+    assert.deepEqual(records.map((record) => record.kind), RETURNED_THEN_FINISHED);
     assert.deepEqual(records[1].kind === "tool_result" && records[1].outcome, { status: "ok", value: { step: 1 } });
   });
 });

@@ -75,14 +75,10 @@ Deno.test("Brain.open({ url: postgres://... }): Brains in one database share ses
   await using first = await Brain.open({ url: pg.url });
   const session = await first.sessions.create({ id: "brain-pg", tools: [add()] });
   assert.deepEqual((await session.call("add", { a: 1, b: 2 })).outcome, { status: "ok", value: 3 });
-  const second = await Brain.open({ url: pg.url });
-  try {
-    assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
-    assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
-    await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
-  } finally {
-    await second.close();
-  }
+  await using second = await Brain.open({ url: pg.url });
+  assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
+  assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
+  await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
 });
 
 Deno.test("PostgresJournal: stop the private PostgreSQL", () => pg.stop());

@@ -13,6 +13,7 @@ import { ofKind, until } from "../_support/until.ts";
 import { hang, refuse, stepper } from "./fixtures/brain_tools.ts";
 import { arrivals, recording } from "../_support/recording_transport.ts";
 import { counting, countingAllow, DENO } from "../_support/mcp_servers.ts";
+import { RETURNED_THEN_FINISHED } from "../_support/record_kinds.ts";
 
 /** Serves `session` with serveMcp in a hono app on 127.0.0.1 and connects the SDK's client to it. */
 async function connectHttp(session: BrainSession, options?: ServeMcpOptions) {
@@ -166,13 +167,7 @@ Deno.test("serveMcp offers MCP tasks: a background Tool returns, finishes later,
   assert.equal(seen.at(-1), "result");
   assert.deepEqual((result as { structuredContent: unknown }).structuredContent, { done: true });
   const records = await session.read();
-  assert.deepEqual(records.map((record) => record.kind), [
-    "tool_call_started",
-    "tool_result",
-    "tool_returned",
-    "tool_result",
-    "tool_call_finished",
-  ]);
+  assert.deepEqual(records.map((record) => record.kind), RETURNED_THEN_FINISHED);
 
   for await (
     const message of connected.client.experimental.tasks.callToolStream({ name: "hang", arguments: {} }, undefined, {

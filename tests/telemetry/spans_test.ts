@@ -10,10 +10,10 @@ import {
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { serveBrain } from "../../src/host/server/server.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { brainTracer } from "../../src/telemetry/tracer.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 
 /** An in-memory exporter behind a registered tracer provider and an async context manager, unregistered on dispose. */
 function collectSpans(): InMemorySpanExporter & Disposable {
@@ -141,7 +141,7 @@ Deno.test("a direct call's span is a child of the caller's active span and carri
 
 Deno.test("trace context travels over the host connection: a remote Tool's spans join the caller's trace", async () => {
   using exporter = collectSpans();
-  const server = await serveBrain({ port: 0, serverToken: "operator" });
+  await using server = await servedBrain({ port: 0, serverToken: "operator" });
   const ran = tool({
     name: "ran",
     description: "Makes its own span.",
@@ -154,26 +154,21 @@ Deno.test("trace context travels over the host connection: a remote Tool's spans
       return ctx.finish("done");
     },
   });
-  const brain = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
-  try {
-    const session = await brain.sessions.create({ tools: [ran()] });
-    await trace.getTracer("app").startActiveSpan("caller", async (span) => {
-      await session.call("ran", {});
-      span.end();
-    });
-    const spans = exporter.getFinishedSpans();
-    const caller = one(spans, "caller");
-    const [onServer, onHost] = named(spans, "execute_tool ran").toSorted((a, b) => a.kind - b.kind);
-    assert.equal(onHost.kind, 1, "the host's run is a SERVER span");
-    assert.ok(isChild(onServer, caller), "the server's call span is a child of the caller's span");
-    assert.ok(isChild(onHost, onServer), "the host's run is a child of the server's call span");
-    assert.ok(isChild(one(spans, "inside the tool"), onHost), "the Tool's own span joins the trace");
-    assert.ok(isChild(one(spans, "emit working"), onServer), "its emit is a child of the call span");
-    assert.equal(onServer.attributes["brain.call.outcome"], "ok");
-  } finally {
-    await brain.close();
-    await server.shutdown();
-  }
+  await using brain = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
+  const session = await brain.sessions.create({ tools: [ran()] });
+  await trace.getTracer("app").startActiveSpan("caller", async (span) => {
+    await session.call("ran", {});
+    span.end();
+  });
+  const spans = exporter.getFinishedSpans();
+  const caller = one(spans, "caller");
+  const [onServer, onHost] = named(spans, "execute_tool ran").toSorted((a, b) => a.kind - b.kind);
+  assert.equal(onHost.kind, 1, "the host's run is a SERVER span");
+  assert.ok(isChild(onServer, caller), "the server's call span is a child of the caller's span");
+  assert.ok(isChild(onHost, onServer), "the host's run is a child of the server's call span");
+  assert.ok(isChild(one(spans, "inside the tool"), onHost), "the Tool's own span joins the trace");
+  assert.ok(isChild(one(spans, "emit working"), onServer), "its emit is a child of the call span");
+  assert.equal(onServer.attributes["brain.call.outcome"], "ok");
 });
 
 Deno.test("a call's traceparent option names its parent; a malformed one is ignored and a non-string refused", async () => {

@@ -43,6 +43,15 @@ function errorCode(error: unknown): ErrorCode {
   return "io";
 }
 
+/** Closes `file` unless it is already closed. */
+function closeQuietly(file: Deno.FsFile): void {
+  try {
+    file.close();
+  } catch {
+    // Closed at its end already.
+  }
+}
+
 /** Runs `action`, turning a thrown Deno error into the WASI error code. */
 function attempt<T>(action: () => T): WasiResult<T> {
   try {
@@ -129,17 +138,21 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       let at = Number(offset);
       return attempt(() => {
         const file = Deno.openSync(this.#path, { read: true });
-        return new InputStream((length) => {
-          file.seekSync(at, Deno.SeekMode.Start);
-          const buffer = new Uint8Array(Math.min(length, 1_048_576));
-          const read = file.readSync(buffer);
-          if (read === null) {
-            file.close();
-            return undefined;
-          }
-          at += read;
-          return buffer.subarray(0, read);
-        });
+        return new InputStream(
+          (length) => {
+            file.seekSync(at, Deno.SeekMode.Start);
+            const buffer = new Uint8Array(Math.min(length, 1_048_576));
+            const read = file.readSync(buffer);
+            if (read === null) {
+              file.close();
+              return undefined;
+            }
+            at += read;
+            return buffer.subarray(0, read);
+          },
+          undefined,
+          () => closeQuietly(file),
+        );
       });
     }
 
@@ -148,11 +161,15 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       let at = Number(offset);
       return attempt(() => {
         const file = Deno.openSync(this.#path, { write: true });
-        return new OutputStream((bytes) => {
-          file.seekSync(at, Deno.SeekMode.Start);
-          for (let done = 0; done < bytes.byteLength;) done += file.writeSync(bytes.subarray(done));
-          at += bytes.byteLength;
-        });
+        return new OutputStream(
+          (bytes) => {
+            file.seekSync(at, Deno.SeekMode.Start);
+            for (let done = 0; done < bytes.byteLength;) done += file.writeSync(bytes.subarray(done));
+            at += bytes.byteLength;
+          },
+          undefined,
+          () => closeQuietly(file),
+        );
       });
     }
 
@@ -160,9 +177,13 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       if (!this.#write) return err("read-only");
       return attempt(() => {
         const file = Deno.openSync(this.#path, { append: true });
-        return new OutputStream((bytes) => {
-          for (let done = 0; done < bytes.byteLength;) done += file.writeSync(bytes.subarray(done));
-        });
+        return new OutputStream(
+          (bytes) => {
+            for (let done = 0; done < bytes.byteLength;) done += file.writeSync(bytes.subarray(done));
+          },
+          undefined,
+          () => closeQuietly(file),
+        );
       });
     }
 

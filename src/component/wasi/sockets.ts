@@ -59,11 +59,10 @@ export function parseIp(text: string): IpAddress | undefined {
   return val.every((group) => Number.isInteger(group) && group <= 0xffff) ? { tag: "ipv6", val } : undefined;
 }
 
-/** An address as Deno and allow-lists write it: `1.2.3.4`, or `[::1]` for IPv6. */
+/** An address as Deno and allow-lists write it: `1.2.3.4`, or `[::1]` (compressed, as URLs write it) for IPv6. */
 export function ipText(address: IpAddress): string {
-  return address.tag === "ipv4"
-    ? address.val.join(".")
-    : `[${address.val.map((group) => group.toString(16)).join(":")}]`;
+  if (address.tag === "ipv4") return address.val.join(".");
+  return new URL(`http://[${address.val.map((group) => group.toString(16)).join(":")}]/`).hostname;
 }
 
 function socketAddress({ hostname, port }: Deno.NetAddr): SocketAddress {

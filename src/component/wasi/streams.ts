@@ -105,8 +105,10 @@ export class InputStream {
   blockingRead(length: bigint): Uint8Array {
     for (;;) {
       const bytes = this.read(length);
-      if (bytes.byteLength > 0 || length === 0n) return bytes;
-      this.subscribe().block();
+      const more = this.subscribe();
+      // Only a stream that waits on something outside can have more later; any other has said all it has.
+      if (bytes.byteLength > 0 || length === 0n || !more.on) return bytes;
+      more.block();
     }
   }
   skip(length: bigint): bigint {
@@ -130,13 +132,21 @@ export interface OutputWaits {
 
 const ALWAYS_ROOM: OutputWaits = { room: () => 1_048_576n, subscribe: () => new Pollable() };
 
-/** `wasi:io/streams.output-stream` over a function that writes (or queues) all of `bytes`. */
+/**
+ * `wasi:io/streams.output-stream` over a function that writes (or queues) all
+ * of `bytes`; `close` runs when the guest drops the stream.
+ */
 export class OutputStream {
   #write: (bytes: Uint8Array) => void;
   #waits: OutputWaits;
-  constructor(write: (bytes: Uint8Array) => void, waits = ALWAYS_ROOM) {
+  #close: (() => void) | undefined;
+  constructor(write: (bytes: Uint8Array) => void, waits = ALWAYS_ROOM, close?: () => void) {
     this.#write = write;
     this.#waits = waits;
+    this.#close = close;
+  }
+  [Symbol.dispose](): void {
+    this.#close?.();
   }
   checkWrite(): bigint {
     return this.#waits.room();

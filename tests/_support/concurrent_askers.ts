@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type BrainSession, type CallEnd, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { gate } from "./gate.ts";
+
+/** A Tool named `name` that asks the session's model its own name and finishes with the answer. */
+export function asker(name: string) {
+  return tool({
+    name,
+    description: "Asks the model.",
+    input: z.object({}),
+    run: async (_input, ctx) => ctx.finish((await ctx.model({ messages: [{ role: "user", content: name }] })).content),
+  });
+}
+
+/** A model that answers only once two calls are waiting on it at once, each with `answer to <question>`. */
+export function answersBothAtOnce(): ScriptedProvider {
+  const both = gate();
+  let waiting = 0;
+  return new ScriptedProvider(Array.from({ length: 2 }, () => async (call) => {
+    if (++waiting === 2) both.open();
+    await both.wait;
+    return `answer to ${(call.request.messages[0] as { content: string }).content}`;
+  }));
+}
+
+/**
+ * Calls the `alpha` and `beta` {@linkcode asker}s of `session` at once in one activation, over a model of
+ * {@linkcode answersBothAtOnce}, and checks each got its own answer.
+ */
+export async function askBoth(session: BrainSession): Promise<{ a: CallEnd; b: CallEnd; modelCalls: number }> {
+  const activation = session.activation();
+  const [a, b] = await Promise.all([
+    session.call("alpha", {}, { activation }),
+    session.call("beta", {}, { activation }),
+  ]);
+  assert.deepEqual([a.outcome, b.outcome], [
+    { status: "ok", value: "answer to alpha" },
+    { status: "ok", value: "answer to beta" },
+  ]);
+  return { a, b, modelCalls: activation.modelCalls };
+}
