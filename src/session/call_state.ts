@@ -112,9 +112,7 @@ export class CallState implements CallSink {
     if (nonJson) return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`));
     const refused = this.#admit(utf8Length(event) + jsonByteLength(data));
     if (refused) return Promise.reject(refused);
-    const committed = this.#commit([{ kind: "tool_event", call: this.call, event, data }]).then((records) =>
-      records[0].sequence
-    );
+    const committed = this.#commit([{ kind: "tool_event", call: this.call, event, data }], firstSequence);
     return this.#trace ? this.#trace.emit(event, committed) : committed;
   }
 
@@ -129,7 +127,7 @@ export class CallState implements CallSink {
       return this.#terminal([resultBody(this.call, result)], "finish", result.outcome).then((end) => end.sequence - 1);
     }
     this.#lastResult = result.outcome;
-    return this.#commit([resultBody(this.call, result)]).then((records) => records[0].sequence);
+    return this.#commit([resultBody(this.call, result)], firstSequence);
   }
 
   /** Ends the synchronous phase, publishing `result` first when given. */
@@ -152,7 +150,7 @@ export class CallState implements CallSink {
     }
     const bodies: RecordBody[] = result ? [resultBody(this.call, result)] : [];
     bodies.push({ kind: "tool_returned", call: this.call });
-    await this.#commit(bodies);
+    await this.#commit(bodies, ignore);
   }
 
   /** Ends the call; after another terminal cause it is recorded as late. */
@@ -198,7 +196,7 @@ export class CallState implements CallSink {
 
   /** Commits `bodies` after every earlier report of the call, such as the Environment changes it makes. */
   record(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    return this.#commit(bodies);
+    return this.#commit(bodies, (records) => records);
   }
 
   /** Ends the call for a reason outside the Tool: deadline, cancellation or lost connection. */
@@ -244,7 +242,8 @@ export class CallState implements CallSink {
   }
 
   #attempt(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, tries: number): void {
-    this.#commit(bodies).then(
+    this.#commit(
+      bodies,
       (records) => this.#settle({ call: this.call, sequence: records[records.length - 1].sequence, cause, outcome }),
       (error) => {
         const code = error instanceof BrainError ? error.code : undefined;
@@ -289,21 +288,32 @@ export class CallState implements CallSink {
       );
     }
     this.#lates++;
-    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }]).then(ignore, ignore);
+    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }], ignore, ignore);
   }
 
-  /** Appends `bodies` once every earlier commit of the call has settled: at once when none is in flight. */
-  #commit(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    const committed = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
+  /**
+   * Appends `bodies` once every earlier commit of the call has settled (at once
+   * when none is in flight), then continues with `next`, or `failed` when the
+   * append fails (without it, the failure rejects).
+   */
+  #commit<T>(
+    bodies: RecordBody[],
+    next: (records: JournalRecord[]) => T,
+    failed?: (error: unknown) => T,
+  ): Promise<T> {
+    const appended = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
     this.#inFlight++;
-    committed.then(this.#landed, this.#landed);
-    this.#last = committed;
-    return committed;
+    const continued = appended.then((records) => {
+      this.#inFlight--;
+      return next(records);
+    }, (error) => {
+      this.#inFlight--;
+      if (failed) return failed(error);
+      throw error;
+    });
+    this.#last = continued;
+    return continued;
   }
-
-  #landed = (): void => {
-    this.#inFlight--;
-  };
 
   #append(bodies: RecordBody[]): Promise<JournalRecord[]> {
     try {
@@ -315,6 +325,10 @@ export class CallState implements CallSink {
 }
 
 function ignore(): void {}
+
+function firstSequence(records: JournalRecord[]): number {
+  return records[0].sequence;
+}
 
 /** Runs `next` once `previous` settles, however it settles. */
 function after<T>(previous: Promise<unknown>, next: () => Promise<T>): Promise<T> {

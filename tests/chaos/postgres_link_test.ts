@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, tool } from "../../mod.ts";
+import { Brain, type HostConnectionEvent, tool } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
@@ -72,6 +73,45 @@ Deno.test("a Brain on a PostgreSQL that stops answering: its caller settles by t
     proxy.heal();
     proxy.cut();
     if (!closed) await brain.close();
+    await proxy.close();
+  }
+});
+
+Deno.test("a host connecting while the server's PostgreSQL is unreachable is told connection_lost, not unauthorized, and attaches once it is back", async () => {
+  await using pg = await startPostgres();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const server = await serveBrain({ url: through(pg.url, proxy), serverToken: "operator" });
+  proxy.refuse();
+  proxy.cut();
+  const events: HostConnectionEvent[] = [];
+  const failed = Promise.withResolvers<HostConnectionEvent>();
+  const brain = new Brain({
+    url: server.url,
+    serverToken: "operator",
+    token: "t",
+    host: "h",
+    pingIntervalMs: 500,
+    maxReconnectDelayMs: 100,
+    onConnection: (event) => {
+      events.push(event);
+      if (event.type === "failed") failed.resolve(event);
+    },
+  });
+  try {
+    // A new host id is checked against the hosts the journal's sessions name, which cannot be read now.
+    const refused = await failed.promise;
+    assert.equal(refused.error?.code, "connection_lost", `the first refusal said ${refused.error?.message}`);
+    proxy.heal();
+    let listed: unknown;
+    for (let attempt = 0; attempt < 100 && listed === undefined; attempt++) {
+      listed = await brain.sessions.list().catch(() => undefined);
+      if (listed === undefined) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.deepEqual(listed, []);
+    assert.ok(!events.some((event) => event.error?.code === "unauthorized"), "no attempt was refused unauthorized");
+  } finally {
+    await brain.close();
+    await server.shutdown();
     await proxy.close();
   }
 });

@@ -26,6 +26,10 @@ import type { AllowList } from "../../contract/grant.ts";
 import type { WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
+import { settledWithin } from "../../util/settled_within.ts";
+
+/** How long `close()` waits for the server to end the client's session handles. */
+const CLOSE_WAIT_MS = 2_000;
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
@@ -158,7 +162,8 @@ export class RemoteBackend implements BrainBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#live].map((session) => session.end()));
+    // Ending a handle waits for the server; one that stays unreachable does not keep the client open.
+    await settledWithin(Promise.allSettled([...this.#live].map((session) => session.end())), CLOSE_WAIT_MS);
     await this.#connection.close();
   }
 

@@ -11,6 +11,13 @@ import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
 import { checkNodeUrl } from "../../journal/nodes.ts";
+import { storageError } from "../../journal/storage_error.ts";
+import { settledWithin } from "../../util/settled_within.ts";
+
+/** How long shutting down waits for requests being answered before it closes their connections. */
+const SHUTDOWN_WAIT_MS = 1_000;
+/** Codes of a journal that could not answer while a host's credentials were checked. */
+const STORE_DOWN = new Set<string>(["storage_unavailable", "storage_full"]);
 
 /** A Brain server: a hono app holding sessions and journals, and the hosts connected to it. */
 export interface BrainServer {
@@ -82,10 +89,12 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const cluster = new ClusterNode(backend.journal, backend.node);
   if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs, (id) => backend.recover(id));
   const calls = new OpenCalls();
+  /** Upgraded sockets that never opened: their client was gone before the upgrade answered. */
+  const unopened = new Set<WebSocket>();
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
-  const refuse = (status: 400 | 401 | 426 | 429, error: BrainError) =>
+  const refuse = (status: 400 | 401 | 426 | 429 | 503, error: BrainError) =>
     Response.json({ error: errorFrame(error) }, { status });
 
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, node: backend.node }));
@@ -102,11 +111,16 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     try {
       registration = await hosts.authenticate(id, token, c.req.header(SERVER_TOKEN_HEADER));
     } catch (error) {
-      return refuse((error as BrainError).code === "limit_exceeded" ? 429 : 401, error as BrainError);
+      // A journal that cannot answer is an outage the client waits out, not a wrong token.
+      const failure = storageError(error);
+      const status = failure.code === "limit_exceeded" ? 429 : STORE_DOWN.has(failure.code) ? 503 : 401;
+      return refuse(status, failure);
     }
     let upgraded: { socket: WebSocket; response: Response };
     try {
       upgraded = Deno.upgradeWebSocket(c.req.raw);
+      unopened.add(upgraded.socket);
+      upgraded.socket.addEventListener("open", () => unopened.delete(upgraded.socket), { once: true });
     } catch {
       return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
     }
@@ -139,7 +153,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
-  return {
+  const built: BrainServer = {
     fetch: app.fetch,
     journal: backend.journal,
     get connections() {
@@ -162,7 +176,12 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       await backend.close();
     },
   };
+  halfOpen.set(built, unopened);
+  return built;
 }
+
+/** The upgrades of each server whose socket never opened, which Deno's graceful HTTP shutdown waits on forever. */
+const halfOpen = new WeakMap<BrainServer, ReadonlySet<WebSocket>>();
 
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
@@ -199,10 +218,14 @@ export async function serveBrain(
   // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
   const ready = Promise.withResolvers<BrainServer>();
   ready.promise.catch(() => {});
-  const http = Deno.serve(
-    { hostname, port, onListen: () => {} },
-    async (request) => (await ready.promise).fetch(request),
-  );
+  const stop = new AbortController();
+  const answering = new Set<Promise<Response>>();
+  const http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, (request) => {
+    const answer = ready.promise.then((server) => server.fetch(request));
+    answering.add(answer);
+    answer.finally(() => answering.delete(answer)).catch(() => {});
+    return answer;
+  });
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   let server: BrainServer;
   try {
@@ -224,7 +247,14 @@ export async function serveBrain(
     url,
     async shutdown() {
       await server.close();
-      await http.shutdown();
+      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, and on
+      // a request still waiting for a store that stopped answering: then every connection is closed at once.
+      const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
+      if (answered && halfOpen.get(server)?.size === 0) await http.shutdown();
+      else {
+        stop.abort();
+        await http.finished;
+      }
     },
   };
 }
