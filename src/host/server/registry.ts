@@ -47,6 +47,9 @@ export class RegisteredHost {
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
+  /** Sinks of the calls this host finished last, oldest first: a later finish of one is recorded late, as embedded. */
+  #settled = new CallMap<CallSink>();
+  #settledOrder: [session: string, call: number][] = [];
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
   #held: { handle: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
@@ -245,11 +248,11 @@ export class RegisteredHost {
 
   /** The sink of a call dispatched to this host and not yet finished by it. */
   sink(session: string, call: number): CallSink {
-    const inflight = this.#inflight.get(session, call);
-    if (!inflight) {
+    const sink = this.#inflight.get(session, call)?.sink ?? this.#settled.get(session, call);
+    if (!sink) {
       throw new BrainError("call_not_found", `call ${call} of session ${session} is not running on this host`);
     }
-    return inflight.sink;
+    return sink;
   }
 
   /** Notes that the host is ending the call itself (a finish, or a failed result), so no `abort` follows. */
@@ -260,7 +263,12 @@ export class RegisteredHost {
 
   /** Forgets a call the host has finished. */
   settle(session: string, call: number): void {
+    const inflight = this.#inflight.get(session, call);
+    if (!inflight) return;
     this.#inflight.delete(session, call);
+    this.#settled.set(session, call, inflight.sink);
+    this.#settledOrder.push([session, call]);
+    if (this.#settledOrder.length > SETTLED_KEPT) this.#settled.delete(...this.#settledOrder.shift()!);
   }
 
   /**
@@ -330,6 +338,9 @@ export function send(socket: WebSocket, frame: ServerFrame): void {
   if (!outbox) outboxes.set(socket, outbox = new Outbox(socket));
   outbox.write(frame);
 }
+
+/** Finished calls per host whose later reports still reach their call (to be recorded late, or refused as ended). */
+const SETTLED_KEPT = 256;
 
 /** How long the journal's list of hosts is reused before it is read again. */
 const SAVED_HOSTS_MS = 1_000;
