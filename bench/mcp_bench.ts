@@ -14,20 +14,22 @@ import { mcpEnv, serveMcp } from "../src/mcp/mod.ts";
 // One server-everything process for each side: the bare SDK client, and a Brain session's mcpEnv.
 const EVERYTHING = "npm:@modelcontextprotocol/server-everything@2026.8.31";
 const variables = ["GZIP_MAX_FETCH_SIZE", "GZIP_MAX_FETCH_TIME_MILLIS", "GZIP_ALLOWED_DOMAINS"];
+/** This very Deno, never `deno` from PATH. */
+const DENO = Deno.execPath();
 
 const bare = new Client({ name: "bare", version: "1" });
 await bare.connect(
   new StdioClientTransport({
-    command: "deno",
+    command: DENO,
     args: ["run", "--no-prompt", `--allow-env=${variables.join(",")}`, EVERYTHING, "stdio"],
     stderr: "ignore",
   }),
 );
 await bare.listTools();
-const brain = new Brain({ allow: { run: ["deno"], env: variables } });
+const brain = new Brain({ allow: { run: [DENO], env: variables } });
 const everything = mcpEnv({
   name: "everything",
-  command: "deno",
+  command: DENO,
   args: ["run", EVERYTHING, "stdio"],
   env: variables,
   tools: ["echo"],
