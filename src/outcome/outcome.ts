@@ -95,6 +95,8 @@ export function ok<T extends JsonValue>(value: T): Outcome<T> {
 
 /**
  * Builds an `error` outcome that keeps code, message, retryable and details.
+ * A code, message or retryable that could not form a well-formed envelope
+ * throws `invalid_argument` here, where the mistake is made.
  *
  * @example
  * ```ts
@@ -108,6 +110,16 @@ export function fail(
   message: string,
   extra: { retryable?: boolean; details?: JsonValue } = {},
 ): Outcome<never> {
+  if (typeof code !== "string" || code === "") {
+    throw new BrainError("invalid_argument", `fail takes a non-empty error code string, got ${String(code)}`);
+  }
+  if (typeof message !== "string") throw new BrainError("invalid_argument", "fail takes a message string");
+  if (typeof extra !== "object" || extra === null) {
+    throw new BrainError("invalid_argument", "fail takes { retryable, details } as its third argument");
+  }
+  if (extra.retryable !== undefined && typeof extra.retryable !== "boolean") {
+    throw new BrainError("invalid_argument", "fail: retryable is a boolean");
+  }
   const error: OutcomeError = { code, message };
   if (extra.retryable !== undefined) error.retryable = extra.retryable;
   if (extra.details !== undefined) error.details = extra.details;

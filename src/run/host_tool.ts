@@ -11,6 +11,7 @@ import { Finished, type ResultOptions, type ToolContext } from "../contract/cont
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { type NormalizedOutput, normalizeOutputNow } from "./output.ts";
 import { type SafeParsed, safeParseNow } from "./parse_now.ts";
+import { refusedEvent, refusedResultOptions } from "./report_arguments.ts";
 import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";
 
@@ -137,10 +138,14 @@ class ReportQueue {
       environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
+        const refused = refusedEvent(event, data);
+        if (refused) return handled(Promise.reject(refused));
         return this.#enqueue(() => this.#sink.emit(event, data));
       },
       emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
+        const refused = refusedResultOptions(options);
+        if (refused) return handled(Promise.reject(refused));
         return this.#enqueue(() =>
           this.#normalized(value, ({ outcome, invalid }) => {
             if (invalid) {
@@ -156,6 +161,8 @@ class ReportQueue {
         return handled(this.#sink.model(request));
       },
       finish: (value?: unknown, options?: ResultOptions) => {
+        const refused = refusedResultOptions(options);
+        if (refused) return handled(Promise.reject(refused));
         this.#finishing = true;
         return this.#enqueue(() => {
           if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);

@@ -4,7 +4,7 @@ import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
-import { deepFreeze } from "../util/freeze.ts";
+import { deepFreeze, frozenCopy } from "../util/freeze.ts";
 import type { ToolContext } from "../contract/context.ts";
 import { descriptorImplementation } from "./descriptor.ts";
 import type { Implementation } from "../contract/placement.ts";
@@ -155,6 +155,9 @@ export function tool<
     : (spec.implementation as Implementation).kind;
 
   const place = (placement: Record<string, unknown> = {}): PlacedTool => {
+    if (typeof placement !== "object" || placement === null || Array.isArray(placement)) {
+      throw new BrainError("invalid_options", `tool ${name}: place it with an options object, as in ${name}({ ... })`);
+    }
     const { env, ...raw } = placement as { env?: Environment } & Record<string, unknown>;
     const options = parseOptions(name, spec.options, raw);
     const implementation = typeof spec.implementation === "function"
@@ -196,5 +199,5 @@ function parseOptions(
       details: parsed.error.issues as unknown as JsonValue,
     });
   }
-  return deepFreeze(parsed.data as Record<string, unknown>);
+  return frozenCopy(parsed.data as Record<string, unknown>);
 }

@@ -7,6 +7,7 @@ import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
@@ -20,7 +21,12 @@ async function connected(
   provider: ScriptedProvider,
   host: string,
   options: BrainOptions = {},
-): Promise<{ server: ServedBrain; brain: Brain; [Symbol.asyncDispose](): Promise<void> }> {
+): Promise<{
+  server: ServedBrain;
+  brain: Brain;
+  key: (session: string) => string;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
   const server = await serveBrain({
     serverToken: "operator-secret",
     ...options,
@@ -30,6 +36,7 @@ async function connected(
   return {
     server,
     brain,
+    key: (session) => hostSessionKey(host, session),
     async [Symbol.asyncDispose]() {
       await brain.close();
       await server.shutdown();
@@ -60,7 +67,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
   assert.deepEqual([started.provider, started.model], ["scripted", "fixed-model"]);
   const [finished] = ofKind(records, "model_call_finished");
   assert.ok(finished.usage!.outputTokens > 0);
-  assert.deepEqual((await remote.server.journal.getSession(session.id))?.model, {
+  assert.deepEqual((await remote.server.journal.getSession(remote.key(session.id)))?.model, {
     provider: "scripted",
     model: "fixed-model",
   });
@@ -196,7 +203,7 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   const session = await remote.brain.sessions.create({ tools: [waiter(), quick()], model: "default" });
   const call = await session.start("waiter", {});
   await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_started").length === 1,
   );
   assert.equal(remote.server.dropHost("fragile"), true);
@@ -204,7 +211,7 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
   const records = await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 1,
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
@@ -250,7 +257,7 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   const codes = await Promise.all([errors.hasty, errors.waiter]);
   assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
   const records = await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 2,
   );
   assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
@@ -284,7 +291,7 @@ Deno.test("a send whose connection drops fails connection_lost and is not resent
   const session = await remote.brain.sessions.create({ model: "default" });
   const reply = session.send("Hello?");
   await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_started").length === 1,
   );
   assert.equal(remote.server.dropHost("impatient"), true);

@@ -162,6 +162,8 @@ export class HostConnection {
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
   #ends = new CallMap<EndWait>();
+  /** Ends pushed before their caller asked: the `start` reply and the end arrived in one batch of frames. */
+  #early = new CallMap<CallEnd>();
   #socketClosed: Promise<void> = Promise.resolve();
 
   constructor(options: HostConnectionOptions) {
@@ -205,6 +207,11 @@ export class HostConnection {
    * Call it right after the `start` reply, before the push can arrive.
    */
   awaitEnd(session: string, call: number, deadline?: number): Promise<CallEnd> {
+    const early = this.#early.get(session, call);
+    if (early) {
+      this.#early.delete(session, call);
+      return Promise.resolve(early);
+    }
     const end = Promise.withResolvers<CallEnd>();
     end.promise.catch(() => {});
     const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
@@ -508,7 +515,12 @@ export class HostConnection {
       pending?.resolve({ sequence: frame.end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
     }
     const wait = this.#ends.get(frame.session, frame.call);
-    if (!wait) return;
+    if (!wait) {
+      // Only this client's own calls end here, and their caller asks right after the start reply: kept until then.
+      if (this.#early.size >= EARLY_ENDS_KEPT) this.#early = new CallMap();
+      this.#early.set(frame.session, frame.call, frame.end);
+      return;
+    }
     this.#ends.delete(frame.session, frame.call);
     wait.disarm?.();
     wait.end.resolve(frame.end);
@@ -671,6 +683,7 @@ export class HostConnection {
       wait.end.reject(error);
     }
     this.#ends.clear();
+    this.#early = new CallMap();
     for (const pending of this.#pending.values()) pending.reject(error);
     this.#pending.clear();
     for (const stream of this.#streams.values()) stream.end(error);
@@ -692,6 +705,9 @@ function isServerUrl(text: string): boolean {
     return false;
   }
 }
+
+/** Ends pushed ahead of their caller kept at most; past it they are dropped (a caller that never asked). */
+const EARLY_ENDS_KEPT = 1024;
 
 /** Close code of a socket whose host's registration does not match (a concurrent registration won). */
 const UNAUTHORIZED = 4003;

@@ -16,6 +16,8 @@ import { type CallOptions, checkCallArguments, resolveTarget } from "../../sessi
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
+import { promised } from "../../util/promised.ts";
+import { checkCancelReason } from "../../contract/budgets.ts";
 import { type Executor, type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
@@ -358,8 +360,13 @@ class RemoteSession implements BrainSession {
     }, { deadline });
     const call = { session: this.id, call: sequence };
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
-      this.#connection.request("cancel", { ...call, ...(message === undefined ? {} : { message }) }, { retry: true });
+      promised(() => checkCancelReason(message)).then((reason) =>
+        this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
+          retry: true,
+        })
+      );
     if (signal) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();

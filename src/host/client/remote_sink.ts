@@ -84,9 +84,10 @@ export class RemoteSink implements CallSink {
    * after the outcome is committed. A lost connection rejects it `connection_lost`
    * while Brain ends the call and its pending request `unknown`; it is never resent.
    */
-  model(request: ModelRequest): Promise<ModelResult> {
-    // Checked here too, so a request that is not JSON fails this call instead of the connection.
-    return this.#report("model", { ...this.#call, request: normalizeModelRequest(request) });
+  async model(request: ModelRequest): Promise<ModelResult> {
+    // Checked here too, so a request that is not JSON fails this call instead of the connection;
+    // async, so a bad request rejects ctx.model as it does embedded instead of throwing.
+    return await this.#report("model", { ...this.#call, request: normalizeModelRequest(request) });
   }
 
   /** Commits the Environment changes `ctx.environments` made, with the call's other reports. */

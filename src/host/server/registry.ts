@@ -8,7 +8,7 @@ import { type CallSink, endedCause, type Invocation } from "../../contract/call.
 import type { ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
 import { sameText } from "../../util/same_text.ts";
-import { checkName } from "../../util/names.ts";
+import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
@@ -47,6 +47,9 @@ export class RegisteredHost {
   #socket: WebSocket | undefined;
   #instance: string | undefined;
   #inflight = new CallMap<Inflight>();
+  /** Sinks of the calls this host finished last, oldest first: a later finish of one is recorded late, as embedded. */
+  #settled = new CallMap<CallSink>();
+  #settledOrder: [session: string, call: number][] = [];
   /** Invokes held while a `start` of the same handle is being committed, so its reply can carry them. */
   #held: { handle: string; frame: InvokeFrame }[] = [];
   #holds = new Map<string, number>();
@@ -54,6 +57,7 @@ export class RegisteredHost {
   #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
   #nextAsk = 1;
   #limits: ServerLimits;
+  #keyPrefix: RegExp | undefined;
   #started = 0;
   #creating = 0;
 
@@ -62,6 +66,30 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
     this.components = new UploadedComponents(limits.maxUploadsPerHost);
+  }
+
+  /**
+   * The journal key of this host's session `session`: each host has its own session
+   * ids, so another host's sessions are never found, listed or refused by id.
+   */
+  sessionKey(session: string): string {
+    return hostSessionKey(this.id, session);
+  }
+
+  /** The session id this host knows the journal key `key` by. */
+  sessionId(key: string): string {
+    return hostSessionId(this.id, key);
+  }
+
+  /** `error` as this host reads it: its session keys in the message named by the host's own ids. */
+  shownError<E extends { message: string }>(error: E): E {
+    this.#keyPrefix ??= new RegExp(`(?<![\\w.~-])${this.id.replaceAll(".", "\\.")}~(?=[\\w-])`, "g");
+    return { ...error, message: error.message.replace(this.#keyPrefix, "") };
+  }
+
+  /** True when the journal key `key` is one of this host's sessions'. */
+  keeps(key: string): boolean {
+    return isHostSessionKey(this.id, key);
   }
 
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
@@ -178,13 +206,13 @@ export class RegisteredHost {
       if (inflight.endedByHost || this.#inflight.get(session, call) !== inflight) return;
       const cause = endedCause(sink.signal.reason) ?? "cancelled";
       if (this.#unhold(session, call)) return;
-      send(socket, { t: "abort", session, call, cause });
+      send(socket, { t: "abort", session: this.sessionId(session), call, cause });
     }, { once: true });
     const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
     if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;
     if (this.#holds.has(handle)) this.#held.push({ handle, frame });
-    else send(socket, frame);
+    else send(socket, this.#shown(frame));
   }
 
   /** Holds invokes for `handle` until {@linkcode release}: a `start` on it is being committed. */
@@ -214,17 +242,17 @@ export class RegisteredHost {
     );
     this.#held = this.#held.filter((held, at) => at !== index && !flushed.includes(held));
     const socket = this.#socket;
-    if (socket) { for (const { frame } of flushed) send(socket, frame); }
+    if (socket) { for (const { frame } of flushed) send(socket, this.#shown(frame)); }
     return held;
   }
 
   /** The sink of a call dispatched to this host and not yet finished by it. */
   sink(session: string, call: number): CallSink {
-    const inflight = this.#inflight.get(session, call);
-    if (!inflight) {
+    const sink = this.#inflight.get(session, call)?.sink ?? this.#settled.get(session, call);
+    if (!sink) {
       throw new BrainError("call_not_found", `call ${call} of session ${session} is not running on this host`);
     }
-    return inflight.sink;
+    return sink;
   }
 
   /** Notes that the host is ending the call itself (a finish, or a failed result), so no `abort` follows. */
@@ -235,7 +263,12 @@ export class RegisteredHost {
 
   /** Forgets a call the host has finished. */
   settle(session: string, call: number): void {
+    const inflight = this.#inflight.get(session, call);
+    if (!inflight) return;
     this.#inflight.delete(session, call);
+    this.#settled.set(session, call, inflight.sink);
+    this.#settledOrder.push([session, call]);
+    if (this.#settledOrder.length > SETTLED_KEPT) this.#settled.delete(...this.#settledOrder.shift()!);
   }
 
   /**
@@ -263,6 +296,11 @@ export class RegisteredHost {
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
+  }
+
+  /** An invoke as this host reads it: under its own session id (held invokes keep the journal key). */
+  #shown(frame: InvokeFrame): InvokeFrame {
+    return { ...frame, session: this.sessionId(frame.session) };
   }
 
   /** Removes a held invoke of a call that ended before its start was answered; true when it was held. */
@@ -300,6 +338,9 @@ export function send(socket: WebSocket, frame: ServerFrame): void {
   if (!outbox) outboxes.set(socket, outbox = new Outbox(socket));
   outbox.write(frame);
 }
+
+/** Finished calls per host whose later reports still reach their call (to be recorded late, or refused as ended). */
+const SETTLED_KEPT = 256;
 
 /** How long the journal's list of hosts is reused before it is read again. */
 const SAVED_HOSTS_MS = 1_000;

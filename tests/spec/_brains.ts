@@ -1,0 +1,47 @@
+import { Brain, type BrainOptions, type BrainSession } from "../../mod.ts";
+import { until } from "../_support/until.ts";
+import type { JournalRecord } from "../../src/journal/mod.ts";
+import { serveBrain } from "../../src/host/server/mod.ts";
+
+/** The two ways an application holds a Brain; every spec sentence that applies to both is checked in both. */
+export const TRANSPORTS = ["embedded", "remote"] as const;
+
+/** The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one. */
+export type SpecOptions = Pick<BrainOptions, "maxEmittedBytes" | "maxInputBytes" | "maxModelCalls" | "models">;
+
+/** Registers `fn` once per transport, with a fresh Brain built from `options` (the server's, when remote). */
+export function specTest(
+  title: string,
+  fn: (brain: Brain, transport: (typeof TRANSPORTS)[number]) => Promise<void>,
+  given: SpecOptions | (() => SpecOptions) = {},
+): void {
+  for (const transport of TRANSPORTS) {
+    Deno.test(`${transport}: ${title}`, async () => {
+      const options = typeof given === "function" ? given() : given;
+      if (transport === "embedded") {
+        await using brain = new Brain(options);
+        await fn(brain, transport);
+        return;
+      }
+      const server = await serveBrain({ ...options, serverToken: "spec-operator" });
+      try {
+        await using brain = new Brain({ url: server.url, serverToken: "spec-operator", token: "spec-host" });
+        await fn(brain, transport);
+      } finally {
+        await server.shutdown();
+      }
+    });
+  }
+}
+
+export { callKinds, callRecords } from "../_support/call_records.ts";
+export { hasCode } from "../_support/has_code.ts";
+
+/** Follows the session's records, without polling, until one matches `found`, and returns it. */
+export async function untilRecord(
+  session: BrainSession,
+  found: (record: JournalRecord) => boolean,
+): Promise<JournalRecord> {
+  const records = await until(session, (records) => records.some(found));
+  return records.find(found)!;
+}

@@ -1,0 +1,447 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import {
+  BRAIN_MAX_CANCEL_REASON,
+  BRAIN_MAX_LATE_RECORDS,
+  BrainError,
+  type Finished,
+  isFailure,
+  type JsonValue,
+  ok,
+  tool,
+  type ToolContext,
+} from "../../mod.ts";
+import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+
+/** A Tool that hands its ctx out and stays open until the test finishes it. */
+function holder(name = "holder") {
+  const contexts: ToolContext<{ tag: { deep: string[] } }>[] = [];
+  const arrived = Promise.withResolvers<ToolContext<{ tag: { deep: string[] } }>>();
+  const declared = tool({
+    name,
+    description: "Holds its call open.",
+    input: z.object({}),
+    options: z.object({ tag: z.object({ deep: z.array(z.string()) }).default({ deep: ["a"] }) }),
+    run: (_input, ctx) => {
+      contexts.push(ctx);
+      arrived.resolve(ctx);
+    },
+  });
+  return { declared, contexts, arrived: arrived.promise };
+}
+
+specTest("ctx.deadline is undefined for an unlimited call, and no timer ends it", async (brain) => {
+  const { declared, arrived } = holder();
+  const session = await brain.sessions.create({ tools: [declared()] });
+  const call = await session.start("holder", {});
+  const ctx = await arrived;
+  assert.equal(ctx.deadline, undefined);
+  assert.equal("deadline" in (await session.read())[0], false);
+  assert.equal(ctx.signal.aborted, false);
+  await ctx.finish("done");
+  assert.deepEqual((await call.ended).outcome, ok("done"));
+});
+
+specTest("ctx names the call: sessionId and the tool_call_started sequence, after earlier calls", async (brain) => {
+  const { declared, contexts } = holder();
+  const session = await brain.sessions.create({ tools: [declared()] });
+  const first = await session.start("holder", {});
+  const second = await session.start("holder", {});
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === second.sequence);
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === first.sequence);
+  const bySequence = new Map(contexts.map((ctx) => [ctx.sequence, ctx]));
+  assert.deepEqual([...bySequence.keys()].sort(), [first.sequence, second.sequence].sort());
+  for (const ctx of contexts) {
+    assert.equal(ctx.sessionId, session.id);
+    const [started] = await session.read({ from: ctx.sequence, limit: 1 });
+    assert.equal(started.kind, "tool_call_started");
+    await ctx.finish();
+  }
+  await first.ended;
+  await second.ended;
+});
+
+specTest(
+  "ctx.options are the placement's options, parsed once with defaults and frozen to the leaves",
+  async (brain) => {
+    const { declared, contexts } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const calls = [await session.start("holder", {}), await session.start("holder", {})];
+    for (const call of calls) await untilRecord(session, (r) => r.kind === "tool_returned" && r.call === call.sequence);
+    const [a, b] = contexts;
+    assert.deepEqual(a.options, { tag: { deep: ["a"] } });
+    assert.equal(a.options, b.options, "parsed once per placement");
+    assert.ok(Object.isFrozen(a.options) && Object.isFrozen(a.options.tag) && Object.isFrozen(a.options.tag.deep));
+    assert.throws(() => (a.options.tag.deep as string[]).push("b"), TypeError);
+    for (const ctx of contexts) await ctx.finish();
+  },
+);
+
+specTest(
+  "ctx.emit without data commits null; emit resolves with the committed sequence before the result",
+  async (brain) => {
+    const emitter = tool({
+      name: "emitter",
+      description: "Emits.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const first = await ctx.emit("bare");
+        const second = await ctx.emit("with_data", { n: 1 });
+        const result = await ctx.emitResult({ first, second });
+        return ctx.finish({ first, second, result });
+      },
+    });
+    const session = await brain.sessions.create({ tools: [emitter()] });
+    const end = await session.call("emitter", {});
+    const records = await callRecords(session, end.call);
+    assert.deepEqual(records.map((r) => [r.sequence, r.kind]), [
+      [end.call, "tool_call_started"],
+      [end.call + 1, "tool_event"],
+      [end.call + 2, "tool_event"],
+      [end.call + 3, "tool_result"],
+      [end.call + 4, "tool_result"],
+      [end.call + 5, "tool_call_finished"],
+    ]);
+    assert.deepEqual(records[1].kind === "tool_event" && [records[1].event, records[1].data], ["bare", null]);
+    assert.deepEqual(end.outcome, ok({ first: end.call + 1, second: end.call + 2, result: end.call + 3 }));
+  },
+);
+
+specTest(
+  "emitResult and finish carry content beside the structured outcome, which content never replaces",
+  async (brain) => {
+    const presenter = tool({
+      name: "presenter",
+      description: "Presents.",
+      input: z.object({}),
+      output: z.object({ n: z.number() }),
+      run: async (_input, ctx) => {
+        await ctx.emitResult({ n: 1 }, { content: "one" });
+        return ctx.finish({ n: 2 }, { content: "two" });
+      },
+    });
+    const session = await brain.sessions.create({ tools: [presenter()] });
+    const end = await session.call("presenter", {});
+    assert.deepEqual(end.outcome, ok({ n: 2 }));
+    const results = (await callRecords(session, end.call)).filter((r) => r.kind === "tool_result");
+    assert.deepEqual(results.map((r) => r.kind === "tool_result" && [r.outcome, r.content]), [
+      [ok({ n: 1 }), "one"],
+      [ok({ n: 2 }), "two"],
+    ]);
+  },
+);
+
+specTest(
+  "a deadline ends the call timeout no earlier than the deadline; the failure says why the caller stopped",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const deadline = Date.now() + 150;
+    const call = await session.start("holder", {}, { deadline });
+    const ctx = await arrived;
+    assert.equal(ctx.deadline, deadline);
+    const end = await call.ended;
+    assert.ok(Date.now() >= deadline, "ended before its deadline");
+    assert.deepEqual([end.cause, end.outcome.status, isFailure(end.outcome)], ["timeout", "timeout", true]);
+    const finished = (await callRecords(session, call.sequence)).at(-1)!;
+    assert.equal(finished.kind, "tool_call_finished");
+    assert.ok(finished.at >= deadline, `committed at ${finished.at}, before the deadline ${deadline}`);
+    assert.ok(ctx.signal.aborted);
+    assert.ok(ctx.signal.reason instanceof BrainError && ctx.signal.reason.code === "timeout");
+  },
+);
+
+specTest(
+  "cancel(message) ends the call cancelled with that message; the Tool's signal says cancelled",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const call = await session.start("holder", {});
+    const ctx = await arrived;
+    const end = await call.cancel("the user pressed stop");
+    assert.deepEqual([end.cause, end.outcome], ["cancelled", {
+      status: "cancelled",
+      message: "the user pressed stop",
+    }]);
+    assert.deepEqual(await call.ended, end);
+    assert.ok(ctx.signal.reason instanceof BrainError && ctx.signal.reason.code === "cancelled");
+  },
+);
+
+specTest(
+  "a cancel reason of exactly BRAIN_MAX_CANCEL_REASON characters is kept; one more is payload_too_large",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const call = await session.start("holder", {});
+    await arrived;
+    await assert.rejects(call.cancel("x".repeat(BRAIN_MAX_CANCEL_REASON + 1)), hasCode("payload_too_large"));
+    await assert.rejects(call.cancel(42 as never), hasCode("invalid_argument"));
+    const reason = "é".repeat(BRAIN_MAX_CANCEL_REASON);
+    const end = await call.cancel(reason);
+    assert.deepEqual(end.outcome, { status: "cancelled", message: reason });
+    assert.deepEqual(
+      (await callKinds(session, call.sequence)).filter((kind) => kind === "tool_call_finished"),
+      ["tool_call_finished"],
+    );
+  },
+);
+
+specTest(
+  "the first terminal cause is retained: a finish after the deadline is recorded late and resolves late",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const call = await session.start("holder", {}, { timeoutMs: 50 });
+    const ctx = await arrived;
+    const end = await call.ended;
+    const done: Finished = await ctx.finish("too late");
+    assert.deepEqual([done.late, done.sequence], [true, end.sequence]);
+    const records = await callRecords(session, call.sequence);
+    assert.deepEqual(records.map((r) => r.kind), [
+      "tool_call_started",
+      "tool_returned",
+      "tool_call_finished",
+      "tool_call_late",
+    ]);
+    assert.deepEqual(records[3].kind === "tool_call_late" && records[3].cause, "finish");
+    assert.deepEqual(await call.ended, end);
+    assert.equal(end.cause, "timeout");
+  },
+);
+
+specTest("a cancel after the Tool finished changes nothing: one terminal record, the first outcome", async (brain) => {
+  const { declared, arrived } = holder();
+  const session = await brain.sessions.create({ tools: [declared()] });
+  const call = await session.start("holder", {});
+  const ctx = await arrived;
+  await ctx.finish("first");
+  const end = await call.ended;
+  assert.deepEqual(await call.cancel("too late"), end);
+  assert.deepEqual(end.outcome, ok("first"));
+  await session.call(holder("sentinel").declared(), {}, { timeoutMs: 1 }).catch(() => {});
+  const kinds = await callKinds(session, call.sequence);
+  assert.equal(kinds.filter((kind) => kind === "tool_call_finished").length, 1);
+});
+
+specTest("racing finish, cancel and the deadline leaves exactly one terminal record per call", async (brain) => {
+  const racer = tool({
+    name: "racer",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("raced"),
+  });
+  const session = await brain.sessions.create({ tools: [racer()] });
+  const calls = await Promise.all(
+    Array.from({ length: 20 }, () => session.start("racer", {}, { deadline: Date.now() + 2 })),
+  );
+  await Promise.all(calls.map((call) => call.cancel().catch(() => {})));
+  const ends = await Promise.all(calls.map((call) => call.ended));
+  const records = await session.read();
+  for (const [i, call] of calls.entries()) {
+    const terminals = records.filter((r) => r.kind === "tool_call_finished" && r.call === call.sequence);
+    assert.equal(terminals.length, 1);
+    assert.equal(terminals[0].sequence, ends[i].sequence);
+    assert.ok(["finish", "cancelled", "timeout"].includes(ends[i].cause));
+  }
+  assert.deepEqual(records.map((r) => r.sequence), records.map((_, i) => i + 1), "dense sequences");
+});
+
+specTest(
+  "late reports are recorded up to BRAIN_MAX_LATE_RECORDS; the one after is refused budget_exceeded",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const call = await session.start("holder", {});
+    const ctx = await arrived;
+    await call.cancel();
+    const lates: unknown[] = [];
+    for (let i = 0; i < BRAIN_MAX_LATE_RECORDS + 1; i++) {
+      lates.push(await ctx.finish().then((done) => done.late, (error) => error));
+    }
+    assert.deepEqual(lates.slice(0, BRAIN_MAX_LATE_RECORDS), Array(BRAIN_MAX_LATE_RECORDS).fill(true));
+    assert.ok(hasCode("budget_exceeded")(lates.at(-1)), String(lates.at(-1)));
+    const kinds = await callKinds(session, call.sequence);
+    assert.equal(kinds.filter((kind) => kind === "tool_call_late").length, BRAIN_MAX_LATE_RECORDS);
+  },
+);
+
+specTest(
+  "finish waits for the emissions admitted before it, in call order; emissions after it are refused",
+  async (brain) => {
+    const outcomes = Promise.withResolvers<JsonValue[]>();
+    const burst = tool({
+      name: "burst",
+      description: "Emits without awaiting, then finishes.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const pending = [ctx.emit("a", 1), ctx.emitResult("r"), ctx.emit("b", 2)];
+        const finished = ctx.finish("done");
+        const after = ctx.emit("c", 3).then(() => "committed", (error: BrainError) => error.code);
+        const sequences = await Promise.all(pending);
+        await finished;
+        outcomes.resolve([...sequences, await after]);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [burst()] });
+    const end = await session.call("burst", {});
+    const records = await callRecords(session, end.call);
+    assert.deepEqual(records.map((r) => r.kind), [
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(await outcomes.promise, [end.call + 1, end.call + 2, end.call + 3, "call_finished"]);
+  },
+);
+
+specTest(
+  "an already expired deadline ends the call timeout before input validation or customer code",
+  async (brain) => {
+    let validated = 0;
+    let ran = 0;
+    const guarded = tool({
+      name: "guarded",
+      description: "Counts.",
+      input: z.object({ n: z.number() }).refine(() => ++validated > 0),
+      run: (_input, ctx) => {
+        ran++;
+        return ctx.finish(null);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [guarded()] });
+    const end = await session.call("guarded", { n: 1 }, { deadline: Date.now() - 1 });
+    assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+    const zero = await session.call("guarded", { n: 1 }, { timeoutMs: 0 });
+    assert.deepEqual([zero.cause, zero.outcome.status], ["timeout", "timeout"]);
+    assert.deepEqual([validated, ran], [0, 0]);
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+  },
+);
+
+specTest("async input checks consume the deadline; expiry prevents the run and any late result", async (brain) => {
+  let ran = 0;
+  const slow = tool({
+    name: "slow",
+    description: "Validates slowly.",
+    input: z.object({ n: z.number() }).refine(() =>
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 300))
+    ),
+    run: (_input, ctx) => {
+      ran++;
+      return ctx.finish("ran");
+    },
+  });
+  const session = await brain.sessions.create({ tools: [slow()] });
+  const end = await session.call("slow", { n: 1 }, { timeoutMs: 60 });
+  assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+  // A sentinel call, started after the slow check settled, commits after anything the slow call could still write.
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  const sentinel = await session.call("slow", { n: 2 });
+  assert.equal(sentinel.cause, "finish");
+  assert.equal(ran, 1, "only the sentinel ran");
+  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+});
+
+specTest("cancelling during async output checks prevents the late result", async (brain) => {
+  const checking = Promise.withResolvers<void>();
+  const release = Promise.withResolvers<boolean>();
+  const slow = tool({
+    name: "slow_output",
+    description: "Validates its output slowly.",
+    input: z.object({}),
+    output: z.string().refine(() => {
+      checking.resolve();
+      return release.promise;
+    }),
+    run: (_input, ctx) => ctx.finish("value"),
+  });
+  const session = await brain.sessions.create({ tools: [slow()] });
+  const call = await session.start("slow_output", {});
+  await checking.promise;
+  const end = await call.cancel("enough");
+  release.resolve(true);
+  assert.deepEqual([end.cause, end.outcome.status], ["cancelled", "cancelled"]);
+  const sentinel = await session.start("slow_output", {});
+  await sentinel.cancel();
+  const kinds = await callKinds(session, call.sequence);
+  assert.equal(kinds.includes("tool_result"), false, kinds.join());
+});
+
+specTest(
+  "bad ctx.emit and emitResult arguments reject invalid_argument, commit nothing and leave the call open",
+  async (brain) => {
+    const codes = Promise.withResolvers<JsonValue[]>();
+    const sloppy = tool({
+      name: "sloppy",
+      description: "Emits badly.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const attempts: (() => Promise<unknown>)[] = [
+          () => ctx.emit("", 1),
+          () => ctx.emit(5 as never, 1),
+          () => ctx.emit("e", { n: 1n } as never),
+          () => ctx.emit("e", Number.NaN as never),
+          () => ctx.emit("e", { f: () => 1 } as never),
+          () => ctx.emitResult("x", { content: 5 as never }),
+          () => ctx.emitResult("x", "text" as never),
+        ];
+        const answers: JsonValue[] = [];
+        for (const attempt of attempts) {
+          answers.push(
+            await (async () => await attempt())().then(() => "committed", (error) => error?.code ?? String(error)),
+          );
+        }
+        codes.resolve(answers);
+        return ctx.finish("still open");
+      },
+    });
+    const session = await brain.sessions.create({ tools: [sloppy()] });
+    const end = await session.call("sloppy", {});
+    assert.deepEqual(await codes.promise, Array(7).fill("invalid_argument"));
+    assert.deepEqual(end.outcome, ok("still open"));
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+  },
+);
+
+specTest("a finish with content that is not text ends the call with an error, never a stuck call", async (brain) => {
+  const sloppy = tool({
+    name: "sloppy",
+    description: "Finishes badly.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("x", { content: { text: "no" } as never }),
+  });
+  const session = await brain.sessions.create({ tools: [sloppy()] });
+  const end = await session.call("sloppy", {});
+  assert.equal(end.outcome.status, "error");
+  const records = await callRecords(session, end.call);
+  assert.equal(records.some((record) => record.kind === "tool_result" && record.content !== undefined), false);
+});
+
+specTest("a second ctx.finish is recorded late and resolves late with the first terminal record", async (brain) => {
+  const seen = Promise.withResolvers<{ first: [number, boolean]; second: [number, boolean] }>();
+  const twice = tool({
+    name: "twice",
+    description: "Finishes twice.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const first = await ctx.finish("first");
+      const second = await ctx.finish("second");
+      seen.resolve({ first: [first.sequence, first.late], second: [second.sequence, second.late] });
+      return second;
+    },
+  });
+  const session = await brain.sessions.create({ tools: [twice()] });
+  const end = await session.call("twice", {});
+  assert.deepEqual(await seen.promise, { first: [end.sequence, false], second: [end.sequence, true] });
+  assert.deepEqual(end.outcome, ok("first"));
+  assert.deepEqual(await callKinds(session, end.call), [
+    "tool_call_started",
+    "tool_result",
+    "tool_call_finished",
+    "tool_call_late",
+  ]);
+});

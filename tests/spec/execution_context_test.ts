@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type BrainSession, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
+import { callKinds, hasCode, specTest } from "./_brains.ts";
+
+/** A Tool that hands each call's ctx to the test, in call order, which drives it. */
+function driven() {
+  const arrived: PromiseWithResolvers<ToolContext>[] = [];
+  const slot = (i: number) => arrived[i] ??= Promise.withResolvers();
+  let runs = 0;
+  let taken = 0;
+  const declared = tool({
+    name: "driven",
+    description: "Driven by the test.",
+    input: z.object({}),
+    run: (_input, ctx) => void slot(runs++).resolve(ctx as unknown as ToolContext),
+  });
+  return { placed: declared(), next: () => slot(taken++).promise };
+}
+
+/** Bytes a result is charged: its outcome's JSON text. */
+const resultBytes = (value: JsonValue) => new TextEncoder().encode(JSON.stringify(ok(value))).length;
+/** Bytes an event is charged: its kind and its data's JSON text. */
+const eventBytes = (kind: string, data: JsonValue) =>
+  new TextEncoder().encode(kind).length + new TextEncoder().encode(JSON.stringify(data)).length;
+
+specTest(
+  "emissions filling BRAIN_MAX_EMITTED_BYTES exactly are committed; one byte more is budget_exceeded",
+  async (brain) => {
+    const { placed, next } = driven();
+    const session = await brain.sessions.create({ tools: [placed] });
+    const call = await session.start("driven", {});
+    const ctx = await next();
+    const data = "é".repeat(100);
+    await ctx.emit("progress", data);
+    const left = 300 - eventBytes("progress", data);
+    const value = "x".repeat(left - resultBytes(""));
+    assert.equal(resultBytes(value), left);
+    await ctx.emitResult(value);
+    await assert.rejects(ctx.emit("e", ""), hasCode("budget_exceeded"));
+    await assert.rejects(ctx.emitResult(""), hasCode("budget_exceeded"));
+    await ctx.finish();
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome], ["finish", ok(value)]);
+    assert.deepEqual((await callKinds(session, call.sequence)).filter((kind) => kind !== "tool_returned"), [
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+  },
+  { maxEmittedBytes: 300 },
+);
+
+specTest(
+  "calls of one activation share its emitted bytes; a finish over the budget ends the call budget_exceeded",
+  async (brain) => {
+    const { placed, next } = driven();
+    const session = await brain.sessions.create({ tools: [placed] });
+    const activation = session.activation();
+    const first = await session.start("driven", {}, { activation });
+    const a = await next();
+    const second = await session.start("driven", {}, { activation });
+    const b = await next();
+    await a.emit("e", "x".repeat(100));
+    await assert.rejects(b.emit("e", "x".repeat(100)), hasCode("budget_exceeded"));
+    await b.finish("y".repeat(100));
+    const refused = await second.ended;
+    assert.deepEqual(
+      [refused.cause, refused.outcome.status === "error" && refused.outcome.error.code],
+      ["error", "budget_exceeded"],
+    );
+    const fresh = await session.start("driven", {});
+    const c = await next();
+    assert.equal(typeof await c.emit("e", "x".repeat(100)), "number", "another activation has its own budget");
+    await a.finish();
+    await c.finish();
+    assert.equal((await first.ended).cause, "finish");
+    assert.equal((await fresh.ended).cause, "finish");
+  },
+  { maxEmittedBytes: 150 },
+);
+
+specTest(
+  "Brain commits the Tool intent before dispatch: the running function can read its tool_call_started",
+  async (brain) => {
+    const box: { session?: BrainSession } = {};
+    const reader = tool({
+      name: "reader",
+      description: "Reads its own intent.",
+      input: z.object({ n: z.number() }),
+      run: async (_input, ctx) => {
+        const [started] = await box.session!.read({ from: ctx.sequence, limit: 1 });
+        return ctx.finish(started.kind === "tool_call_started" ? { tool: started.tool, input: started.input } : null);
+      },
+    });
+    const session = box.session = await brain.sessions.create({ tools: [reader()] });
+    const end = await session.call("reader", { n: 1 });
+    assert.deepEqual(end.outcome, ok({ tool: "reader", input: { n: 1 } }));
+  },
+);
+
+specTest("there is no automatic retry: a failing function runs once per call", async (brain) => {
+  let runs = 0;
+  const flaky = tool({
+    name: "flaky",
+    description: "Fails.",
+    input: z.object({}),
+    run: () => {
+      runs++;
+      throw new Error("transient");
+    },
+  });
+  const session = await brain.sessions.create({ tools: [flaky()] });
+  const end = await session.call("flaky", {});
+  assert.equal(end.outcome.status === "error" && end.outcome.error.code, "tool_error");
+  assert.equal(runs, 1);
+  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+});

@@ -1,0 +1,123 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { fail, type JsonValue, ok, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { callRecords, specTest } from "./_brains.ts";
+
+const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
+
+/** Asks the model `times` times with its own messages and finishes with each answer or error code. */
+const asker = tool({
+  name: "asker",
+  description: "Asks the model on its own.",
+  input: z.object({ times: z.number() }),
+  run: async ({ times }, ctx) => {
+    const answers: JsonValue[] = [];
+    for (let i = 0; i < times; i++) {
+      answers.push(
+        await ctx.model({ messages: [{ role: "user", content: `q${i}` }] }).then(
+          (result) => result.content,
+          (error) => error.code,
+        ),
+      );
+    }
+    return ctx.finish(answers);
+  },
+});
+
+specTest(
+  "a Tool's model calls use exactly the activation's model-call budget: the last one allowed runs, the next is refused",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [asker()], model: "default" });
+    const end = await session.call("asker", { times: 4 });
+    assert.deepEqual(end.outcome, ok(["one", "two", "three", "budget_exceeded"]));
+    const records = await session.read();
+    assert.equal(records.filter((record) => record.kind === "model_call_started").length, 3);
+    assert.equal(records.filter((record) => record.kind === "model_call_finished").length, 3);
+    const started = records.find((record) => record.kind === "model_call_started")!;
+    assert.deepEqual(started.kind === "model_call_started" && started.origin, {
+      kind: "tool",
+      tool: "asker",
+      call: end.call,
+    });
+  },
+  () => ({ maxModelCalls: 3, models: { default: { provider: provider(), model: "fixed" } } }),
+);
+
+specTest("content never changes a failure's status or replaces the structured outcome", async (brain) => {
+  const presenter = tool({
+    name: "presenter",
+    description: "Fails with content.",
+    input: z.object({}),
+    output: z.object({ n: z.number() }),
+    run: (_input, ctx) => ctx.finish(fail("not_found", "no record", { details: { id: 1 } }), { content: "All good!" }),
+  });
+  const session = await brain.sessions.create({ tools: [presenter()] });
+  const end = await session.call("presenter", {});
+  assert.deepEqual([end.cause, end.outcome], ["finish", fail("not_found", "no record", { details: { id: 1 } })]);
+  const result = (await callRecords(session, end.call)).find((record) => record.kind === "tool_result");
+  assert.deepEqual(result?.kind === "tool_result" && [result.outcome, result.content], [end.outcome, "All good!"]);
+});
+
+specTest("content never bypasses output validation: invalid output with content is invalid_output", async (brain) => {
+  const presenter = tool({
+    name: "presenter",
+    description: "Presents a bad value.",
+    input: z.object({}),
+    output: z.object({ n: z.number() }),
+    run: async (_input, ctx) => {
+      const refused = await ctx.emitResult({ n: "x" } as never, { content: "fine" }).then(
+        () => "committed",
+        (e) => e.code,
+      );
+      return ctx.finish({ n: refused } as never, { content: "fine" });
+    },
+  });
+  const session = await brain.sessions.create({ tools: [presenter()] });
+  const end = await session.call("presenter", {});
+  assert.equal(end.outcome.status === "error" && end.outcome.error.code, "invalid_output");
+  const results = (await callRecords(session, end.call)).filter((record) => record.kind === "tool_result");
+  assert.equal(results.length, 1);
+  assert.equal(results[0].kind === "tool_result" && results[0].content, undefined, "the content is dropped");
+});
+
+let seen: ScriptedProvider | undefined;
+specTest(
+  "ctx.model sends only the Tool's explicit messages: empty prompt, no tools, no response format, the session's model and credentials",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [asker()], model: "default" });
+    assert.deepEqual((await session.call("asker", { times: 1 })).outcome, ok(["one"]));
+    const [call] = seen!.calls;
+    assert.deepEqual([call.model, call.credentials], ["fixed", { apiKey: "key" }]);
+    assert.deepEqual(call.request, { messages: [{ role: "user", content: "q0" }], system: "", tools: [] });
+  },
+  () => ({ models: { default: { provider: seen = provider(), model: "fixed", credentials: { apiKey: "key" } } } }),
+);
+
+specTest("a malformed ctx.model request is refused invalid_argument before any provider call", async (brain) => {
+  const codes = Promise.withResolvers<JsonValue[]>();
+  const bad = tool({
+    name: "bad",
+    description: "Asks badly.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const requests = [
+        {},
+        { messages: [] },
+        { messages: [{ role: "user", content: "hi" }], model: "another" },
+        { messages: [{ role: "user", content: 5 }] },
+      ];
+      const answers: JsonValue[] = [];
+      for (const request of requests) {
+        answers.push(await ctx.model(request as never).then(() => "answered", (error) => error.code));
+      }
+      codes.resolve(answers);
+      return ctx.finish(null);
+    },
+  });
+  const session = await brain.sessions.create({ tools: [bad()], model: "default" });
+  await session.call("bad", {});
+  assert.deepEqual(await codes.promise, Array(4).fill("invalid_argument"));
+  assert.equal(seen!.calls.length, 0);
+  assert.equal((await session.read()).some((record) => record.kind === "model_call_started"), false);
+}, () => ({ models: { default: { provider: seen = provider(), model: "fixed" } } }));

@@ -1,0 +1,376 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
+import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+
+const finishing = (name: string, value: unknown, output?: z.ZodType) =>
+  tool({
+    name,
+    description: "Finishes with a fixed value.",
+    input: z.object({}),
+    output,
+    run: (_i, ctx) => ctx.finish(value as never),
+  })();
+const returning = (name: string, value: unknown, output?: z.ZodType) =>
+  tool({ name, description: "Returns a fixed value.", input: z.object({}), output, run: () => value })();
+const codeOf = (outcome: Outcome) => outcome.status === "error" ? outcome.error.code : outcome.status;
+
+specTest(
+  "return ctx.finish(value) publishes one result and finishes; the Finished names the terminal record",
+  async (brain) => {
+    const seen = Promise.withResolvers<{ sequence: number; late: boolean }>();
+    const finisher = tool({
+      name: "finisher",
+      description: "Finishes.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const done = await ctx.finish({ n: 1 });
+        seen.resolve({ sequence: done.sequence, late: done.late });
+        return done;
+      },
+    });
+    const session = await brain.sessions.create({ tools: [finisher()] });
+    const end = await session.call("finisher", {});
+    assert.deepEqual([end.cause, end.outcome], ["finish", ok({ n: 1 })]);
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    assert.deepEqual(await seen.promise, { sequence: end.sequence, late: false });
+  },
+);
+
+specTest(
+  "an Outcome passed directly: ok(value) is success, error and the other failures end the call with it",
+  async (brain) => {
+    const session = await brain.sessions.create({
+      tools: [
+        finishing(
+          "explicit_ok",
+          ok({ status: "error", note: "data" }),
+          z.object({ status: z.string(), note: z.string() }),
+        ),
+        finishing("explicit_error", fail("not_found", "missing", { retryable: true, details: { id: 7 } })),
+        finishing("explicit_timeout", { status: "timeout", message: "upstream gave up" }),
+        finishing("explicit_cancelled", { status: "cancelled" }),
+        finishing("explicit_unknown", { status: "unknown", message: "lost" }),
+      ],
+    });
+    assert.deepEqual((await session.call("explicit_ok", {})).outcome, ok({ status: "error", note: "data" }));
+    const error = await session.call("explicit_error", {});
+    assert.deepEqual(error.outcome, {
+      status: "error",
+      error: { code: "not_found", message: "missing", retryable: true, details: { id: 7 } },
+    });
+    assert.equal(isFailure(error.outcome), true);
+    assert.deepEqual((await session.call("explicit_timeout", {})).outcome, {
+      status: "timeout",
+      message: "upstream gave up",
+    });
+    assert.deepEqual((await session.call("explicit_cancelled", {})).outcome, { status: "cancelled" });
+    assert.deepEqual((await session.call("explicit_unknown", {})).outcome, { status: "unknown", message: "lost" });
+  },
+);
+
+specTest(
+  "return value publishes one result and ends the synchronous phase; the Tool stays open for emit, emitResult and finish",
+  async (brain) => {
+    const later = Promise.withResolvers<() => Promise<unknown>>();
+    const open = tool({
+      name: "open",
+      description: "Returns, then works on.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        later.resolve(async () => {
+          await ctx.emit("after_return", { step: 1 });
+          await ctx.emitResult({ step: 2 });
+          return ctx.finish({ step: 3 });
+        });
+        return { step: 0 };
+      },
+    });
+    const session = await brain.sessions.create({ tools: [open()] });
+    const call = await session.start("open", {});
+    await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
+    assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_result", "tool_returned"]);
+    await (await later.promise)();
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome], ["finish", ok({ step: 3 })]);
+    const records = await callRecords(session, call.sequence);
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_result",
+      "tool_returned",
+      "tool_event",
+      "tool_result",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(records.map((record) => record.sequence), records.map((_, i) => call.sequence + i));
+  },
+);
+
+specTest("returning nothing publishes no result; a later plain finish ends with the last result", async (brain) => {
+  const later = Promise.withResolvers<() => Promise<unknown>>();
+  const open = tool({
+    name: "open",
+    description: "Returns nothing.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      later.resolve(async () => {
+        await ctx.emitResult("partial", { content: "half way" });
+        return ctx.finish();
+      });
+    },
+  });
+  const session = await brain.sessions.create({ tools: [open()] });
+  const call = await session.start("open", {});
+  await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === call.sequence);
+  assert.deepEqual(await callKinds(session, call.sequence), ["tool_call_started", "tool_returned"]);
+  await (await later.promise)();
+  const end = await call.ended;
+  assert.deepEqual([end.cause, end.outcome], ["finish", ok("partial")]);
+  const records = await callRecords(session, call.sequence);
+  assert.deepEqual(records.map((record) => record.kind), [
+    "tool_call_started",
+    "tool_returned",
+    "tool_result",
+    "tool_call_finished",
+  ]);
+  assert.equal(records[2].kind === "tool_result" && records[2].content, "half way");
+});
+
+specTest("await ctx.finish(); return; finishes without another result", async (brain) => {
+  const quiet = tool({
+    name: "quiet",
+    description: "Finishes without a value.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await ctx.finish();
+      return;
+    },
+  });
+  const session = await brain.sessions.create({ tools: [quiet()] });
+  const end = await session.call("quiet", {});
+  assert.equal(end.cause, "finish");
+  assert.equal(end.outcome.status, "ok");
+  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+});
+
+specTest("thrown exceptions become tool_error, whatever is thrown and whenever", async (brain) => {
+  const thrower = tool({
+    name: "thrower",
+    description: "Throws.",
+    input: z.object({ what: z.enum(["string", "null", "async", "odd_error"]) }),
+    run: async ({ what }) => {
+      if (what === "string") throw "plain text";
+      if (what === "null") throw null;
+      if (what === "odd_error") throw Object.assign(new Error(), { message: 42, name: { odd: true } });
+      await Promise.resolve();
+      throw new RangeError("later");
+    },
+  });
+  const session = await brain.sessions.create({ tools: [thrower()] });
+  for (const what of ["string", "null", "async", "odd_error"]) {
+    const end = await session.call("thrower", { what });
+    assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "tool_error"], what);
+  }
+});
+
+for (
+  const [label, envelope] of [
+    ["ok without value", { status: "ok" }],
+    ["ok with an extra field", { status: "ok", value: 1, extra: true }],
+    ["error without message", { status: "error", error: { code: "x" } }],
+    ["error as a string", { status: "error", error: "boom" }],
+    ["error with an empty code", { status: "error", error: { code: "", message: "m" } }],
+    ["timeout with a numeric message", { status: "timeout", message: 5 }],
+    ["cancelled with an extra field", { status: "cancelled", reason: "x" }],
+    ["unknown with a value", { status: "unknown", value: 1 }],
+  ] as const
+) {
+  specTest(
+    `a malformed envelope (${label}) becomes invalid_output whether finished, returned or emitted`,
+    async (brain) => {
+      const emitted = Promise.withResolvers<unknown>();
+      const emitter = tool({
+        name: "emitter",
+        description: "Emits a malformed envelope.",
+        input: z.object({}),
+        run: async (_input, ctx) => {
+          emitted.resolve(await ctx.emitResult(envelope as never).then(() => "committed", (error) => error));
+          return ctx.finish("after");
+        },
+      });
+      const session = await brain.sessions.create({
+        tools: [finishing("finisher", envelope), returning("returner", envelope), emitter()],
+      });
+      for (const name of ["finisher", "returner"]) {
+        const end = await session.call(name, {});
+        assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+      }
+      const end = await session.call("emitter", {});
+      assert.ok(hasCode("invalid_output")(await emitted.promise));
+      assert.deepEqual(end.outcome, ok("after"));
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    },
+  );
+}
+
+specTest(
+  "successful output is validated, ordinary or ok.value; non-success outcomes bypass the output schema",
+  async (brain) => {
+    const output = z.object({ n: z.number() });
+    const session = await brain.sessions.create({
+      tools: [
+        finishing("bad_plain", { n: "1" }, output),
+        finishing("bad_ok", ok({ n: "1" }), output),
+        returning("bad_returned", { n: "1" }, output),
+        finishing("failure", fail("nope", "not found"), output),
+        finishing("timeout", { status: "timeout" }, output),
+      ],
+    });
+    for (const name of ["bad_plain", "bad_ok", "bad_returned"]) {
+      const end = await session.call(name, {});
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+    }
+    assert.deepEqual((await session.call("failure", {})).outcome, fail("nope", "not found"));
+    assert.deepEqual((await session.call("timeout", {})).outcome, { status: "timeout" });
+  },
+);
+
+specTest(
+  "business data with a reserved status travels as an explicit ok value, uninspected; other statuses are data",
+  async (brain) => {
+    const session = await brain.sessions.create({
+      tools: [
+        finishing("nested_envelope", ok({ status: "ok" })),
+        finishing("nested_failure", ok({ status: "cancelled", message: 5 })),
+        finishing("pending", { status: "pending", value: 1 }),
+        finishing("capital", { status: "OK" }),
+        finishing("array", [{ status: "error" }]),
+        returning("returned_pending", { status: "Error" }),
+      ],
+    });
+    assert.deepEqual((await session.call("nested_envelope", {})).outcome, ok({ status: "ok" }));
+    assert.deepEqual((await session.call("nested_failure", {})).outcome, ok({ status: "cancelled", message: 5 }));
+    assert.deepEqual((await session.call("pending", {})).outcome, ok({ status: "pending", value: 1 }));
+    assert.deepEqual((await session.call("capital", {})).outcome, ok({ status: "OK" }));
+    assert.deepEqual((await session.call("array", {})).outcome, ok([{ status: "error" }]));
+    const returned = await session.start("returned_pending", {});
+    await untilRecord(session, (record) => record.kind === "tool_returned" && record.call === returned.sequence);
+    const [, result] = await callRecords(session, returned.sequence);
+    assert.deepEqual(result.kind === "tool_result" && result.outcome, ok({ status: "Error" }));
+  },
+);
+
+specTest("other status values are validated as ordinary output", async (brain) => {
+  const session = await brain.sessions.create({
+    tools: [finishing("pending", { status: "pending" }, z.object({ status: z.literal("done") }))],
+  });
+  const end = await session.call("pending", {});
+  assert.equal(codeOf(end.outcome), "invalid_output");
+});
+
+for (
+  const [label, value] of [
+    ["NaN", Number.NaN],
+    ["Infinity", { n: Infinity }],
+    ["a BigInt", { n: 1n }],
+    ["a class instance", new Map([["a", 1]])],
+    ["a Date", { at: new Date(0) }],
+    ["undefined inside an object", { n: undefined }],
+    ["undefined inside an array", [1, undefined]],
+  ] as const
+) {
+  specTest(
+    `a final value holding ${label} is not JSON: invalid_output, finished, returned or emitted`,
+    async (brain) => {
+      const emitted = Promise.withResolvers<unknown>();
+      const emitter = tool({
+        name: "emitter",
+        description: "Emits a non-JSON value.",
+        input: z.object({}),
+        run: async (_input, ctx) => {
+          emitted.resolve(await ctx.emitResult(value as never).then(() => "committed", (error) => error));
+          return ctx.finish(null);
+        },
+      });
+      const session = await brain.sessions.create({
+        tools: [
+          finishing("finisher", value),
+          returning("returner", value),
+          finishing("wrapped", ok(value as never)),
+          emitter(),
+        ],
+      });
+      for (const name of ["finisher", "returner", "wrapped"]) {
+        const end = await session.call(name, {});
+        assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+      }
+      const end = await session.call("emitter", {});
+      assert.ok(hasCode("invalid_output")(await emitted.promise));
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    },
+  );
+}
+
+specTest("the final value must be JSON after the output schema's transforms", async (brain) => {
+  const toDate = z.object({ at: z.string().transform((text) => new Date(text)).pipe(z.any()) });
+  const toBig = z.object({ n: z.number().transform((n) => BigInt(n)).pipe(z.any()) });
+  const session = await brain.sessions.create({
+    tools: [finishing("date", { at: "2020-01-01" }, toDate), returning("big", { n: 1 }, toBig)],
+  });
+  for (const name of ["date", "big"]) {
+    const end = await session.call(name, {});
+    assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+  }
+});
+
+specTest(
+  "returning or emitting a non-success outcome terminates the execution; later reports are refused",
+  async (brain) => {
+    const after = Promise.withResolvers<unknown>();
+    const ender = tool({
+      name: "ender",
+      description: "Emits a failure, then tries to go on.",
+      input: z.object({ how: z.enum(["emit", "return"]) }),
+      run: async ({ how }, ctx) => {
+        if (how === "return") return fail("gave_up", "no");
+        await ctx.emitResult(fail("gave_up", "no"));
+        after.resolve(await ctx.emit("still_here").then(() => "committed", (error) => error));
+      },
+    });
+    const session = await brain.sessions.create({ tools: [ender()] });
+    const returned = await session.call("ender", { how: "return" });
+    assert.deepEqual([returned.cause, returned.outcome], ["finish", fail("gave_up", "no")]);
+    assert.deepEqual(await callKinds(session, returned.call), [
+      "tool_call_started",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    const emitted = await session.call("ender", { how: "emit" });
+    assert.deepEqual([emitted.cause, emitted.outcome], ["finish", fail("gave_up", "no")]);
+    assert.ok(hasCode("call_finished")(await after.promise));
+    assert.deepEqual(await callKinds(session, emitted.call), [
+      "tool_call_started",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+  },
+);
+
+Deno.test("fail() refuses parts that could not form a well-formed error envelope, with invalid_argument", () => {
+  for (
+    const bad of [
+      () => fail("", "message"),
+      () => fail(5 as never, "message"),
+      () => fail("code", 5 as never),
+      () => fail("code", "message", { retryable: "yes" as never }),
+      () => fail("code", "message", null as never),
+    ]
+  ) {
+    assert.throws(bad, hasCode("invalid_argument"));
+  }
+  assert.deepEqual(fail("code", "message", { retryable: false, details: null }), {
+    status: "error",
+    error: { code: "code", message: "message", retryable: false, details: null },
+  });
+});
