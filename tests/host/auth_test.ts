@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, tool } from "../../mod.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -63,7 +64,7 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
   await session.call("ping", {});
   const [meta] = await server.journal.listSessions();
   assert.deepEqual(meta.host, { id: "owner", tokenHash: await hashToken("hash-me-secret") });
-  const stored = JSON.stringify([meta, await server.journal.read(session.id)]);
+  const stored = JSON.stringify([meta, await server.journal.read(hostSessionKey("owner", session.id))]);
   assert.ok(!stored.includes("hash-me-secret"));
   assert.deepEqual(await other.sessions.list(), []);
   const missing = await other.sessions.get("no-such-session").catch((error: BrainError) => error);
