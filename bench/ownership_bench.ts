@@ -5,7 +5,8 @@
  * INSERT transaction (`UPDATE ... WHERE token = $n RETURNING`, `INSERT`,
  * `pg_notify`) on a private server. Takeover: how long after an owner's death
  * (a lease of 100 ms that is never renewed) another node owns the session,
- * against taking a free one. Run with `deno task bench`.
+ * against taking a free one; and how long a Brain server takes to end a dead
+ * owner's open call by itself. Run with `deno task bench`.
  */
 import postgres from "postgres";
 import type { Journal } from "../mod.ts";
@@ -14,6 +15,8 @@ import type { RecordBody } from "../src/journal/records.ts";
 import { Ownership } from "../src/journal/ownership.ts";
 import { PostgresJournal } from "../src/journal/postgres.ts";
 import { startPostgres } from "../tests/_support/postgres.ts";
+import { serveBrain } from "../src/host/server/server.ts";
+import { endOrphanedCalls } from "../src/embedded/recover.ts";
 
 const dir = `.tmp/ownership_bench-${crypto.randomUUID()}`;
 await Deno.mkdir(dir, { recursive: true });
@@ -88,6 +91,48 @@ for (const [name, store] of [["KV", kv], ["PostgreSQL", journal]] as const) {
     },
   );
 }
+
+// A Brain server ends a dead owner's open call by itself, with no host reconnecting: how long after the lease
+// lapsed, against a node that waits on the lease and takes the session itself. Each has its own KV file.
+const waiting = await KvJournal.open(`${dir}/waiting.kv`);
+const swept = await KvJournal.open(`${dir}/swept.kv`);
+/** Started at the first run of its bench, so its sweeps disturb no other group. */
+let server: Promise<unknown> | undefined;
+
+/** A session whose owner died with a lease of {@linkcode TAKEOVER_LEASE_MS} and one call open. */
+async function stranded(store: Journal): Promise<string> {
+  const id = `stranded-${round++}`;
+  await store.createSession({ id, createdAt: Date.now(), tools: [] });
+  const lease = await store.acquire(id, { owner: "dead", ttlMs: TAKEOVER_LEASE_MS });
+  await store.append(id, [{ kind: "tool_call_started", tool: "t", input: null, activation: "a" }], { lease });
+  return id;
+}
+
+Deno.bench(
+  "a node waiting on the lease ends the call",
+  { group: "stranded call (KV)", baseline: true, n: 10 },
+  async (b) => {
+    const id = await stranded(waiting);
+    b.start();
+    const ownership = await Ownership.take(waiting, id, { owner: "next", ttlMs: 10_000, waitMs: 10_000 });
+    await endOrphanedCalls(ownership.journal, id);
+    b.end();
+    await ownership.release();
+  },
+);
+
+Deno.bench(
+  "a server's sweep ends the call (server lease 300 ms)",
+  { group: "stranded call (KV)", n: 10 },
+  async (b) => {
+    server ??= serveBrain({ journal: swept, leaseMs: 300, serverToken: "bench" });
+    await server;
+    const id = await stranded(swept);
+    b.start();
+    for await (const record of swept.subscribe(id)) if (record.kind === "tool_call_finished") break;
+    b.end();
+  },
+);
 
 globalThis.addEventListener("unload", () => {
   // Deno.bench gives no teardown; the private PostgreSQL stops with the process.

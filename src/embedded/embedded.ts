@@ -3,7 +3,7 @@ import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
 import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
 import { sameText } from "../util/same_text.ts";
-import { checkName } from "../util/names.ts";
+import { checkName, checkSessionId } from "../util/names.ts";
 import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
 import { KvJournal } from "../journal/kv.ts";
@@ -166,7 +166,9 @@ export class EmbeddedBackend implements BrainBackend {
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
-    checkName("a session id", id);
+    // A Brain server passes its hosts' session ids as host-scoped journal keys; an application names its own.
+    if (authenticated) checkSessionId(id);
+    else checkName("a session id", id);
     checkPlacedTools(given);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
@@ -201,7 +203,7 @@ export class EmbeddedBackend implements BrainBackend {
     authenticated?: HostRegistration,
   ): Promise<Session> {
     this.#assertOpen();
-    checkName("a session id", id);
+    checkSessionId(id);
     checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
@@ -324,7 +326,7 @@ export class EmbeddedBackend implements BrainBackend {
 
   async delete(id: string): Promise<void> {
     this.#assertOpen();
-    checkName("a session id", id);
+    checkSessionId(id);
     await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
     await this.journal.deleteSession(id);
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);

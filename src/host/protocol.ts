@@ -10,12 +10,13 @@
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { isTerminalCause } from "../contract/call.ts";
 import type { CallEnd } from "../session/call_state.ts";
 import type { AssistantMessage } from "../session/conversation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
+import { isName as isSafeName } from "../util/names.ts";
 
 /** Path of the WebSocket endpoint a host connects to. */
 export const HOST_PATH = "/v1/host";
@@ -77,15 +78,22 @@ const handle = z.strictObject({
 });
 const call = { session: name, call: sequence };
 
+/** An Environment's name: one that cannot be a path, since a session's journal later rebuilds it. */
+const environmentName = z.string().refine(isSafeName, {
+  message: "an Environment name is letters, digits, -, _ and . not starting with ., at most 128",
+});
+/** An Environment's description: the JSON object its `describe()` gave. */
+const description = z.record(z.string(), json);
+
 /** Environment changes a host records through one of its calls (`ctx.environments` run in the client). */
 const environmentRecord = z.discriminatedUnion("kind", [
-  z.strictObject({ kind: z.literal("environment_created"), call: sequence, environment: name, description: json }),
-  z.strictObject({ kind: z.literal("environment_updated"), call: sequence, environment: name, description: json }),
-  z.strictObject({ kind: z.literal("environment_deleted"), call: sequence, environment: name }),
+  z.strictObject({ kind: z.literal("environment_created"), call: sequence, environment: environmentName, description }),
+  z.strictObject({ kind: z.literal("environment_updated"), call: sequence, environment: environmentName, description }),
+  z.strictObject({ kind: z.literal("environment_deleted"), call: sequence, environment: environmentName }),
   z.strictObject({
     kind: z.literal("environment_setup"),
     call: sequence,
-    environment: name,
+    environment: environmentName,
     outcome: z.custom<Outcome>(isOutcome, { message: "not a well-formed outcome envelope" }),
   }),
 ]) satisfies z.ZodType<RecordBody>;
@@ -297,6 +305,9 @@ function clientFrame(parsed: unknown): ClientFrame | Malformed {
   const why = checkHot(frame);
   if (why === null) return frame as ClientFrame;
   if (why !== undefined) return malformed(frame, why);
+  // Rare frames carry whole declarations and descriptions that Brain keeps: none may nest past what it stores.
+  const deep = findNonJson(frame);
+  if (deep !== undefined) return malformed(frame, `malformed frame: ${deep}`);
   const cold = coldFrame.safeParse(frame);
   if (cold.success) return cold.data;
   return malformed(frame, `malformed frame: ${z.prettifyError(cold.error)}`);

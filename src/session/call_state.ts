@@ -118,6 +118,8 @@ export class CallState implements CallSink {
 
   /** Commits a result; a non-success outcome also ends the call. */
   emitResult(result: PublishedResult): Promise<number> {
+    const unfit = notJournalable(result);
+    if (unfit) return Promise.reject(new BrainError("invalid_argument", unfit));
     const refused = this.#admit(resultBytes(result));
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
@@ -162,8 +164,13 @@ export class CallState implements CallSink {
     let outcome: Outcome = result?.outcome ??
       (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
     if (result) {
-      const refused = this.#budget(resultBytes(result));
-      if (refused) {
+      // A result the journal cannot keep still ends the call, with an error saying why: nothing stays open.
+      const unfit = notJournalable(result);
+      const refused = unfit ? undefined : this.#budget(resultBytes(result));
+      if (unfit) {
+        outcome = fail("invalid_output", unfit);
+        cause = "error";
+      } else if (refused) {
         outcome = budgetFailure(refused);
         cause = "error";
       } else bodies = [resultBody(this.call, result)];
@@ -355,6 +362,14 @@ function resultBody(call: number, { outcome, content }: PublishedResult): Record
 
 function resultBytes({ outcome, content }: PublishedResult): number {
   return jsonByteLength(outcome) + (content === undefined ? 0 : utf8Length(content));
+}
+
+/** Why a journal would refuse `result` (an outcome that is not JSON, content that is not a string), if it would. */
+function notJournalable({ outcome, content }: PublishedResult): string | undefined {
+  const found = findNonJson(outcome, "$.outcome");
+  if (found !== undefined) return `the call's result is not JSON: ${found}`;
+  if (content !== undefined && typeof content !== "string") return "the call's result content is not a string";
+  return undefined;
 }
 
 function budgetFailure(error: BrainError): Outcome {

@@ -66,11 +66,14 @@ export function createdFromJournal(records: readonly JournalRecord[]): Environme
  * rebuilt one that had headers refuses calls until a Tool updates it.
  */
 function fromDescription(description: JsonValue): Environment {
-  const { kind, name, baseUrl, headers, grant } = description as Record<string, JsonValue>;
+  if (typeof description !== "object" || description === null || Array.isArray(description)) {
+    throw new BrainError("journal_conflict", "a created environment's description is not a JSON object");
+  }
+  const { kind, name, baseUrl, headers, grant } = description;
   if (kind === "brain") return brainEnv({ name: name as string, ...(grant as object) });
   if (kind !== "http") throw new BrainError("journal_conflict", `a created environment of kind ${String(kind)}`);
   const env = httpEnv({ name: name as string, baseUrl: baseUrl as string });
-  const missing = headers as string[];
+  const missing = Array.isArray(headers) ? headers.map(String) : [];
   if (missing.length === 0) return env;
   return Object.freeze({
     ...env,

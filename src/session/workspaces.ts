@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { BrainError } from "../outcome/errors.ts";
-import { checkName } from "../util/names.ts";
+import { checkName, checkSessionId } from "../util/names.ts";
 
 /**
  * Makes (when missing) the workspace of binding `name` in session `sessionId`
@@ -8,7 +8,7 @@ import { checkName } from "../util/names.ts";
  * both before the folder is made and after symlinks are resolved.
  */
 export async function makeWorkspace(root: string, sessionId: string, name: string): Promise<string> {
-  const path = inside(root, checkName("a session id", sessionId), checkName("an Environment name", name));
+  const path = inside(root, checkSessionId(sessionId), checkName("an Environment name", name));
   await Deno.mkdir(path, { recursive: true });
   const real = await Deno.realPath(path);
   inside(await Deno.realPath(root), relative(await Deno.realPath(root), real));
@@ -24,7 +24,7 @@ export async function removeWorkspace(root: string, path: string): Promise<void>
 /** Removes every workspace of session `sessionId` under `root`: the session was deleted, or its id is new again. */
 export async function removeSessionWorkspaces(root: string | undefined, sessionId: string): Promise<void> {
   if (root === undefined) return;
-  await Deno.remove(inside(root, checkName("a session id", sessionId)), { recursive: true }).catch(ignoreMissing);
+  await Deno.remove(inside(root, checkSessionId(sessionId)), { recursive: true }).catch(ignoreMissing);
 }
 
 /** `parent` joined with `parts`, resolved; throws `permission_denied` unless it lies strictly inside `parent`. */

@@ -24,3 +24,40 @@ export function checkName(what: string, value: unknown): string {
     { details: { what } },
   );
 }
+
+/** Separates a host id from its own session id in a Brain server's journal key; never part of a name. */
+const HOST_SCOPE = "~";
+
+/**
+ * The journal key of host `host`'s session `session` on a Brain server,
+ * `host~session`: each host has its own session ids, so two hosts' `x` are two
+ * sessions and no answer to one host depends on another's. `~` is never part of
+ * a name, so a key never equals a plain session id and names its host unambiguously.
+ * Throws `invalid_argument` unless both are names.
+ */
+export function hostSessionKey(host: string, session: string): string {
+  return `${checkName("a host id", host)}${HOST_SCOPE}${checkName("a session id", session)}`;
+}
+
+/** The session id host `host` knows the journal key `key` by: `key` without its `host~` prefix, else `key` itself. */
+export function hostSessionId(host: string, key: string): string {
+  return key.startsWith(`${host}${HOST_SCOPE}`) ? key.slice(host.length + HOST_SCOPE.length) : key;
+}
+
+/** True when `key` is a journal key {@linkcode hostSessionKey} made for host `host`. */
+export function isHostSessionKey(host: string, key: string): boolean {
+  return key.startsWith(`${host}${HOST_SCOPE}`);
+}
+
+/**
+ * Returns `value` when it is a session id a journal keeps: a name, or a
+ * {@linkcode hostSessionKey}; otherwise throws `invalid_argument`. Neither can be a path.
+ */
+export function checkSessionId(value: unknown): string {
+  if (typeof value === "string") {
+    const scope = value.indexOf(HOST_SCOPE);
+    if (scope < 0) return checkName("a session id", value);
+    if (isName(value.slice(0, scope)) && isName(value.slice(scope + HOST_SCOPE.length))) return value;
+  }
+  return checkName("a session id", value);
+}

@@ -10,9 +10,15 @@ export const RECONNECT_MS = 500;
  * on, then each new one as it commits. Each event is `record`, its `id` the
  * record's sequence and its `data` the record's JSON, so a reconnecting
  * `EventSource` sends `Last-Event-ID` and resumes after the last record it
- * saw. The stream ends when the client goes away or the journal closes.
+ * saw. Each record carries `shownId` as its session id (a host sees its own
+ * id for the session). The stream ends when the client goes away or the journal closes.
  */
-export function recordEvents(journal: ReadableJournal, sessionId: string, from: number): Response {
+export function recordEvents(
+  journal: ReadableJournal,
+  sessionId: string,
+  from: number,
+  shownId: string = sessionId,
+): Response {
   const stop = new AbortController();
   const encoder = new TextEncoder();
   let keepalive: ReturnType<typeof setInterval> | undefined;
@@ -25,7 +31,8 @@ export function recordEvents(journal: ReadableJournal, sessionId: string, from: 
       send(`retry: ${RECONNECT_MS}\n\n`);
       (async () => {
         for await (const record of journal.subscribe(sessionId, { from, signal: stop.signal })) {
-          send(`id: ${record.sequence}\nevent: record\ndata: ${JSON.stringify(record)}\n\n`);
+          const shown = { ...record, sessionId: shownId };
+          send(`id: ${record.sequence}\nevent: record\ndata: ${JSON.stringify(shown)}\n\n`);
         }
       })().catch(() => {
         // A journal that fails mid-stream ends the stream; the client reconnects from its last id.

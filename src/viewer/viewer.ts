@@ -5,6 +5,7 @@ import { pageAsset } from "./page_assets.ts";
 import type { ReadableJournal } from "./readable_journal.ts";
 import { recordEvents } from "./record_events.ts";
 import { sessionSummary } from "./session_summary.ts";
+import { hostSessionId, hostSessionKey, isName } from "../util/names.ts";
 import { integerParameter, pageSessions, pageSize, RECORD_PAGE_SIZE, SESSION_PAGE_SIZE } from "./session_page.ts";
 
 /** Options for a journal viewer. */
@@ -68,11 +69,13 @@ export function viewerRoutes(journal: ReadableJournal, { operatorToken }: Viewer
     if (!found) throw new BrainError("unauthorized", "give an operator token or a host's id and token");
     return found;
   };
+  /** The session `id` names for the request's principal (a host names its own), and the id it knows it by. */
   const visible = async (request: Request, id: string) => {
     const who = await principal(request);
-    const meta = await journal.getSession(id);
+    const scoped = who.kind === "host" && isName(who.id) && isName(id) ? hostSessionKey(who.id, id) : undefined;
+    const meta = (scoped === undefined ? undefined : await journal.getSession(scoped)) ?? await journal.getSession(id);
     if (!meta || !sees(who, meta)) throw new BrainError("session_not_found", `no session ${id}`);
-    return meta;
+    return { meta, shown: shownId(who, meta.id) };
   };
 
   app.onError((error) => {
@@ -110,22 +113,26 @@ export function viewerRoutes(journal: ReadableJournal, { operatorToken }: Viewer
     const mine = (await journal.listSessions()).filter((meta) => sees(who, meta));
     const { sessions, next } = pageSessions(mine, limit, c.req.query("cursor"));
     const summaries = await Promise.all(
-      sessions.map(async (meta) => sessionSummary(meta, await journal.head(meta.id))),
+      sessions.map(async (meta) => ({
+        ...sessionSummary(meta, await journal.head(meta.id)),
+        id: shownId(who, meta.id),
+      })),
     );
     return c.json(next === undefined ? { sessions: summaries } : { sessions: summaries, next });
   });
 
   app.get("/v1/sessions/:id", async (c) => {
-    const meta = await visible(c.req.raw, c.req.param("id"));
+    const { meta, shown } = await visible(c.req.raw, c.req.param("id"));
     const [head, open] = await Promise.all([journal.head(meta.id), journal.openCalls(meta.id)]);
-    return c.json({ ...sessionSummary(meta, head), openCalls: open.map((record) => record.sequence) });
+    return c.json({ ...sessionSummary(meta, head), id: shown, openCalls: open.map((record) => record.sequence) });
   });
 
   app.get("/v1/sessions/:id/records", async (c) => {
     const from = integerParameter("from", c.req.query("from"), 1, Number.MAX_SAFE_INTEGER) ?? 1;
     const limit = pageSize(c.req.query("limit"), RECORD_PAGE_SIZE);
-    const meta = await visible(c.req.raw, c.req.param("id"));
-    const [records, head] = await Promise.all([journal.read(meta.id, { from, limit }), journal.head(meta.id)]);
+    const { meta, shown } = await visible(c.req.raw, c.req.param("id"));
+    const [read, head] = await Promise.all([journal.read(meta.id, { from, limit }), journal.head(meta.id)]);
+    const records = read.map((record) => ({ ...record, sessionId: shown }));
     const last = records.at(-1)?.sequence ?? head;
     return c.json(last < head ? { records, next: last + 1 } : { records });
   });
@@ -135,11 +142,16 @@ export function viewerRoutes(journal: ReadableJournal, { operatorToken }: Viewer
     const from = seen === undefined
       ? integerParameter("from", c.req.query("from"), 1, Number.MAX_SAFE_INTEGER) ?? 1
       : seen + 1;
-    const meta = await visible(c.req.raw, c.req.param("id"));
-    return recordEvents(journal, meta.id, from);
+    const { meta, shown } = await visible(c.req.raw, c.req.param("id"));
+    return recordEvents(journal, meta.id, from, shown);
   });
 
   return app;
+}
+
+/** The id `who` knows the session keyed `key` by: a host its own id, the operator the journal's key. */
+function shownId(who: Principal, key: string): string {
+  return who.kind === "host" ? hostSessionId(who.id, key) : key;
 }
 
 function describe(who: Principal): { kind: "operator" } | { kind: "host"; id: string } {

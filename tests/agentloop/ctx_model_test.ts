@@ -8,24 +8,11 @@ import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { ofKind, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
-import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
-
-const hanging = () => (call: { signal: AbortSignal }) =>
-  new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));
+import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
 
 Deno.test("ctx.model uses the session's provider, model and credentials with only the Tool's own messages", async () => {
   await using brain = new Brain();
-  let seenBeforeReturn: string[] = [];
-  const ask = tool({
-    name: "ask",
-    description: "Asks the model on its own.",
-    input: z.object({ question: z.string() }),
-    run: async ({ question }, ctx) => {
-      const answer = await ctx.model({ messages: [{ role: "user", content: question }] });
-      seenBeforeReturn = (await session.read()).map((record) => record.kind);
-      return ctx.finish(answer.content);
-    },
-  });
+  const { ask, seen } = askingTool(() => session);
   const provider = new ScriptedProvider([
     { toolCalls: [{ id: "t", name: "ask", input: { question: "2+2?" } }] },
     "4",
@@ -43,7 +30,7 @@ Deno.test("ctx.model uses the session's provider, model and credentials with onl
   assert.deepEqual(toolCall.request, { messages: [{ role: "user", content: "2+2?" }], system: "", tools: [] });
   assert.equal("responseFormat" in toolCall.request, false);
   assert.equal(
-    seenBeforeReturn.at(-1),
+    seen.kindsAtAnswer.at(-1),
     "model_call_finished",
     "usage and outcome were committed before the response returned",
   );

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
 Deno.test("a remote Brain takes a server model by name only; without one, send and ctx.model are model_unavailable", async () => {
@@ -37,14 +38,18 @@ Deno.test("a remote Brain takes a server model by name only; without one, send a
     { code: "invalid_argument" },
   );
   await assert.rejects(brain.sessions.create({ id: "missing", model: "other" }), { code: "model_unavailable" });
-  assert.equal(await server.journal.getSession("missing"), undefined, "nothing was created for an unknown model");
+  assert.equal(
+    await server.journal.getSession(hostSessionKey("app", "missing")),
+    undefined,
+    "nothing was created for an unknown model",
+  );
   assert.equal(server.connections, 1, "bad arguments were refused before they could break the connection");
 
   const session = await brain.sessions.create({ tools: [ask()] });
   await session.call("ask", {});
   assert.equal(refused, "model_unavailable");
   await assert.rejects(session.send("hello"), { code: "model_unavailable" });
-  assert.deepEqual((await server.journal.getSession(session.id))?.model, undefined);
+  assert.deepEqual((await server.journal.getSession(hostSessionKey("app", session.id)))?.model, undefined);
 
   const chatty = await brain.sessions.create({ model: "default" });
   await chatty.end();

@@ -8,6 +8,7 @@ import { hashToken } from "../../src/embedded/host_token.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
@@ -181,7 +182,7 @@ Deno.test("a remote caller settles when its call's end fails to commit: the serv
   hold.release.resolve();
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-  assert.equal(terminals(await journal.read(session.id), call.sequence).length, 1);
+  assert.equal(terminals(await journal.read(hostSessionKey("app", session.id)), call.sequence).length, 1);
 });
 
 for (const kind of ["embedded", "remote"] as const) {
@@ -190,14 +191,16 @@ for (const kind of ["embedded", "remote"] as const) {
     const token = "wait-token";
     // A stopped owner: its lease is in the journal, its process renews it no more.
     const journal = await KvJournal.open(path);
+    // A server keeps host app's session s under its host-scoped key.
+    const id = kind === "remote" ? hostSessionKey("app", "s") : "s";
     await journal.createSession({
-      id: "s",
+      id,
       createdAt: Date.now(),
       tools: [held().placed().advertised],
       host: { id: "app", tokenHash: await hashToken(token) },
     });
-    const lease = await journal.acquire("s", { owner: "gone", ttlMs: 2_000 });
-    const [started] = await journal.append("s", [
+    const lease = await journal.acquire(id, { owner: "gone", ttlMs: 2_000 });
+    const [started] = await journal.append(id, [
       { kind: "tool_call_started", tool: "hold", input: { n: 1 }, activation: "a" },
     ], { lease });
     await journal.close();

@@ -15,6 +15,7 @@ import { faultProxy } from "../host/fault_proxy.ts";
 import { SERVER_TOKEN, type ServerProcess, serverProcess } from "../_support/server_process.ts";
 import { checkJournal } from "./invariants.ts";
 import { random } from "./random.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 /** What one campaign does. */
 export interface RemoteCampaignOptions {
@@ -189,7 +190,8 @@ export async function remoteCampaign(options: RemoteCampaignOptions): Promise<Ca
   if (sessionId) {
     const reader = options.open ? await options.open() : await KvJournal.open(journal);
     try {
-      violations.push(...await checkJournal(reader, sessionId));
+      // The server keeps host chaos's session under its host-scoped key.
+      violations.push(...await checkJournal(reader, hostSessionKey("chaos", sessionId)));
     } finally {
       await reader.close();
     }

@@ -9,6 +9,7 @@ import { startPostgres } from "../_support/postgres.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { SERVER_TOKEN, type ServerProcess, serverProcess } from "../_support/server_process.ts";
 import { heldCall } from "./fixtures/held_call.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const LEASE_MS = 1_000;
 const dir = scratchDir("cluster_test");
@@ -64,7 +65,7 @@ async function killTheOwner(store: string, journal: Journal): Promise<void> {
   // ends unknown, once, within a second of that lease.
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-  const records = await journal.read("clustered");
+  const records = await journal.read(hostSessionKey("app", "clustered"));
   const terminals = records.filter((record) => record.kind === "tool_call_finished" && record.call === call.sequence);
   assert.equal(terminals.length, 1);
   const takeoverMs = terminals[0].at - killedAt;
@@ -113,7 +114,11 @@ async function routeToTheOwner(store: string, journal: Journal): Promise<void> {
   const attached = events.filter((event) => event.type === "attached").map((event) => event.url);
   assert.deepEqual(attached, [elsewhere.url, owner.url]);
   const health = await (await fetch(`${owner.url}/v1/health`)).json();
-  assert.equal((await journal.holder("routed"))?.owner, health.node, "the session stayed with its owner");
+  assert.equal(
+    (await journal.holder(hostSessionKey("app", "routed")))?.owner,
+    health.node,
+    "the session stayed with its owner",
+  );
 }
 
 Deno.test("a cluster on one KV file sends a host to the server that owns its session, found in the journal alone", async () => {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { denoScript, waitForKey } from "../_support/deno_script.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
 const APP = "tests/e2e/fixtures/host_app.ts";
@@ -14,7 +15,10 @@ Deno.test("a host process killed mid-call leaves the call unknown; the restarted
   const status = await first.process.status;
   assert.equal(status.signal, "SIGKILL");
 
-  const finished = await finishedRecord(server.journal.subscribe(session, { from: lost }), lost);
+  const finished = await finishedRecord(
+    server.journal.subscribe(hostSessionKey("crashy", session), { from: lost }),
+    lost,
+  );
   assert.equal(finished.kind === "tool_call_finished" && finished.cause, "unknown");
   assert.equal(finished.kind === "tool_call_finished" && finished.outcome.status, "unknown");
 
@@ -28,7 +32,7 @@ Deno.test("a host process killed mid-call leaves the call unknown; the restarted
   assert.notEqual(ended.call, lost);
   assert.deepEqual(ended.outcome, { status: "ok", value: "done" });
 
-  const records = await server.journal.read(session);
+  const records = await server.journal.read(hostSessionKey("crashy", session));
   const ofLost = records.filter((record) => "call" in record && record.call === lost).map((record) => record.kind);
   assert.deepEqual(ofLost, ["tool_event", "tool_call_finished"], "nothing of the lost call after its end");
   assert.equal(records.filter((record) => record.kind === "tool_call_started").length, 2);

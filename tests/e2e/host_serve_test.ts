@@ -6,6 +6,7 @@ import { inspectTool, reader } from "../_support/components.ts";
 import { soon } from "../_support/deadline.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
 import { SERVE_NET_ENV, SERVER_TOKEN, serverProcess, serveScript } from "../_support/server_process.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { FETCH_REFUSED, fetcherTool, fetchProbe, recordingServer } from "../_support/net_guests.ts";
 
 Deno.test("the serve entry point refuses to start without BRAIN_SERVER_TOKEN or a host tokens file", async () => {
@@ -30,6 +31,25 @@ Deno.test("--host-tokens admits the hosts its file names with their tokens, and 
   } finally {
     await Deno.remove(file);
   }
+});
+
+Deno.test("--limits sets per-host limits: one session past maxSessionsPerHost is limit_exceeded; a bad one exits 2", async () => {
+  await using server = await serverProcess(["--port", "0", "--limits", "maxSessionsPerHost=1, maxCallsPerHost=5"], {
+    permissions: SERVE_NET_ENV,
+  });
+  await using brain = new Brain({ url: server.url, serverToken: SERVER_TOKEN, token: "limited-token", host: "app" });
+  await brain.sessions.create({ id: "one" });
+  await assert.rejects(brain.sessions.create({ id: "two" }), hasCode("limit_exceeded"));
+  for (const limits of ["maxSessionsPerHost=0", "maxSession=3", "maxCallsPerHost", "maxCallsPerHost=1.5"]) {
+    await using refused = serveScript(["--port", "0", "--limits", limits], { permissions: SERVE_NET_ENV });
+    assert.equal(await refused.line(), undefined, `${limits}: it never listened`);
+    assert.equal((await refused.process.status).code, 2, limits);
+  }
+  await using fromEnv = serveScript(["--port", "0"], {
+    permissions: SERVE_NET_ENV,
+    env: { BRAIN_LIMITS: "maxHosts=-1" },
+  });
+  assert.equal((await fromEnv.process.status).code, 2, "BRAIN_LIMITS is checked the same way");
 });
 
 Deno.test("the serve entry point runs a Brain server process that hosts a client's Tools", async () => {
@@ -57,8 +77,8 @@ Deno.test("the serve entry point runs a Brain server process that hosts a client
     const listed = await fetch(`${url}/v1/sessions`, { headers: { authorization: `Bearer ${SERVER_TOKEN}` } });
     assert.deepEqual(
       (await listed.json()).sessions.map((listed: { id: string }) => listed.id),
-      [session.id],
-      "the operator credential sees the session in the viewer's API",
+      [hostSessionKey("app", session.id)],
+      "the operator credential sees the session in the viewer's API, under the host-scoped key",
     );
   }
   assert.equal((await server.kill("SIGTERM")).code, 0, "SIGTERM shuts the server down cleanly");

@@ -14,8 +14,11 @@ import {
   tool,
 } from "../../mod.ts";
 import { makeWorkspace, removeWorkspace } from "../../src/session/workspaces.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
+import { rawHost } from "../host/raw_host.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 const BAD_NAMES = [".", "..", ".hidden", "a/b", "../x", "a\0b", "x".repeat(129)];
 
@@ -164,4 +167,78 @@ Deno.test("a workspace whose folder was swapped for a symlink out of the root is
   await assert.rejects(removeWorkspace(root.path, await Deno.realPath(root.path)), hasCode("permission_denied"));
   assert.equal(await Deno.readTextFile(`${outside.path}/keep.txt`), "precious");
   assert.ok((await Deno.stat(`${root.path}/s`)).isDirectory);
+});
+
+Deno.test("over the raw wire, session ids that could be paths or hold control characters are invalid_argument in every request", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  try {
+    const tools = [{ name: "t", description: "A Tool.", inputSchema: {}, implementation: "host" }];
+    let id = 0;
+    for (const session of [...BAD_NAMES, "a\nb", "raw~x"]) {
+      for (
+        const frame of [
+          { op: "create", handle: "h", session, tools },
+          { op: "get", handle: "h", session },
+          { op: "delete", session },
+          { op: "read", session },
+          { op: "subscribe", session },
+          { op: "wait", session, call: 1 },
+          { op: "cancel", session, call: 1 },
+          { op: "attach", handles: [{ handle: "h", session }] },
+        ]
+      ) {
+        raw.socket.send(JSON.stringify({ id: ++id, ...frame }));
+        const reply = await raw.next() as { error?: { code: string } };
+        assert.equal(reply.error?.code, "invalid_argument", `${frame.op} ${JSON.stringify(session)}`);
+      }
+    }
+    assert.deepEqual(await server.journal.listSessions(), [], "nothing was created");
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});
+
+Deno.test("over the raw wire, an Environment record naming a path or without a description is refused and ends its call", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  try {
+    const ask = async (frame: Record<string, unknown>) => {
+      raw.socket.send(JSON.stringify(frame));
+      for (;;) {
+        const answer = await raw.next() as { t: string; id?: number; value?: unknown; error?: { code: string } };
+        if (answer.t === "reply" && answer.id === frame.id) return answer;
+      }
+    };
+    const tools = [{ name: "t", description: "A Tool.", inputSchema: {}, implementation: "host" }];
+    await ask({ id: 1, op: "create", handle: "h", session: "s", tools });
+    let id = 1;
+    for (
+      const body of [
+        { kind: "environment_created", environment: "..", description: { kind: "brain", name: "..", grant: {} } },
+        { kind: "environment_created", environment: "a\0b", description: { kind: "brain", name: "a\0b" } },
+        { kind: "environment_deleted", environment: "." },
+        { kind: "environment_created", environment: "fine", description: null },
+      ]
+    ) {
+      const started = await ask({ id: ++id, op: "start", handle: "h", tool: "t", input: {} }) as {
+        value: { call: number };
+      };
+      const call = started.value.call;
+      const refused = await ask({ id: ++id, op: "record", session: "s", call, records: [{ ...body, call }] });
+      assert.equal(refused.error?.code, "protocol_error", JSON.stringify(body));
+      const ended = await ask({ id: ++id, op: "wait", session: "s", call }) as { value: { cause: string } };
+      assert.equal(ended.value.cause, "error", "the malformed report ended its call");
+    }
+    const records = await server.journal.read(hostSessionKey("raw", "s"));
+    assert.deepEqual(records.filter((record) => record.kind.startsWith("environment_")), [], "nothing was recorded");
+    await ask({ id: ++id, op: "end", handle: "h" });
+    assert.equal((await ask({ id: ++id, op: "get", handle: "again", session: "s", tools })).error, undefined);
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
 });

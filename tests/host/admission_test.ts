@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, tool } from "../../mod.ts";
+import { Brain, type Outcome, tool } from "../../mod.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
 import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -130,7 +131,7 @@ Deno.test("maxSessionsPerHost: one more session is limit_exceeded and stores not
   await brain.sessions.create({ id: "one" });
   await brain.sessions.create({ id: "two" });
   await assert.rejects(brain.sessions.create({ id: "three" }), hasCode("limit_exceeded"));
-  assert.equal(await server.journal.getSession("three"), undefined);
+  assert.equal(await server.journal.getSession(hostSessionKey("busy", "three")), undefined);
   await other.sessions.create({ id: "elsewhere" });
   await brain.sessions.delete("one");
   await brain.sessions.create({ id: "three" });
@@ -217,7 +218,50 @@ Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a Rang
     raw.socket.send(`{"id":2,"op":"start","handle":"h","tool":"t","input":${deep}}`);
     const reply = await raw.next() as { id: number; error?: { code: string } };
     assert.deepEqual([reply.id, reply.error?.code], [2, "invalid_input"]);
-    assert.deepEqual(await server.journal.read("deep-s"), [], "nothing was journaled");
+    assert.deepEqual(await server.journal.read(hostSessionKey("deep", "deep-s")), [], "nothing was journaled");
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});
+
+Deno.test("over the wire, a Tool declaration nested 100,000 deep is protocol_error naming the depth, and creates nothing", async () => {
+  const server = await serveBrain({ serverToken: OPERATOR });
+  const raw = await rawHost(server.url, "deep", "deep-token");
+  try {
+    const schema = '{"a":'.repeat(100_000) + "{}" + "}".repeat(100_000);
+    const tool = `{"name":"t","description":"A Tool.","implementation":"host","inputSchema":${schema}}`;
+    raw.socket.send(`{"id":1,"op":"create","handle":"h","session":"s","tools":[${tool}]}`);
+    const reply = await raw.next() as { id: number; error?: { code: string; message: string } };
+    assert.deepEqual([reply.id, reply.error?.code], [1, "protocol_error"]);
+    assert.match(reply.error!.message, /nests deeper than 256 levels/);
+    assert.deepEqual(await server.journal.listSessions(), []);
+    raw.socket.send(JSON.stringify({ id: 2, op: "list" }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 2, value: [] }, "the socket keeps working");
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});
+
+Deno.test("over the wire, a finish nested too deep to journal still ends its call (error invalid_output), never left open", async () => {
+  const server = await serveBrain({ serverToken: OPERATOR });
+  const raw = await rawHost(server.url, "deep", "deep-token");
+  try {
+    const tool = { name: "t", description: "A Tool.", inputSchema: {}, implementation: "host" };
+    raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [tool] }));
+    await raw.next();
+    raw.socket.send(JSON.stringify({ id: 2, op: "start", handle: "h", tool: "t", input: {} }));
+    const { value: { call } } = await raw.next() as { value: { call: number } };
+    const deep = "[".repeat(100_000) + "]".repeat(100_000);
+    const value = `{"status":"ok","value":${deep}}`;
+    raw.socket.send(`{"id":4,"op":"finish","session":"s","call":${call},"cause":"finish","outcome":${value}}`);
+    const ended = await raw.next() as { t: string; id: number; end: { cause: string; outcome: Outcome } };
+    assert.deepEqual([ended.t, ended.id, ended.end.cause], ["ended", 4, "error"]);
+    assert.equal(ended.end.outcome.status === "error" && ended.end.outcome.error.code, "invalid_output");
+    assert.deepEqual(await server.journal.openCalls(hostSessionKey("deep", "s")), []);
   } finally {
     raw.socket.close();
     await raw.closed;
@@ -234,7 +278,7 @@ Deno.test("maxHandlesPerHost and maxStreamsPerHost: one more handle or record st
   const first = await brain.sessions.create({ id: "first", tools: [ping()] });
   await brain.sessions.create({ id: "second" });
   await assert.rejects(brain.sessions.create({ id: "third" }), hasCode("limit_exceeded"));
-  assert.equal(await server.journal.getSession("third"), undefined);
+  assert.equal(await server.journal.getSession(hostSessionKey("holder", "third")), undefined);
   await first.call("ping", {});
   const following = first.records()[Symbol.asyncIterator]();
   assert.equal((await following.next()).value?.kind, "tool_call_started");

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, tool } from "../../mod.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -63,7 +64,7 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
   await session.call("ping", {});
   const [meta] = await server.journal.listSessions();
   assert.deepEqual(meta.host, { id: "owner", tokenHash: await hashToken("hash-me-secret") });
-  const stored = JSON.stringify([meta, await server.journal.read(session.id)]);
+  const stored = JSON.stringify([meta, await server.journal.read(hostSessionKey("owner", session.id))]);
   assert.ok(!stored.includes("hash-me-secret"));
   assert.deepEqual(await other.sessions.list(), []);
   const missing = await other.sessions.get("no-such-session").catch((error: BrainError) => error);
@@ -76,4 +77,21 @@ Deno.test("Brain keeps only the token's hash, and another host cannot open the s
   );
   await other.sessions.delete(session.id);
   assert.equal((await owner.sessions.list()).length, 1, "another host's delete removed nothing");
+});
+
+Deno.test("a token that would break the upgrade request, or a URL that is no server's, is refused by new Brain", async () => {
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  const url = server.url;
+  for (
+    const [options, message] of [
+      [{ url, token: "secret\r\nx-injected: 1" }, /token must be a string without control characters/],
+      [{ url, token: "secret", serverToken: "operator-secret\n" }, /serverToken must be/],
+      [{ url: "not a url", token: "secret" }, /url must be/],
+      [{ url: url.replace("http", "ftp"), token: "secret" }, /url must be/],
+      [{ url, token: "secret", cluster: ["nope"] }, /cluster must be/],
+    ] as const
+  ) {
+    assert.throws(() => new Brain({ host: "app", ...options }), hasCode("invalid_argument", message));
+  }
+  assert.equal(server.connections, 0, "no refused client ever connected");
 });

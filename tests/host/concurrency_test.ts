@@ -85,9 +85,10 @@ Deno.test("a client whose session creation failed still closes in finally and re
     token: "failing-token",
     host: "failing",
   });
-  await owner.sessions.create({ id: "taken", tools: [ping()] });
+  await owner.sessions.create({ id: "mine", tools: [ping()] });
   let failure: unknown;
   try {
+    await brain.sessions.create({ id: "taken", tools: [ping()] });
     await brain.sessions.create({ id: "taken", tools: [ping()] });
   } catch (error) {
     failure = error;

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -194,7 +195,8 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
     takeover: true,
     onConnection: (event) => event.type === "attached" && lost.resolve(event),
   });
-  assert.deepEqual(await third.sessions.list(), [await server.journal.getSession(session.id)]);
+  const meta = await server.journal.getSession(hostSessionKey("twin", session.id));
+  assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
   await lost.promise;
   assert.equal(server.connections, 2);
 });

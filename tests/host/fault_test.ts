@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Brain, BrainError, type HostConnectionEvent, tool } from "../../mod.ts";
 import { createBrainServer } from "../../src/host/server/server.ts";
 import { faultProxy } from "./fault_proxy.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const serverToken = "operator-secret";
 const CALLS = 1_000;
@@ -104,11 +105,17 @@ Deno.test("through cuts, torn frames, delays and blackholes over 1,000 calls: ea
     // Calls whose caller gave up on a dead link end by their deadline on the server; follow until they have.
     const records = [];
     const open = new Set<number>();
-    for await (const record of server.journal.subscribe(session.id, { signal: AbortSignal.timeout(5_000) })) {
+    for await (
+      const record of server.journal.subscribe(hostSessionKey("faulty", session.id), {
+        signal: AbortSignal.timeout(5_000),
+      })
+    ) {
       records.push(record);
       if (record.kind === "tool_call_started") open.add(record.sequence);
       if (record.kind === "tool_call_finished") open.delete(record.call);
-      if (open.size === 0 && record.sequence >= (await server.journal.read(session.id)).length) break;
+      if (
+        open.size === 0 && record.sequence >= (await server.journal.read(hostSessionKey("faulty", session.id))).length
+      ) break;
     }
     const startedCalls = records.filter((record) => record.kind === "tool_call_started").map((r) => r.sequence);
     const finished = records.filter((record) => record.kind === "tool_call_finished").map((r) => r.call);

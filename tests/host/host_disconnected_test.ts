@@ -6,6 +6,7 @@ import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { ofKind } from "../_support/until.ts";
 import { rawHost } from "./raw_host.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 const SECRET = "raw-server-model-key";
 
@@ -61,7 +62,9 @@ Deno.test("a call the server's Agentloop starts while its host is away ends host
     raw.socket.close();
     await raw.closed;
     const records: JournalRecord[] = [];
-    for await (const record of server.journal.subscribe("s", { signal: AbortSignal.timeout(5_000) })) {
+    for await (
+      const record of server.journal.subscribe(hostSessionKey("raw", "s"), { signal: AbortSignal.timeout(5_000) })
+    ) {
       records.push(record);
       if (ofKind(records, "assistant_message").length === 4) break;
     }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { Brain, type CallEnd } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { rawHost } from "./raw_host.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -98,7 +99,7 @@ Deno.test("a remote Brain refuses per-session host credentials: its sessions bel
     hasCode("invalid_argument"),
   );
   const session = await brain.sessions.create();
-  assert.deepEqual((await server.journal.getSession(session.id))?.host?.id, "own");
+  assert.deepEqual((await server.journal.getSession(hostSessionKey("own", session.id)))?.host?.id, "own");
 });
 
 Deno.test("frames sent together as one JSON array are applied in order, a malformed one among them ends only itself, and the replies come back together", async () => {

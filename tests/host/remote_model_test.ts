@@ -1,30 +1,32 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type BrainOptions, openAICompatible, tool } from "../../mod.ts";
-import type { ProviderCall } from "../../src/model/types.ts";
-import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { journalRecords, ofKind, until } from "../_support/until.ts";
 import { chatServer, completion } from "../model/chat_server.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
-import { answersBothAtOnce, askBoth, asker } from "../_support/concurrent_askers.ts";
+import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
 import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 const SECRET = "server-only-model-key";
 
 /** A provider step that answers only when its call is aborted, by rejecting. */
-const hanging = (): ScriptStep => (call: ProviderCall) =>
-  new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));
-
 /** A Brain server whose `default` model is `provider`, a client connected to it as `host`, disposed together. */
 async function connected(
   provider: ScriptedProvider,
   host: string,
   options: BrainOptions = {},
-): Promise<{ server: ServedBrain; brain: Brain; [Symbol.asyncDispose](): Promise<void> }> {
+): Promise<{
+  server: ServedBrain;
+  brain: Brain;
+  key: (session: string) => string;
+  [Symbol.asyncDispose](): Promise<void>;
+}> {
   const server = await serveBrain({
     serverToken: "operator-secret",
     ...options,
@@ -34,6 +36,7 @@ async function connected(
   return {
     server,
     brain,
+    key: (session) => hostSessionKey(host, session),
     async [Symbol.asyncDispose]() {
       await brain.close();
       await server.shutdown();
@@ -44,17 +47,7 @@ async function connected(
 Deno.test("ctx.model in a remote host Tool runs on the server's model, with the Tool's origin, journaled before the reply", async () => {
   const provider = new ScriptedProvider(["4"]);
   await using remote = await connected(provider, "asker");
-  let seenBeforeReturn: string[] = [];
-  const ask = tool({
-    name: "ask",
-    description: "Asks the model on its own.",
-    input: z.object({ question: z.string() }),
-    run: async ({ question }, ctx) => {
-      const answer = await ctx.model({ messages: [{ role: "user", content: question }] });
-      seenBeforeReturn = (await session.read()).map((record) => record.kind);
-      return ctx.finish(answer.content);
-    },
-  });
+  const { ask, seen } = askingTool(() => session);
   const session = await remote.brain.sessions.create({ tools: [ask()], model: "default" });
   const end = await session.call("ask", { question: "2+2?" });
   assert.deepEqual(end.outcome, { status: "ok", value: "4" });
@@ -64,7 +57,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
   assert.equal(call.model, "fixed-model");
   assert.deepEqual(call.credentials, { apiKey: SECRET }, "the server's credentials apply");
   assert.deepEqual(call.request, { messages: [{ role: "user", content: "2+2?" }], system: "", tools: [] });
-  assert.equal(seenBeforeReturn.at(-1), "model_call_finished", "usage and outcome were committed before the reply");
+  assert.equal(seen.kindsAtAnswer.at(-1), "model_call_finished", "usage and outcome were committed before the reply");
 
   const records = await session.read();
   const [started] = ofKind(records, "model_call_started");
@@ -74,7 +67,7 @@ Deno.test("ctx.model in a remote host Tool runs on the server's model, with the 
   assert.deepEqual([started.provider, started.model], ["scripted", "fixed-model"]);
   const [finished] = ofKind(records, "model_call_finished");
   assert.ok(finished.usage!.outputTokens > 0);
-  assert.deepEqual((await remote.server.journal.getSession(session.id))?.model, {
+  assert.deepEqual((await remote.server.journal.getSession(remote.key(session.id)))?.model, {
     provider: "scripted",
     model: "fixed-model",
   });
@@ -210,7 +203,7 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   const session = await remote.brain.sessions.create({ tools: [waiter(), quick()], model: "default" });
   const call = await session.start("waiter", {});
   await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_started").length === 1,
   );
   assert.equal(remote.server.dropHost("fragile"), true);
@@ -218,7 +211,7 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   const end = await call.ended;
   assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
   const records = await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 1,
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
@@ -264,7 +257,7 @@ Deno.test("a remote Tool's completion and its original deadline stop its pending
   const codes = await Promise.all([errors.hasty, errors.waiter]);
   assert.deepEqual(codes.map((error) => error instanceof BrainError && error.code), ["call_finished", "timeout"]);
   const records = await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_finished").length === 2,
   );
   assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), [
@@ -298,7 +291,7 @@ Deno.test("a send whose connection drops fails connection_lost and is not resent
   const session = await remote.brain.sessions.create({ model: "default" });
   const reply = session.send("Hello?");
   await until(
-    journalRecords(remote.server.journal, session.id),
+    journalRecords(remote.server.journal, remote.key(session.id)),
     (seen) => ofKind(seen, "model_call_started").length === 1,
   );
   assert.equal(remote.server.dropHost("impatient"), true);

@@ -15,6 +15,7 @@ import {
   tool,
 } from "../../mod.ts";
 import { findNonJson } from "../../src/outcome/json.ts";
+import { MemoryJournal } from "../../src/journal/memory.ts";
 import { TelemetryBudget } from "../../src/contract/budgets.ts";
 import { PROBE, probeTool, reader, readerBrain } from "../_support/components.ts";
 import { telemetrySink } from "../_support/telemetry_sink.ts";
@@ -172,4 +173,35 @@ Deno.test("a Component's oversize telemetry is dropped with one typed notice ins
   assert.equal(entries.length, 1);
   assert.equal(entries[0].code, "payload_too_large");
   assert.ok(!entries[0].message.includes("yyyy"));
+});
+
+Deno.test("a finish whose result the journal cannot keep still ends the call, error invalid_output, leaving nothing open", async () => {
+  const unfit = (kind: string) => kind === "deep" ? nested(MAX_JSON_DEPTH + 10) : { x: NaN };
+  // Through ctx.finish, and straight through the CallSink a hand-written Implementation (or a host or extension) reports to.
+  const direct: Implementation = {
+    kind: "component",
+    admit: () => Promise.resolve(),
+    async execute({ invocation, sink }: Dispatch) {
+      await sink.finish({ outcome: ok(unfit((invocation.input as { kind: string }).kind) as never) });
+    },
+  };
+  const input = z.object({ kind: z.enum(["deep", "nan"]) });
+  const viaContext = tool({
+    name: "via_context",
+    description: "Finishes with what it is told to.",
+    input,
+    run: ({ kind }, ctx) => ctx.finish(unfit(kind) as never),
+  });
+  const viaSink = tool({ name: "via_sink", description: "Finishes through its sink.", input, implementation: direct });
+  const journal = new MemoryJournal();
+  await using brain = new Brain({ journal });
+  const session = await brain.sessions.create({ tools: [viaContext(), viaSink()] });
+  for (const name of ["via_context", "via_sink"]) {
+    for (const kind of ["deep", "nan"] as const) {
+      const end = await session.call(name, { kind }, { timeoutMs: 10_000 });
+      const code = end.outcome.status === "error" && end.outcome.error.code;
+      assert.deepEqual([end.cause, code], ["error", "invalid_output"], `${name} ${kind}`);
+    }
+  }
+  assert.deepEqual(await journal.openCalls(session.id), [], "no call was left open");
 });

@@ -1,6 +1,12 @@
 import assert from "node:assert/strict";
-import {} from "../../src/outcome/errors.ts";
-import { checkName, isName, MAX_NAME_LENGTH } from "../../src/util/names.ts";
+import {
+  checkName,
+  checkSessionId,
+  hostSessionId,
+  hostSessionKey,
+  isName,
+  MAX_NAME_LENGTH,
+} from "../../src/util/names.ts";
 import { sameText } from "../../src/util/same_text.ts";
 import { hasCode } from "../_support/has_code.ts";
 
@@ -43,4 +49,22 @@ Deno.test("sameText is equality, lengths included", () => {
   assert.ok(!sameText("token", "token2"));
   assert.ok(!sameText("", "a"));
   assert.ok(!sameText("a\0", "a"));
+});
+
+Deno.test("a host-scoped session key joins a host id and its own session id with ~, unambiguously and never a path", () => {
+  assert.equal(hostSessionKey("alpha", "x"), "alpha~x");
+  assert.notEqual(hostSessionKey("a.b", "c"), hostSessionKey("a", "b.c"));
+  assert.equal(hostSessionId("alpha", hostSessionKey("alpha", "x")), "x");
+  assert.equal(hostSessionId("alpha", hostSessionKey("alphabet", "x")), "alphabet~x", "another host's key stays whole");
+  assert.equal(checkSessionId("alpha~x"), "alpha~x");
+  assert.equal(checkSessionId("plain"), "plain");
+  for (const bad of ["~x", "a~", "a~~x", "a~b~c", "..~x", "a~..", "a/b~c", "~", ".", "", 7]) {
+    assert.throws(
+      () => checkSessionId(bad),
+      hasCode("invalid_argument"),
+    );
+  }
+  for (const [host, session] of [["a~b", "c"], ["a", "b~c"], ["..", "x"], ["a", ".."]]) {
+    assert.throws(() => hostSessionKey(host, session), hasCode("invalid_argument"));
+  }
 });

@@ -7,6 +7,7 @@ import { serveBrain, type ServedBrain } from "../../src/host/server/server.ts";
 import { gate } from "../_support/gate.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { browserTest, hasChromium, launchChromium } from "./browser.ts";
+import { hostSessionKey } from "../../src/util/names.ts";
 
 /** The browser's, for functions that run in the page; Deno's type library has no DOM. */
 declare const getComputedStyle: (element: unknown) => { backgroundColor: string; color: string };
@@ -64,7 +65,7 @@ function serve(path: string, port: number, steps: ConstructorParameters<typeof S
 }
 
 async function head(server: ServedBrain, id: string): Promise<number> {
-  return await server.journal.head(id);
+  return await server.journal.head(hostSessionKey(HOST.host, id));
 }
 
 Deno.test({
@@ -102,10 +103,12 @@ Deno.test({
       const page = await browser.newPage();
       page.setDefaultTimeout(10_000);
       await page.goto(`${server.url}/viewer/#token=${OPERATOR}`);
-      await page.locator(`tr[data-session="${session.id}"] a`).click();
+      // The operator sees every host's sessions under their host-scoped journal keys.
+      const key = hostSessionKey(HOST.host, session.id);
+      await page.locator(`tr[data-session="${key}"] a`).click();
       const timeline = page.locator("#timeline");
       await timeline.and(page.locator(`[data-last="${await head(server, session.id)}"]`)).waitFor();
-      assert.equal(new URL(page.url()).hash, `#/s/${session.id}`, "the token left the address once used");
+      assert.equal(new URL(page.url()).hash, `#/s/${key}`, "the token left the address once used");
 
       const call = (name: string) => page.locator(`details.call[data-tool="${name}"]`);
       const label = (name: string) => call(name).locator("summary .badge").innerText();

@@ -37,8 +37,9 @@ import { within } from "../../telemetry/within.ts";
 export interface HostConnectionEvent {
   /**
    * `attached`: requests flow; `lost`: an attached connection dropped;
-   * `failed`: an attempt to connect failed (`unauthorized`, `host_in_use` or
-   * `connection_lost`); `moved`: the server sent the host to the server of the
+   * `failed`: an attempt to connect failed (`unauthorized`, `host_in_use`,
+   * `connection_failed` for a TLS handshake that failed, such as an untrusted
+   * certificate, or `connection_lost`); `moved`: the server sent the host to the server of the
    * cluster that owns one of its sessions, at `to`. After `lost`, `failed` and
    * `moved` the client tries again in `retryInMs`.
    */
@@ -357,18 +358,20 @@ export class HostConnection {
     this.#state = "connecting";
     this.#refused = undefined;
     this.#moved = undefined;
-    const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
-    endpoint.searchParams.set("host", host);
-    endpoint.searchParams.set("instance", this.#instance);
-    if (takeover) endpoint.searchParams.set("takeover", "1");
     let socket: HostSocket;
     try {
+      const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
+      endpoint.searchParams.set("host", host);
+      endpoint.searchParams.set("instance", this.#instance);
+      if (takeover) endpoint.searchParams.set("takeover", "1");
       // The tokens travel in headers, never in a URL.
       const headers: Record<string, string> = { authorization: `Bearer ${token}` };
       if (serverToken !== undefined) headers[SERVER_TOKEN_HEADER] = serverToken;
       socket = new HostSocket(endpoint, headers);
     } catch (error) {
-      this.#failure = new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
+      this.#failure = error instanceof BrainError
+        ? error
+        : new BrainError("connection_lost", `cannot connect to ${url}: ${(error as Error).message}`);
       this.#retry("failed", this.#failure);
       return;
     }
@@ -385,12 +388,13 @@ export class HostConnection {
     }, this.#options.pingIntervalMs);
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
-    socket.onerror = (event) => {
-      const message = event.message ?? "";
-      if (/\b401\b/.test(message)) {
+    socket.onerror = ({ error }) => {
+      if (error.code === "unauthorized") {
         this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
       } else if (this.#state === "connecting") {
-        this.#refused ??= new BrainError("connection_lost", `cannot connect to the Brain server at ${url}: ${message}`);
+        this.#refused ??= new BrainError(error.code, `cannot connect to the Brain server at ${url}: ${error.message}`, {
+          cause: error,
+        });
       }
     };
     socket.onclose = (event) => {
@@ -697,8 +701,8 @@ export class HostConnection {
   }
 }
 
-/** True for a server's base URL a `moved` close may name: http(s) or ws(s), nothing else. */
-function isServerUrl(text: string): boolean {
+/** True for a server's base URL: http(s) or ws(s), nothing else. */
+export function isServerUrl(text: string): boolean {
   try {
     return /^(https?|wss?):$/.test(new URL(text).protocol);
   } catch {

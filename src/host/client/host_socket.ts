@@ -1,3 +1,5 @@
+import { BrainError } from "../../outcome/errors.ts";
+
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 /** The largest message read from Brain; a larger one closes the socket 1009. */
 const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
@@ -12,8 +14,10 @@ const decoder = new TextDecoder();
  * two writes and Nagle's algorithm holds the second until the server's delayed
  * ACK, ~45 ms on loopback, so every report larger than 1 KiB would wait that
  * long. This one writes each message whole, at once. It has the callbacks,
- * `readyState`, `send` and `close` of a `WebSocket`; a refused upgrade is an
- * error naming the HTTP status, then a close with code 1006.
+ * `readyState`, `send` and `close` of a `WebSocket`. A failure to connect is
+ * an error with a {@linkcode BrainError}, then a close with code 1006: a
+ * refused upgrade names the HTTP status (401 is `unauthorized`), a TLS
+ * handshake that fails (an untrusted certificate) is `connection_failed`.
  */
 export class HostSocket {
   /** 0 connecting, 1 open, 2 closing, 3 closed, as a WebSocket's. */
@@ -23,7 +27,7 @@ export class HostSocket {
   /** Called with each text message. */
   onmessage: ((event: { data: string }) => void) | null = null;
   /** Called when connecting fails or the connection breaks. */
-  onerror: ((event: { message: string }) => void) | null = null;
+  onerror: ((event: { message: string; error: BrainError }) => void) | null = null;
   /** Called once, when the socket is closed: Brain's close code, or 1006 when there was none. */
   onclose: ((event: { code: number; reason: string }) => void) | null = null;
 
@@ -34,7 +38,16 @@ export class HostSocket {
   #closeReason = "";
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
 
+  /**
+   * Connects to a `ws:` or `wss:` URL, sending `headers` with the upgrade;
+   * throws `invalid_argument` for another scheme or a header that would break
+   * the request (a CR or LF in a token, say), before anything is sent.
+   */
   constructor(url: URL, headers: Record<string, string>) {
+    if (url.protocol !== "ws:" && url.protocol !== "wss:") {
+      throw new BrainError("invalid_argument", `a host socket connects to ws: or wss:, not ${url.protocol}`);
+    }
+    checkHeaders(headers);
     this.#run(url, headers);
   }
 
@@ -46,9 +59,9 @@ export class HostSocket {
   /** Starts the closing handshake; the connection is dropped if Brain does not answer it in time. */
   close(code = 1000, reason = ""): void {
     if (this.readyState >= 2) return;
-    const open = this.readyState === 1;
+    // Not open yet: nothing to say goodbye to, and a connect or handshake may never end by itself.
+    if (this.readyState === 0) return this.#drop();
     this.readyState = 2;
-    if (!open) return this.#closeConn();
     const reasonBytes = encoder.encode(reason).slice(0, 123);
     const payload = new Uint8Array(2 + reasonBytes.length);
     new DataView(payload.buffer).setUint16(0, code);
@@ -64,15 +77,25 @@ export class HostSocket {
       const port = Number(url.port || (secure ? 443 : 80));
       const tcp = await Deno.connect({ hostname, port });
       tcp.setNoDelay(true);
-      this.#conn = secure ? await Deno.startTls(tcp, { hostname }) : tcp;
-      if (this.readyState !== 0) return this.#drop();
+      this.#conn = tcp;
+      if (this.readyState !== 0) return;
+      if (secure) {
+        // Held before the handshake, so close() can end a handshake the server never answers.
+        const tls = this.#conn = await Deno.startTls(tcp, { hostname });
+        if (this.readyState !== 0) return;
+        await handshake(tls, url.host);
+      }
+      if (this.readyState !== 0) return;
       const rest = await this.#upgrade(url, headers);
-      if (this.readyState !== 0) return this.#drop();
+      if (this.readyState !== 0) return;
       this.readyState = 1;
       this.onopen?.();
       await this.#read(rest);
     } catch (error) {
-      if (this.readyState < 2) this.onerror?.({ message: error instanceof Error ? error.message : String(error) });
+      const failure = error instanceof BrainError
+        ? error
+        : new BrainError("connection_lost", error instanceof Error ? error.message : String(error), { cause: error });
+      if (this.readyState < 2) this.onerror?.({ message: failure.message, error: failure });
     } finally {
       this.#drop();
     }
@@ -101,11 +124,13 @@ export class HostSocket {
       if (end < 0 && head.length > 64 * 1024) throw new Error("the server's upgrade answer is too long");
     }
     const [status, ...fields] = decoder.decode(head.subarray(0, end)).split("\r\n");
-    const code = Number(/^HTTP\/1\.1 (\d{3})/.exec(status)?.[1]);
-    if (code !== 101) throw new Error(`the server refused the upgrade: ${status.slice(9)}`);
+    const code = Number(/^HTTP\/1\.[01] (\d{3})\b/.exec(status)?.[1]);
+    if (code !== 101) throw refusal(code, status);
     const accept = fields.find((field) => /^sec-websocket-accept:/i.test(field))?.slice(21).trim();
     const expected = new Uint8Array(await crypto.subtle.digest("SHA-1", encoder.encode(key + GUID))).toBase64();
-    if (accept !== expected) throw new Error("the server's upgrade answer has a wrong Sec-WebSocket-Accept");
+    if (accept !== expected) {
+      throw new BrainError("protocol_error", "the server's upgrade answer has a wrong Sec-WebSocket-Accept");
+    }
     return head.subarray(end + 4);
   }
 
@@ -208,14 +233,64 @@ export class HostSocket {
     }
   }
 
-  /** Closes the connection once and tells `onclose`. */
+  /** Closes the connection and tells `onclose`, once. */
   #drop(): void {
+    this.#closeConn();
     if (this.readyState === 3) return;
     this.readyState = 3;
     clearTimeout(this.#closeTimer);
-    this.#closeConn();
     this.onclose?.({ code: this.#closeCode, reason: this.#closeReason });
   }
+}
+
+/** Header names are HTTP tokens. */
+function checkHeaders(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      throw new BrainError("invalid_argument", `${JSON.stringify(name)} is not an HTTP header name`);
+    }
+    checkHeaderValue(`the ${name} header`, value);
+  }
+}
+
+/**
+ * Throws `invalid_argument` unless `value` can travel as an HTTP header value: a string
+ * without control characters but tab, so no CR or LF can end the header early.
+ */
+export function checkHeaderValue(what: string, value: unknown): void {
+  if (typeof value !== "string" || /[^\t -~\u0080-\uffff]/.test(value)) {
+    throw new BrainError("invalid_argument", `${what} must be a string without control characters such as CR or LF`);
+  }
+}
+
+/**
+ * Completes a TLS handshake, so its failure is known before anything is sent: a
+ * certificate or protocol error is `connection_failed`, for retrying cannot
+ * mend it; a connection that drops meanwhile is `connection_lost`.
+ */
+async function handshake(tls: Deno.TlsConn, authority: string): Promise<void> {
+  try {
+    await tls.handshake();
+  } catch (error) {
+    if (!(error instanceof Deno.errors.InvalidData)) throw error;
+    throw new BrainError(
+      "connection_failed",
+      `the TLS handshake with ${authority} failed: ${error.message}; a certificate from a private CA ` +
+        `is trusted by starting Deno with --cert <ca.pem> (or DENO_CERT=<ca.pem>)`,
+      { cause: error },
+    );
+  }
+}
+
+/** The error of an upgrade answered with `code` (its `status` line) instead of 101. */
+function refusal(code: number, status: string): BrainError {
+  const answer = Number.isNaN(code)
+    ? `with ${JSON.stringify(status.slice(0, 80))}, not HTTP`
+    : `with HTTP ${status.slice(9, 100)}`;
+  return new BrainError(
+    code === 401 ? "unauthorized" : "connection_lost",
+    `the server refused the WebSocket upgrade ${answer}`,
+  );
 }
 
 /** How many bytes the frame `buffer` starts needs in all, as far as its header tells; 0 when it does not yet. */

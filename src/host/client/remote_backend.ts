@@ -18,7 +18,14 @@ import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
 import { promised } from "../../util/promised.ts";
 import { checkCancelReason } from "../../contract/budgets.ts";
-import { type Executor, type HandleConversation, HostConnection, type HostConnectionEvent } from "./connection.ts";
+import {
+  type Executor,
+  type HandleConversation,
+  HostConnection,
+  type HostConnectionEvent,
+  isServerUrl,
+} from "./connection.ts";
+import { checkHeaderValue } from "./host_socket.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
 import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
@@ -35,7 +42,10 @@ const CLOSE_WAIT_MS = 2_000;
 
 /** Options for a client of a Brain server. */
 export interface RemoteBrainOptions {
-  /** The server's base URL, such as `http://127.0.0.1:8787`. */
+  /**
+   * The server's base URL, such as `http://127.0.0.1:8787`; `https://` or `wss://` for a server behind TLS,
+   * whose certificate a private CA can vouch for when Deno runs with `--cert ca.pem`.
+   */
   url: string;
   /**
    * The other servers of a cluster sharing one journal (`deno task serve
@@ -101,12 +111,13 @@ export class RemoteBackend implements BrainBackend {
     if (typeof url !== "string" || typeof token !== "string") {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
-    if (cluster !== undefined && (!Array.isArray(cluster) || cluster.some((other) => typeof other !== "string"))) {
-      throw new BrainError("invalid_argument", "cluster must be an array of server URLs");
+    if (!isServerUrl(url)) throw new BrainError("invalid_argument", "url must be an http(s) or ws(s) URL");
+    if (cluster !== undefined && (!Array.isArray(cluster) || !cluster.every(isServerUrl))) {
+      throw new BrainError("invalid_argument", "cluster must be an array of http(s) or ws(s) server URLs");
     }
-    if (serverToken !== undefined && typeof serverToken !== "string") {
-      throw new BrainError("invalid_argument", "serverToken must be a string");
-    }
+    // They travel as header values.
+    checkHeaderValue("token", token);
+    if (serverToken !== undefined) checkHeaderValue("serverToken", serverToken);
     for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...options })) {
       if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
         throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);

@@ -8,7 +8,7 @@ import { type CallSink, endedCause, type Invocation } from "../../contract/call.
 import type { ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
 import { sameText } from "../../util/same_text.ts";
-import { checkName } from "../../util/names.ts";
+import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
@@ -57,6 +57,7 @@ export class RegisteredHost {
   #asks = new Map<number, PromiseWithResolvers<ParsedValue>>();
   #nextAsk = 1;
   #limits: ServerLimits;
+  #keyPrefix: RegExp | undefined;
   #started = 0;
   #creating = 0;
 
@@ -65,6 +66,30 @@ export class RegisteredHost {
     this.tokenHash = tokenHash;
     this.#limits = limits;
     this.components = new UploadedComponents(limits.maxUploadsPerHost);
+  }
+
+  /**
+   * The journal key of this host's session `session`: each host has its own session
+   * ids, so another host's sessions are never found, listed or refused by id.
+   */
+  sessionKey(session: string): string {
+    return hostSessionKey(this.id, session);
+  }
+
+  /** The session id this host knows the journal key `key` by. */
+  sessionId(key: string): string {
+    return hostSessionId(this.id, key);
+  }
+
+  /** `error` as this host reads it: its session keys in the message named by the host's own ids. */
+  shownError<E extends { message: string }>(error: E): E {
+    this.#keyPrefix ??= new RegExp(`(?<![\\w.~-])${this.id.replaceAll(".", "\\.")}~(?=[\\w-])`, "g");
+    return { ...error, message: error.message.replace(this.#keyPrefix, "") };
+  }
+
+  /** True when the journal key `key` is one of this host's sessions'. */
+  keeps(key: string): boolean {
+    return isHostSessionKey(this.id, key);
   }
 
   /** Throws `limit_exceeded` when the host already holds `maxHandlesPerHost` session handles. */
@@ -181,13 +206,13 @@ export class RegisteredHost {
       if (inflight.endedByHost || this.#inflight.get(session, call) !== inflight) return;
       const cause = endedCause(sink.signal.reason) ?? "cancelled";
       if (this.#unhold(session, call)) return;
-      send(socket, { t: "abort", session, call, cause });
+      send(socket, { t: "abort", session: this.sessionId(session), call, cause });
     }, { once: true });
     const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
     if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;
     if (this.#holds.has(handle)) this.#held.push({ handle, frame });
-    else send(socket, frame);
+    else send(socket, this.#shown(frame));
   }
 
   /** Holds invokes for `handle` until {@linkcode release}: a `start` on it is being committed. */
@@ -217,7 +242,7 @@ export class RegisteredHost {
     );
     this.#held = this.#held.filter((held, at) => at !== index && !flushed.includes(held));
     const socket = this.#socket;
-    if (socket) { for (const { frame } of flushed) send(socket, frame); }
+    if (socket) { for (const { frame } of flushed) send(socket, this.#shown(frame)); }
     return held;
   }
 
@@ -271,6 +296,11 @@ export class RegisteredHost {
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
+  }
+
+  /** An invoke as this host reads it: under its own session id (held invokes keep the journal key). */
+  #shown(frame: InvokeFrame): InvokeFrame {
+    return { ...frame, session: this.sessionId(frame.session) };
   }
 
   /** Removes a held invoke of a call that ended before its start was answered; true when it was held. */

@@ -27,6 +27,10 @@
  * admitted without it (the task may read files under `.brain/`). Without either
  * it exits 2.
  *
+ * `--limits NAME=N,...` (or `BRAIN_LIMITS`) sets per-host limits over
+ * `SERVER_LIMITS`, such as `maxSessionsPerHost=100,maxCallsPerHost=50`; an
+ * unknown name or a value that is not a positive integer exits 2.
+ *
  * The allow-list for uploaded Components: `--workspaces DIR` holds session
  * workspaces and permits `read` ones (`--filesystem read,write` permits writable
  * ones too), `--net HOST,...` and `--env NAME,...` permit those grants. Component
@@ -41,6 +45,7 @@ import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { isPostgresUrl } from "../../journal/postgres_url.ts";
 import { serveBrain } from "./server.ts";
+import { type ServerLimits, serverLimits } from "./limits.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -58,6 +63,7 @@ const { values } = parseArgs({
     env: { type: "string" },
     "component-cache": { type: "string" },
     "host-tokens": { type: "string" },
+    limits: { type: "string" },
   },
 });
 try {
@@ -94,6 +100,7 @@ async function main(): Promise<void> {
     serverToken,
     hostTokens,
     leaseMs: leaseMs(),
+    limits: limits(),
     allow: allowList(),
     components: values["component-cache"] ? { cacheDir: values["component-cache"] } : {},
   });
@@ -115,6 +122,21 @@ function leaseMs(): number | undefined {
     throw new BrainError("invalid_argument", `--lease-ms must be a positive integer, got ${raw}`);
   }
   return ms;
+}
+
+/** The per-host limits the flag or environment sets, checked: `NAME=N` pairs separated by commas. */
+function limits(): Partial<ServerLimits> {
+  const raw = values.limits ?? Deno.env.get("BRAIN_LIMITS");
+  if (raw === undefined) return {};
+  const given: Record<string, number> = {};
+  for (const pair of raw.split(",").map((entry) => entry.trim()).filter(Boolean)) {
+    const [name, value, ...rest] = pair.split("=");
+    if (value === undefined || rest.length > 0 || !/^\d+$/.test(value.trim())) {
+      throw new BrainError("invalid_argument", `--limits takes NAME=N pairs separated by commas, got ${pair}`);
+    }
+    given[name.trim()] = Number(value);
+  }
+  return serverLimits(given);
 }
 
 /** The `default` model the flags or environment describe, or none without a model URL. */

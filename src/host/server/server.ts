@@ -62,8 +62,10 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * and nothing is registered before the upgrade succeeds. A server told neither `serverToken` nor `hostTokens`
  * is refused with `invalid_argument`. `options.models` are the models clients name
  * (`sessions.create({ model: "default" })`): providers and credentials stay here.
+ * Session ids are per host: host `a`'s session `x` and host `b`'s `x` are two sessions, kept in the journal
+ * under the keys `a~x` and `b~x`, so no answer to one host depends on another's sessions.
  * The journal viewer is at `/viewer/`, its read API under `/v1/sessions`: `serverToken` sees every
- * session there, and a host's id and token see the sessions placed in it.
+ * session there under its key, and a host's id and token see the sessions placed in it under its own ids.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
   const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } =

@@ -15,6 +15,7 @@ import {
   errorFrame,
   isMalformed,
   type Malformed,
+  MOVED,
   type NoticeOf,
   oversizeFrame,
   type Replies,
@@ -26,10 +27,8 @@ import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
-import { checkName } from "../../util/names.ts";
 import { CallMap } from "../call_map.ts";
 import type { ClusterNode } from "./cluster_node.ts";
-import { MOVED } from "../protocol.ts";
 
 /** How many ended calls the server keeps, so a later cancel of one is recorded late, as embedded. */
 const ENDED_KEPT = 256;
@@ -149,14 +148,17 @@ export class HostSocketHandler {
     list: () => this.#list(),
     end: async (frame) => (await this.#endHandle(frame.handle), null),
     // Conversation: the Agentloop runs here; the reply waits for the activation that answers the message.
-    send: (frame) => this.#handle(frame.handle).send(frame.content),
+    send: async (frame) => this.#shown([await this.#handle(frame.handle).send(frame.content)])[0],
     interrupt: (frame) => (this.#handle(frame.handle).interrupt(), Promise.resolve(null)),
     // Calls this client starts
     start: (frame) => this.#start(frame),
     wait: (frame) => this.#wait(frame.session, frame.call),
     cancel: (frame) => this.#cancel(frame.session, frame.call, frame.message),
     // Records
-    read: async (frame) => (await this.#owned(frame.session), this.#journal.read(frame.session, frame)),
+    read: async (frame) => {
+      await this.#owned(frame.session);
+      return this.#shown(await this.#journal.read(frame.session, frame));
+    },
     subscribe: (frame) => this.#subscribe(frame.id, frame.session, frame.from),
     unsubscribe: (frame) => (this.#streams.get(frame.stream)?.abort(), Promise.resolve(null)),
     // Reports of calls dispatched to this host
@@ -174,7 +176,7 @@ export class HostSocketHandler {
       return sink.returned(published(frame)).then(() => null);
     },
     finish: (frame) => this.#finish(frame),
-    record: (frame) => this.#record(frame.session, frame.call, frame.records),
+    record: async (frame) => this.#shown(await this.#record(frame.session, frame.call, frame.records)),
   };
 
   // -- frames ------------------------------------------------------------------------------------
@@ -198,23 +200,37 @@ export class HostSocketHandler {
     const handler = this.#handlers[frame.op] as (frame: ClientFrame) => Promise<unknown>;
     let reply: Promise<unknown>;
     try {
-      reply = handler(frame);
+      reply = handler(this.#scoped(frame));
     } catch (error) {
       reply = Promise.reject(error);
     }
     const id = frame.id;
     reply.then(
       (value) => value === ANSWERED || send(this.#socket, { t: "reply", id, value: value ?? null }),
-      (error) => send(this.#socket, { t: "reply", id, error: errorFrame(error) }),
+      (error) => send(this.#socket, { t: "reply", id, error: this.#host.shownError(errorFrame(error)) }),
     );
   }
 
+  /**
+   * `frame` with the session ids it names turned into this host's journal keys: a host
+   * names its own sessions, and cannot name another host's. A session id that is not a
+   * name throws `invalid_argument`.
+   */
+  #scoped<F extends ClientFrame>(frame: F): F {
+    if ("session" in frame) return { ...frame, session: this.#host.sessionKey(frame.session) };
+    if (frame.op !== "attach") return frame;
+    const handles = frame.handles.map((open) => ({ ...open, session: this.#host.sessionKey(open.session) }));
+    return { ...frame, handles };
+  }
+
   /** A frame that is not one: its request is answered `protocol_error`, and the call it reports on ends `error`. */
-  #malformed({ id, session, call, kind, message }: Malformed): void {
+  #malformed({ id, session: named, call, kind, message }: Malformed): void {
     const error = new BrainError("protocol_error", message);
-    if (session !== undefined && call !== undefined && isReport(kind)) {
+    if (named !== undefined && call !== undefined && isReport(kind)) {
       let sink;
+      let session = named;
       try {
+        session = this.#host.sessionKey(named);
         sink = this.#host.sink(session, call);
       } catch {
         sink = undefined;
@@ -325,8 +341,8 @@ export class HostSocketHandler {
   }
 
   async #delete(session: string): Promise<null> {
-    // Deleting another host's session answers as deleting a missing one does: it is not there for this host.
-    const meta = await this.#journal.getSession(checkName("a session id", session));
+    // A host's session ids are its own: deleting one it never had answers as deleting a missing one does.
+    const meta = await this.#journal.getSession(session);
     if (!meta || !ownedBy(meta.host, this.#registration)) return null;
     const ids = [...this.#host.handles].filter(([, open]) => open.id === session).map(([id]) => id);
     await Promise.allSettled(ids.map(this.#endHandle));
@@ -335,7 +351,9 @@ export class HostSocketHandler {
   }
 
   async #list(): Promise<SessionMeta[]> {
-    return (await this.#backend.list()).filter((meta) => ownedBy(meta.host, this.#registration));
+    return (await this.#backend.list())
+      .filter((meta) => this.#host.keeps(meta.id) && ownedBy(meta.host, this.#registration))
+      .map((meta) => ({ ...meta, id: this.#host.sessionId(meta.id) }));
   }
 
   #endHandle = async (id: string): Promise<void> => {
@@ -346,9 +364,10 @@ export class HostSocketHandler {
   };
 
   async #owned(session: string): Promise<SessionMeta> {
-    const meta = await this.#journal.getSession(checkName("a session id", session));
-    if (!meta) throw new BrainError("session_not_found", `no session ${session}`);
-    checkOwner(session, meta.host, this.#registration);
+    const meta = await this.#journal.getSession(session);
+    const shown = this.#host.sessionId(session);
+    if (!meta) throw new BrainError("session_not_found", `no session ${shown}`);
+    checkOwner(shown, meta.host, this.#registration);
     return meta;
   }
 
@@ -405,7 +424,7 @@ export class HostSocketHandler {
   /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
   #pushEnded(session: string, end: CallEnd, answer?: { id: number; late: boolean }): boolean {
     if (!this.#started.delete(session, end.call)) return false;
-    send(this.#socket, { t: "ended", session, call: end.call, end, ...answer });
+    send(this.#socket, { t: "ended", session: this.#host.sessionId(session), call: end.call, end, ...answer });
     return true;
   }
 
@@ -439,6 +458,11 @@ export class HostSocketHandler {
 
   // -- records -----------------------------------------------------------------------------------
 
+  /** `records` as this host sees them: under its own session id. */
+  #shown<R extends JournalRecord>(records: R[]): R[] {
+    return records.map((record) => ({ ...record, sessionId: this.#host.sessionId(record.sessionId) }));
+  }
+
   async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
     await this.#owned(session);
     this.#host.checkStreamRoom(this.#streams.size);
@@ -452,7 +476,7 @@ export class HostSocketHandler {
   async #forward(stream: number, session: string, from: number | undefined, signal: AbortSignal): Promise<void> {
     try {
       for await (const record of this.#journal.subscribe(session, { from, signal })) {
-        send(this.#socket, { t: "record", stream, record });
+        send(this.#socket, { t: "record", stream, record: this.#shown([record])[0] });
       }
     } catch {
       // A deleted session or closed journal ends the stream like its end does.

@@ -1,8 +1,32 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type BrainSession, type CallEnd, tool } from "../../mod.ts";
-import { ScriptedProvider } from "../../src/model/testing.ts";
+import type { ProviderCall } from "../../src/model/types.ts";
+import { ScriptedProvider, type ScriptStep } from "../../src/model/testing.ts";
 import { gate } from "./gate.ts";
+
+/** A model step that answers only when its call is aborted, by rejecting with the abort's reason. */
+export const hanging = (): ScriptStep => (call: ProviderCall) =>
+  new Promise<never>((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason)));
+
+/**
+ * An `ask` Tool that asks the model its `question` and finishes with the answer; `kindsAtAnswer` holds the
+ * kinds of `session()`'s records as the answer reached the Tool.
+ */
+export function askingTool(session: () => BrainSession) {
+  const seen = { kindsAtAnswer: [] as string[] };
+  const ask = tool({
+    name: "ask",
+    description: "Asks the model on its own.",
+    input: z.object({ question: z.string() }),
+    run: async ({ question }, ctx) => {
+      const answer = await ctx.model({ messages: [{ role: "user", content: question }] });
+      seen.kindsAtAnswer = (await session().read()).map((record) => record.kind);
+      return ctx.finish(answer.content);
+    },
+  });
+  return { ask, seen };
+}
 
 /** A Tool named `name` that asks the session's model its own name and finishes with the answer. */
 export function asker(name: string) {
