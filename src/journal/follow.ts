@@ -40,8 +40,9 @@ export async function* follow(
         records = await read(sessionId, { from: next });
         failures = 0;
       } catch (error) {
+        if (source.closed()) return;
         // A store that failed for a moment (a dropped database connection) is read again, backing off.
-        if (!(error instanceof BrainError && error.code === "storage_unavailable") || source.closed()) throw error;
+        if (!(error instanceof BrainError && error.code === "storage_unavailable")) throw error;
         const pause = Math.min(READ_RETRY_MAX_MS, READ_RETRY_MS * 2 ** failures++);
         if (!await waitFor(pause, signal, committed)) return;
         continue;

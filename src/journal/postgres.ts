@@ -409,8 +409,9 @@ export class PostgresJournal implements Journal {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    const answered = await settledWithin(Promise.allSettled([...this.#tails.values()]), CLOSE_WAIT_MS);
+    // Subscriptions end quietly from here on, even one whose read a last NOTIFY has just started.
     this.#notifier.close();
+    const answered = await settledWithin(Promise.allSettled([...this.#tails.values()]), CLOSE_WAIT_MS);
     if (answered && await settledWithin(Promise.allSettled(this.#running), CLOSE_WAIT_MS)) {
       await settledWithin(this.#unlisten?.() ?? Promise.resolve(), CLOSE_WAIT_MS);
       await this.#sql.end({ timeout: CLOSE_WAIT_MS / 1_000 }).catch(() => {});

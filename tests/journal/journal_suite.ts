@@ -209,6 +209,26 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: close ends a follower quietly after it has seen the latest commit`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await journal.append("s", [{ kind: "user_message", content: "hi" }]);
+      const seen = Promise.withResolvers<void>();
+      const following = (async () => {
+        const kinds = [];
+        for await (const record of journal.subscribe("s")) {
+          kinds.push(record.kind);
+          seen.resolve();
+        }
+        return kinds;
+      })();
+      await seen.promise;
+      await journal.close();
+      assert.deepEqual(await following, ["user_message"]);
+    }),
+  );
+
+  Deno.test(
     `${name}: session metadata round-trips; duplicates and unknown ids fail`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));
