@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { readBoundedBytes } from "../util/read_bounded.ts";
 
 /** Bounds on reading a Component's bytes. */
 export interface LoadLimits {
@@ -73,28 +74,10 @@ async function fetchBytes(url: URL, { maxBytes, timeoutMs }: LoadLimits): Promis
     throw tooLarge(url, maxBytes);
   }
   try {
-    return await readCapped(response.body, maxBytes, url);
+    return await readBoundedBytes(response.body, maxBytes, () => tooLarge(url, maxBytes));
   } catch (error) {
     throw failed(error);
   }
-}
-
-async function readCapped(body: ReadableStream<Uint8Array> | null, maxBytes: number, url: URL): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  for await (const chunk of body ?? []) {
-    total += chunk.byteLength;
-    // Leaving the loop cancels the body: nothing past the limit is read.
-    if (total > maxBytes) throw tooLarge(url, maxBytes);
-    chunks.push(chunk);
-  }
-  const bytes = new Uint8Array(total);
-  let at = 0;
-  for (const chunk of chunks) {
-    bytes.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return bytes;
 }
 
 function tooLarge(url: URL, maxBytes: number): BrainError {

@@ -13,7 +13,21 @@ export async function readBounded(
   what: string,
   maxBytes: number = MAX_BODY_BYTES,
 ): Promise<string> {
-  if (!body) return "";
+  const tooLarge = () =>
+    new BrainError("payload_too_large", `${what} is longer than ${maxBytes} bytes`, { details: { maxBytes } });
+  return new TextDecoder().decode(await readBoundedBytes(body, maxBytes, tooLarge));
+}
+
+/**
+ * Reads a body's bytes, at most `maxBytes` of them: past that it stops
+ * reading, cancels the body and throws what `tooLarge` makes.
+ */
+export async function readBoundedBytes(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  tooLarge: () => BrainError,
+): Promise<Uint8Array> {
+  if (!body) return new Uint8Array(0);
   const reader = body.getReader();
   const parts: Uint8Array[] = [];
   let size = 0;
@@ -23,7 +37,7 @@ export async function readBounded(
     size += value.byteLength;
     if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw new BrainError("payload_too_large", `${what} is longer than ${maxBytes} bytes`, { details: { maxBytes } });
+      throw tooLarge();
     }
     parts.push(value);
   }
@@ -33,5 +47,5 @@ export async function readBounded(
     bytes.set(part, offset);
     offset += part.byteLength;
   }
-  return new TextDecoder().decode(bytes);
+  return bytes;
 }
