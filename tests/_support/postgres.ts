@@ -17,15 +17,6 @@ export interface PrivatePostgres {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-/** True when PostgreSQL's binaries are installed here. */
-export function postgresAvailable(): boolean {
-  try {
-    return Deno.statSync(`${BIN}/postgres`).isFile;
-  } catch {
-    return false;
-  }
-}
-
 /** Starts a private PostgreSQL; fails with the server's own output if it does not come up within 30 s. */
 export async function startPostgres(): Promise<PrivatePostgres> {
   const root = `${Deno.cwd()}/.tmp/postgres-${crypto.randomUUID()}`;

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
-import { postgresAvailable, startPostgres } from "../_support/postgres.ts";
+import { startPostgres } from "../_support/postgres.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { rawHost } from "./raw_host.ts";
 
@@ -157,7 +157,6 @@ const dir = scratchDir("session-scope");
 for (const journal of ["kv", "postgres"] as const) {
   Deno.test({
     name: `over a ${journal} journal, each host's session x survives a server restart as its own`,
-    ignore: journal === "postgres" && !postgresAvailable(),
     async fn() {
       await using postgres = journal === "postgres" ? await startPostgres() : undefined;
       const store = postgres ? { url: postgres.url } : { path: `${dir}/${crypto.randomUUID()}.kv` };
