@@ -28,6 +28,22 @@ export function askingTool(session: () => BrainSession) {
   return { ask, seen };
 }
 
+/** A `waiter` Tool that asks the model and keeps what the request settled with in `seen.caught`; `settled` opens then. */
+export function modelWaiter() {
+  const settled = gate();
+  const seen: { caught?: unknown } = {};
+  const waiter = tool({
+    name: "waiter",
+    description: "Waits for the model.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      seen.caught = await ctx.model({ messages: [{ role: "user", content: "slow" }] }).catch((error) => error);
+      settled.open();
+    },
+  });
+  return { waiter, settled, seen };
+}
+
 /** A Tool named `name` that asks the session's model its own name and finishes with the answer. */
 export function asker(name: string) {
   return tool({

@@ -8,7 +8,7 @@ import { gate } from "../_support/gate.ts";
 import { lookup } from "../../examples/lookup.ts";
 import { ofKind, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
-import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
+import { answersBothAtOnce, askBoth, asker, askingTool, hanging, modelWaiter } from "../_support/model_askers.ts";
 
 Deno.test("ctx.model uses the session's provider, model and credentials with only the Tool's own messages", async () => {
   await using brain = new Brain();
@@ -146,17 +146,7 @@ Deno.test("a Tool's completion stops its pending model request; the call ends un
 
 Deno.test("the Tool's original deadline stops its pending model request", async () => {
   await using brain = new Brain();
-  let caught: unknown;
-  const settled = gate();
-  const waiter = tool({
-    name: "waiter",
-    description: "Waits for the model.",
-    input: z.object({}),
-    run: async (_input, ctx) => {
-      caught = await ctx.model({ messages: [{ role: "user", content: "slow" }] }).catch((error) => error);
-      settled.open();
-    },
-  });
+  const { waiter, settled, seen } = modelWaiter();
   const session = await brain.sessions.create({
     tools: [waiter()],
     model: { provider: new ScriptedProvider([hanging()]), model: "m" },
@@ -170,7 +160,7 @@ Deno.test("the Tool's original deadline stops its pending model request", async 
   );
   assert.equal(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
   await settled.wait;
-  assert.ok(hasCode("timeout")(caught));
+  assert.ok(hasCode("timeout")(seen.caught));
 });
 
 Deno.test("cancelling a Tool call interrupts its model request with an unknown outcome", async () => {

@@ -10,7 +10,7 @@ import { chatServer, completion } from "../model/chat_server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
-import { answersBothAtOnce, askBoth, asker, askingTool, hanging } from "../_support/model_askers.ts";
+import { answersBothAtOnce, askBoth, asker, askingTool, hanging, modelWaiter } from "../_support/model_askers.ts";
 import { ONE_TOOL_TURN } from "../_support/record_kinds.ts";
 
 const SECRET = "server-only-model-key";
@@ -183,17 +183,7 @@ Deno.test("interrupting a remote session stops the server's pending model call: 
 Deno.test("a lost connection during a remote ctx.model ends the call and its model request unknown, never replayed", async () => {
   const provider = new ScriptedProvider([hanging()]);
   await using remote = await connected(provider, "fragile");
-  const settled = gate();
-  let caught: unknown;
-  const waiter = tool({
-    name: "waiter",
-    description: "Waits for the model.",
-    input: z.object({}),
-    run: async (_input, ctx) => {
-      caught = await ctx.model({ messages: [{ role: "user", content: "slow" }] }).catch((error) => error);
-      settled.open();
-    },
-  });
+  const { waiter, settled, seen } = modelWaiter();
   const quick = tool({
     name: "quick",
     description: "Finishes at once.",
@@ -216,7 +206,7 @@ Deno.test("a lost connection during a remote ctx.model ends the call and its mod
   );
   assert.deepEqual(ofKind(records, "model_call_finished")[0].outcome.status, "unknown");
   await settled.wait;
-  assert.ok(hasCode("connection_lost")(caught), "the Tool learns the reply is lost");
+  assert.ok(hasCode("connection_lost")(seen.caught), "the Tool learns the reply is lost");
   assert.equal(provider.calls[0].signal.aborted, true, "the pending provider call was stopped");
 
   assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
