@@ -2,7 +2,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
-import { frozenRecord } from "./frozen_record.ts";
+import { frozenRecords } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
@@ -253,19 +253,6 @@ function slice(session: StoredSession, { from = 1, limit }: ReadOptions): Journa
 
 function leaseOf(sessionId: string, stored: StoredLease): Lease {
   return Object.freeze({ sessionId, ...stored, fence: String(stored.token) });
-}
-
-/** The copies shared by the records of one commit; commits are synchronous, so one map serves them all. */
-const copies = new Map<unknown, unknown>();
-
-/** The records of one commit, sharing the copies of values they share. */
-function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
-  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
-  try {
-    return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
-  } finally {
-    copies.clear();
-  }
 }
 
 /** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
