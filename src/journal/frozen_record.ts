@@ -13,9 +13,9 @@ export function frozenRecords(bodies: RecordBody[], sessionId: string, start: nu
   const copies = spareCopies ?? new SharedCopies();
   spareCopies = undefined;
   try {
-    const records: JournalRecord[] = [];
+    const records = new Array<JournalRecord>(bodies.length);
     for (let index = 0; index < bodies.length; index++) {
-      records.push(frozenRecord(bodies[index], sessionId, start + index, at, copies));
+      records[index] = frozenRecord(bodies[index], sessionId, start + index, at, copies);
     }
     return records;
   } finally {

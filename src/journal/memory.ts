@@ -1,5 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
+import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
 import { frozenRecords } from "./frozen_record.ts";
@@ -23,7 +24,7 @@ interface StoredSession {
   meta: SessionMeta;
   records: JournalRecord[];
   /** Sequences of the calls started and not yet ended. */
-  open: Set<number>;
+  open: IntSet;
   lease?: StoredLease;
 }
 
@@ -89,7 +90,7 @@ export class MemoryJournal implements Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return promised(() => {
       const session = this.#session(sessionId);
-      return [...session.open].sort((a, b) => a - b).map((sequence) => session.records[sequence - 1]);
+      return session.open.values().map((sequence) => session.records[sequence - 1]);
     });
   }
 
@@ -191,7 +192,7 @@ export class MemoryJournal implements Journal {
       if (this.#sessions.has(meta.id)) {
         throw new BrainError("session_exists", `session ${meta.id} already exists`);
       }
-      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new Set() });
+      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new IntSet() });
     });
   }
 
@@ -256,7 +257,7 @@ function leaseOf(sessionId: string, stored: StoredLease): Lease {
 }
 
 /** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
-function checkCloses(sessionId: string, open: Set<number>, bodies: RecordBody[], start: number): void {
+function checkCloses(sessionId: string, open: IntSet, bodies: RecordBody[], start: number): void {
   for (let index = 0; index < bodies.length; index++) {
     const ended = closes(bodies[index]);
     if (ended === undefined) continue;

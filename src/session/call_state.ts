@@ -36,6 +36,8 @@ export class CallState implements CallSink {
   readonly call: number;
   /** Resolves once the terminal record is committed. */
   readonly ended: Promise<CallEnd>;
+  /** Its index among its session's open calls, -1 once it ended. */
+  slot = -1;
   #journal: Journal;
   #sessionId: string;
   #activation: Activation;

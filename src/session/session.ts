@@ -18,6 +18,7 @@ import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
 import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
+import { SlotList } from "../util/slot_list.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -65,7 +66,7 @@ export class Session implements BrainSession {
   #modelService: ModelService | undefined;
   /** The session's model execution service, started on first use. */
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
-  #open = new Set<CallState>();
+  #open = new SlotList<CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
@@ -277,7 +278,7 @@ export class Session implements BrainSession {
     if (this.#ended) return;
     this.#ended = true;
     await this.#conversation?.close();
-    const open = [...this.#open];
+    const open = this.#open.values();
     await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
     this.#tools.clear();
     this.#environments.close();
