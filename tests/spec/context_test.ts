@@ -5,6 +5,8 @@ import {
   BRAIN_MAX_LATE_RECORDS,
   BrainError,
   type Finished,
+  httpEnv,
+  httpTool,
   isFailure,
   type JsonValue,
   ok,
@@ -13,6 +15,8 @@ import {
 } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import { extensionService } from "../_support/extension_service.ts";
+import { extensionEnv } from "../../src/extension/mod.ts";
+import { droppingServer } from "../_support/dropping_server.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -518,3 +522,53 @@ specTest(
     return { allow: skewed.allow };
   },
 );
+
+for (const partial of [false, true]) {
+  let dropping: ReturnType<typeof droppingServer>;
+  specTest(
+    `an HTTP or extension Tool whose connection is lost after the request was sent${
+      partial ? " (mid-body)" : ""
+    } ends unknown, sent once`,
+    async (brain) => {
+      await using server = dropping;
+      const post = tool({
+        name: "post",
+        description: "Posts once.",
+        input: z.object({ n: z.number() }),
+        implementation: () => ({ type: "http_json", method: "POST", path: "/items" }),
+      });
+      const send = httpTool({ name: "send", description: "Sends once.", input: z.object({}), url: server.url });
+      const session = await brain.sessions.create({
+        tools: [
+          post({ env: httpEnv({ name: "api", baseUrl: server.url }) }),
+          send(),
+          extensionHolder().declared({ env: extensionEnv({ name: "app-http", url: server.url }) }),
+        ],
+      });
+      for (const [name, input] of [["post", { n: 1 }], ["send", {}], ["held", {}]] as const) {
+        const end = await session.call(name, input, { timeoutMs: 5_000 });
+        assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"], name);
+      }
+      assert.equal(server.received, 3, "each call was sent once, never again");
+    },
+    () => {
+      dropping = droppingServer({ partial });
+      return { allow: { net: [dropping.host] } };
+    },
+  );
+}
+
+specTest("an HTTP Tool that never reached its server is a known failure: error http_error", async (brain) => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  const send = httpTool({
+    name: "send",
+    description: "Sends once.",
+    input: z.object({}),
+    url: `http://127.0.0.1:${port}`,
+  });
+  const session = await brain.sessions.create({ tools: [send()] });
+  const end = await session.call("send", {}, { timeoutMs: 5_000 });
+  assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["finish", "http_error"]);
+}, { allow: { net: ["127.0.0.1"] } });
