@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { checkReadOptions } from "../journal/read_options.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -230,14 +230,14 @@ export class Session implements BrainSession {
   };
 
   /** Committed records in sequence order. */
-  read(options?: ReadOptions): Promise<JournalRecord[]> {
-    if (options !== undefined) checkObject("read options", options);
-    return this.#journal.read(this.id, options);
+  async read(options?: ReadOptions): Promise<JournalRecord[]> {
+    if (options !== undefined) checkReadOptions("read options", options);
+    return await this.#journal.read(this.id, options);
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
-    if (options !== undefined) checkObject("records options", options);
+    if (options !== undefined) checkReadOptions("records options", options, ["signal"]);
     return this.#journal.subscribe(this.id, options);
   }
 
