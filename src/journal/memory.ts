@@ -5,7 +5,7 @@ import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
 import { frozenRecords } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
-import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import { type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
   type AppendOptions,
@@ -56,6 +56,15 @@ export class MemoryJournal implements Journal {
     } catch (error) {
       return Promise.reject(error);
     }
+  }
+
+  /** An empty journal. */
+  constructor() {
+    offerAppendNow(
+      this,
+      MemoryJournal.prototype.append,
+      (sessionId, bodies, options) => this.#commit(sessionId, bodies, options?.lease),
+    );
   }
 
   #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
