@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
+import { type BrainSession, fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+import { extensionService } from "../_support/extension_service.ts";
 
 const finishing = (name: string, value: unknown, output?: z.ZodType) =>
   tool({
@@ -391,3 +392,61 @@ Deno.test("fail() refuses parts that could not form a well-formed error envelope
     error: { code: "code", message: "message", retryable: false, details: null },
   });
 });
+
+/** What an extension Tool saw: each ack's sequence and whether the session journal already held it. */
+let acked = Promise.withResolvers<
+  { emitted: [number, boolean]; finished: [number, boolean, boolean]; options: unknown }
+>();
+const journalOf: { session?: BrainSession } = {};
+const extensionLookup = tool({
+  name: "lookup",
+  description: "Looks up in the extension.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ key: z.string() }),
+  options: z.object({ prefix: z.string().default("none:") }),
+  run: async ({ id }, ctx) => {
+    if (id === "bad") return ctx.finish({ key: 7 } as never);
+    const emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}` }, { content: "so far" });
+    const seen = (await journalOf.session!.read()).map((record) => record.sequence);
+    const finished = await ctx.finish({ key: `${ctx.options.prefix}${id}!` });
+    const after = await journalOf.session!.read();
+    acked.resolve({
+      emitted: [emitted, seen.includes(emitted)],
+      finished: [finished.sequence, finished.late, after.some((record) => record.sequence === finished.sequence)],
+      options: ctx.options,
+    });
+    return finished;
+  },
+});
+let extension: ReturnType<typeof extensionService>;
+specTest(
+  "the Application tool extension runs the same declaration with its configured options, validates output, and acks only committed reports",
+  async (brain) => {
+    await using _service = extension;
+    acked = Promise.withResolvers();
+    const session = journalOf.session = await brain.sessions.create({
+      tools: [extensionLookup({ env: extension.env })],
+    });
+    const end = await session.call("lookup", { id: "7" });
+    assert.deepEqual([end.cause, end.outcome], ["finish", ok({ key: "customer:7!" })]);
+    const records = await callRecords(session, end.call);
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_result",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(await acked.promise, {
+      emitted: [records[1].sequence, true],
+      finished: [end.sequence, false, true],
+      options: { prefix: "customer:" },
+    });
+    assert.equal(records[1].kind === "tool_result" && records[1].content, "so far");
+    const bad = await session.call("lookup", { id: "bad" });
+    assert.deepEqual([bad.cause, codeOf(bad.outcome)], ["error", "invalid_output"]);
+  },
+  () => {
+    extension = extensionService([extensionLookup({ prefix: "customer:" })]);
+    return { allow: extension.allow };
+  },
+);
