@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { component, tool } from "../../mod.ts";
-import { callKinds, specTest, untilRecord } from "./_brains.ts";
+import { component, ok, tool } from "../../mod.ts";
+import { callKinds, callRecords, specTest, untilRecord } from "./_brains.ts";
 import { PROBE, probeTool, reader } from "../_support/components.ts";
 
 /** The read-workspace allow-list the Component placements need, on an embedded Brain and on the server. */
@@ -73,6 +73,43 @@ specTest(
     const expired = await session.call("spin", null, { deadline: Date.now() - 1 });
     assert.equal(expired.cause, "timeout");
     assert.deepEqual(await callKinds(session, expired.call), ["tool_call_started", "tool_call_finished"], "never ran");
+  },
+  { allow },
+);
+
+specTest(
+  "a Component's emit commits before its result, returned ends only the synchronous phase, nothing after finish is kept",
+  async (brain) => {
+    const names = ["emit_then_echo", "returned_then_finish", "result_then_finish", "after_finish", "telemetry"];
+    const session = await brain.sessions.create({ tools: names.map((name) => probeTool(name)({ env: reader })) });
+    const emitted = await session.call("emit_then_echo", { status: "ok", value: "x" });
+    const emittedRecords = await callRecords(session, emitted.call);
+    assert.deepEqual(emittedRecords.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_event",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(emitted.outcome, ok("x"));
+    const returned = await session.call("returned_then_finish", { status: "ok", value: 3 });
+    assert.deepEqual(await callKinds(session, returned.call), [
+      "tool_call_started",
+      "tool_result",
+      "tool_returned",
+      "tool_event",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(returned.outcome, ok(3));
+    const presented = await session.call("result_then_finish", { status: "ok", value: 5 });
+    const [, result] = await callRecords(session, presented.call);
+    assert.deepEqual(result.kind === "tool_result" && [result.outcome, result.content], [ok(5), "probe"]);
+    assert.deepEqual(presented.outcome, ok(5));
+    const after = await session.call("after_finish", null);
+    assert.deepEqual(await callKinds(session, after.call), ["tool_call_started", "tool_call_finished"]);
+    const telemetry = await session.call("telemetry", "diagnostic-text");
+    const kept = await callRecords(session, telemetry.call);
+    assert.deepEqual(kept.map((record) => record.kind), ["tool_call_started", "tool_call_finished"]);
+    assert.ok(!JSON.stringify(kept.slice(1)).includes("diagnostic-text"), "telemetry never enters saved history");
   },
   { allow },
 );
