@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type BrainSession, fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
+import { type BrainSession, fail, http, isFailure, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import { extensionService } from "../_support/extension_service.ts";
+import { serve } from "../_support/serve.ts";
 
 const finishing = (name: string, value: unknown, output?: z.ZodType) =>
   tool({
@@ -448,5 +449,58 @@ specTest(
   () => {
     extension = extensionService([extensionLookup({ prefix: "customer:" })]);
     return { allow: extension.allow };
+  },
+);
+
+let v1: { url: string; posted: JsonValue[]; [Symbol.asyncDispose](): Promise<void> };
+specTest(
+  "http() keeps the v1 plain-JSON convention: a reserved status is data, non-2xx is http_error, other bodies are checked",
+  async (brain) => {
+    await using server = v1;
+    const input = z.object({ text: z.string().transform((text) => text.trim()) });
+    const place = (name: string, output?: z.ZodType) =>
+      tool({ name, description: name, input, output, implementation: http(`${server.url}/${name}`) })();
+    const session = await brain.sessions.create({
+      tools: [
+        place("reserved"),
+        place("broken"),
+        place("empty"),
+        place("text"),
+        place("other", z.object({ score: z.number() })),
+      ],
+    });
+    const deadline = Date.now() + 10_000;
+    const reserved = await session.call("reserved", { text: " a " }, { deadline });
+    assert.deepEqual([reserved.cause, reserved.outcome], ["finish", ok({ status: "cancelled", reason: "data" })]);
+    assert.deepEqual(server.posted, [{
+      body: { text: "a" },
+      sequence: String(reserved.call),
+      deadline: String(deadline),
+    }]);
+    const broken = await session.call("broken", { text: "a" });
+    assert.equal(codeOf(broken.outcome), "http_error");
+    assert.equal(broken.outcome.status === "error" && broken.outcome.error.retryable, true);
+    assert.deepEqual((await session.call("empty", { text: "a" })).outcome, ok(null));
+    for (const name of ["text", "other"]) {
+      const end = await session.call(name, { text: "a" });
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+    }
+  },
+  () => {
+    const posted: JsonValue[] = [];
+    const server = serve(async (request) => {
+      const answer = new URL(request.url).pathname.slice(1);
+      if (answer === "reserved") {
+        const [sequence, deadline] = ["brain-call-sequence", "brain-deadline"].map((h) => request.headers.get(h));
+        posted.push({ body: await request.json(), sequence, deadline });
+        return Response.json({ status: "cancelled", reason: "data" });
+      }
+      if (answer === "broken") return Response.json({ error: "boom" }, { status: 503 });
+      if (answer === "empty") return new Response(null, { status: 204 });
+      if (answer === "text") return new Response("not json");
+      return Response.json({ unexpected: true });
+    });
+    v1 = Object.assign(server, { posted });
+    return { allow: { net: [server.host] } };
   },
 );
