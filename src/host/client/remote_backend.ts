@@ -1,4 +1,4 @@
-import { checkObject } from "../../outcome/known_keys.ts";
+import { checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
@@ -422,12 +422,12 @@ class RemoteSession implements BrainSession {
   }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
-    checkObject("read options", options);
+    checkReadOptions("read options", options);
     return await this.#connection.request("read", { session: this.id, ...options }, { retry: true });
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
-    checkObject("records options", options);
+    checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, options.from, options.signal);
   }
 
