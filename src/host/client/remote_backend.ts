@@ -32,7 +32,7 @@ import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
-import type { WireUpload } from "../protocol.ts";
+import type { Budgets, WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
@@ -227,9 +227,10 @@ export class RemoteBackend implements BrainBackend {
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, execute, conversation);
+    let budgets: Budgets;
     try {
       if (op === "create") {
-        await this.#connection.request("create", {
+        budgets = await this.#connection.request("create", {
           handle,
           session: id,
           tools: advertised,
@@ -237,7 +238,7 @@ export class RemoteBackend implements BrainBackend {
           ...conversation,
         });
       } else {
-        await this.#connection.request("get", {
+        budgets = await this.#connection.request("get", {
           handle,
           session: id,
           ...(tools.length ? { tools: advertised } : {}),
@@ -250,7 +251,7 @@ export class RemoteBackend implements BrainBackend {
       await release();
       throw error;
     }
-    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, async (ended) => {
+    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, budgets, async (ended) => {
       this.#live.delete(ended);
       await release();
     });
@@ -319,6 +320,7 @@ class RemoteSession implements BrainSession {
   #handle: string;
   #tools: Map<string, PlacedTool>;
   #workspaces: ReadonlyMap<string, string>;
+  #budgets: Budgets;
   #ended = false;
   #onEnd: (session: RemoteSession) => Promise<void>;
 
@@ -328,12 +330,14 @@ class RemoteSession implements BrainSession {
     handle: string,
     tools: readonly PlacedTool[],
     workspaces: ReadonlyMap<string, string>,
+    budgets: Budgets,
     onEnd: (session: RemoteSession) => Promise<void>,
   ) {
     this.id = id;
     this.#connection = connection;
     this.#handle = handle;
     this.#workspaces = workspaces;
+    this.#budgets = budgets;
     this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
     this.#onEnd = onEnd;
   }
@@ -348,11 +352,11 @@ class RemoteSession implements BrainSession {
   }
 
   /**
-   * A new activation. Only its id travels: calls started with it share one
-   * budget on the server, which applies its own byte limit and keeps the count.
+   * A new activation with the budgets the server applies to this session. Only its
+   * id travels: calls started with it share one budget on the server, which keeps the count.
    */
   activation(): Activation {
-    return new Activation();
+    return new Activation(this.#budgets);
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {

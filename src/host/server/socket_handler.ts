@@ -10,6 +10,7 @@ import type { Session } from "../../session/session.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
+  type Budgets,
   type ClientFrame,
   decodeClientFrames,
   errorFrame,
@@ -141,7 +142,7 @@ export class HostSocketHandler {
     get: async (frame) => {
       await this.#follow(frame);
       await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
-      return null;
+      return budgets(this.#handle(frame.handle));
     },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
     delete: (frame) => this.#delete(frame.session),
@@ -275,7 +276,7 @@ export class HostSocketHandler {
     return { failed, maxFrameBytes: this.#maxFrameBytes };
   }
 
-  async #create(frame: RequestOf<"create">): Promise<null> {
+  async #create(frame: RequestOf<"create">): Promise<Budgets> {
     const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
     const tools = await Promise.all(frame.tools.map(async (tool) => {
       if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
@@ -290,7 +291,7 @@ export class HostSocketHandler {
       () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
     );
     this.#host.handles.set(frame.handle, session);
-    return null;
+    return budgets(session);
   }
 
   async #open(
@@ -534,6 +535,12 @@ const reports = new Set(["emit", "model", "result", "returned", "finish", "recor
 
 function isReport(kind: string | undefined): boolean {
   return kind !== undefined && reports.has(kind);
+}
+
+/** The budgets `session` gives each of its activations. */
+function budgets(session: Session): Budgets {
+  const { maxEmittedBytes, maxModelCalls } = session.activation();
+  return { maxEmittedBytes, maxModelCalls };
 }
 
 /** The session's server model by name and its Agentloop options, as the backend takes them. */
