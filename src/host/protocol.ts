@@ -200,8 +200,8 @@ export interface Budgets {
 
 /** The value each request's reply carries. */
 export interface Replies {
-  /** Handles that could not be reopened, and the largest message (bytes) the server reads. */
-  attach: { failed: string[]; maxFrameBytes: number };
+  /** Handles that could not be reopened and why, and the largest message (bytes) the server reads. */
+  attach: { failed: { handle: string; error: WireError }[]; maxFrameBytes: number };
   /** The budgets the server gives each activation of the new session. */
   create: Budgets;
   /** The budgets the server gives each activation of the reopened session. */

@@ -4,6 +4,11 @@ import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mo
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { withDeadline } from "../_support/deadline.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
+import { closing } from "../_support/closing.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
   await using server = await servedBrain({ serverToken: "operator-secret" });
@@ -199,4 +204,49 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
   assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
   await lost.promise;
   assert.equal(server.connections, 2);
+});
+
+Deno.test("a handle the server cannot reopen after a reconnect is told through onConnection, and its calls fail session_closed at once", async () => {
+  const path = `${scratchDir("connection_loss")}/brain.kv`;
+  // Servers go last: the Brain closes while the server it talks to still runs.
+  await using servers = new AsyncDisposableStack();
+  const first = await serveBrain({ serverToken: "operator-secret", path });
+  const { url } = first;
+  const closed = Promise.withResolvers<HostConnectionEvent>();
+  const events: HostConnectionEvent[] = [];
+  await using brain = new Brain({
+    url,
+    serverToken: "operator-secret",
+    token: "gone-token",
+    host: "forgotten",
+    maxReconnectDelayMs: 100,
+    onConnection: (event) => {
+      events.push(event);
+      if (event.type === "session_closed") closed.resolve(event);
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  const gone = await brain.sessions.create({ tools: [quick()] });
+  const kept = await brain.sessions.create({ tools: [quick()] });
+  // While the server is down one session is deleted from its journal: the host cannot get it back on reconnect.
+  await first.shutdown();
+  {
+    await using journal = closing(await KvJournal.open(path));
+    await journal.deleteSession(hostSessionKey("forgotten", gone.id));
+  }
+  servers.use(await servedBrain({ serverToken: "operator-secret", path, port: Number(new URL(url).port) }));
+  const event = await withDeadline(closed.promise, "the session_closed event");
+  assert.deepEqual([event.session, event.url, event.error?.code], [gone.id, url, "session_closed"]);
+  assert.equal((event.error?.cause as BrainError).code, "session_not_found");
+  await assert.rejects(gone.start("quick", {}), hasCode("session_closed", /not reopened/));
+  await assert.rejects(gone.call("quick", {}), hasCode("session_closed", /not reopened/));
+  await assert.rejects(gone.send("hello"), hasCode("session_closed", /not reopened/));
+  await gone.end();
+  assert.deepEqual((await kept.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  assert.deepEqual(events.filter((event) => event.type === "session_closed"), [event], "the other handle was reopened");
 });

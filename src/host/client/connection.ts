@@ -41,11 +41,17 @@ export interface HostConnectionEvent {
    * `connection_failed` for a TLS handshake that failed, such as an untrusted
    * certificate, or `connection_lost`); `moved`: the server sent the host to the server of the
    * cluster that owns one of its sessions, at `to`. After `lost`, `failed` and
-   * `moved` the client tries again in `retryInMs`.
+   * `moved` the client tries again in `retryInMs`. `session_closed`: the server
+   * gave up the handle of `session` (it could not reopen it after a reconnect,
+   * with `error.cause` saying why, such as `session_not_found`); that handle is
+   * ended and everything asked of it fails `session_closed` at once. Open the
+   * session again with `brain.sessions.get(id, { tools })` if it still exists.
    */
-  type: "attached" | "lost" | "failed" | "moved";
+  type: "attached" | "lost" | "failed" | "moved" | "session_closed";
   /** The server the event happened with. */
   url: string;
+  /** The session whose handle a `session_closed` ended. */
+  session?: string;
   /** Where a `moved` host goes next: the URL of the server that owns its session, from the cluster's journal. */
   to?: string;
   /** Why the connection was lost or refused. */
@@ -117,6 +123,8 @@ interface HostedHandle {
   tools: ReadonlyMap<string, PlacedTool>;
   conversation: HandleConversation;
   execute: Executor;
+  /** Set once the server opened the handle: told when the server gives it up on its own. */
+  onClosed?: (error: BrainError) => void;
 }
 
 /** The server model a handle's session names and its Agentloop options, resent when the handle is reattached. */
@@ -245,6 +253,15 @@ export class HostConnection {
       conversation,
       execute,
     });
+  }
+
+  /**
+   * Marks a handle the server has opened: should the server give it up on its own,
+   * `onClosed` is told why, the handle is released and `onEvent` hears `session_closed`.
+   */
+  watchHandle(handle: string, onClosed: (error: BrainError) => void): void {
+    const hosted = this.#handles.get(handle);
+    if (hosted) hosted.onClosed = onClosed;
   }
 
   /** Releases a handle's handlers. */
@@ -421,8 +438,9 @@ export class HostConnection {
       generation: undefined,
       sent: true,
       resolve: (value) => {
-        this.#outbox?.limit((value as Partial<Replies["attach"]>).maxFrameBytes);
-        this.#attached(socket);
+        const { maxFrameBytes, failed } = value as Partial<Replies["attach"]>;
+        this.#outbox?.limit(maxFrameBytes);
+        this.#attached(socket, Array.isArray(failed) ? failed : []);
       },
       reject: (error) => {
         if (this.#socket !== socket) return;
@@ -434,7 +452,7 @@ export class HostConnection {
     this.#write(frame);
   }
 
-  #attached(socket: HostSocket): void {
+  #attached(socket: HostSocket, failed: Replies["attach"]["failed"]): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
     clearTimeout(this.#timer);
     this.#state = "attached";
@@ -443,11 +461,41 @@ export class HostConnection {
     this.#failure = undefined;
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
+    const closed = failed.flatMap(({ handle, error }) => this.#closeHandle(handle, errorFromFrame(error)));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
     for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
-    this.#options.onEvent?.({ type: "attached", url: this.#url });
+    this.#tell({ type: "attached", url: this.#url });
+    for (const event of closed) this.#tell(event);
+  }
+
+  /**
+   * The server gave up an open handle on its own (`why`): it is released, requests
+   * for it that wait to be sent fail, and its session is told. Returns the event to tell.
+   */
+  #closeHandle(handle: string, why: BrainError): HostConnectionEvent[] {
+    const hosted = this.#handles.get(handle);
+    // A handle still being opened is not given up: its create or get request answers with why.
+    if (!hosted?.onClosed) return [];
+    this.#handles.delete(handle);
+    const error = new BrainError(
+      "session_closed",
+      `session ${hosted.session} was not reopened by the Brain server at ${this.#url}: ${why.message}`,
+      { cause: why },
+    );
+    for (const [id, pending] of this.#pending) {
+      if (pending.sent || !("handle" in pending.frame) || pending.frame.handle !== handle) continue;
+      this.#pending.delete(id);
+      pending.reject(error);
+    }
+    hosted.onClosed(error);
+    return [{ type: "session_closed", url: this.#url, session: hosted.session, error }];
+  }
+
+  /** Tells the application's `onEvent`. */
+  #tell(event: HostConnectionEvent): void {
+    this.#options.onEvent?.(event);
   }
 
   #ping(socket: HostSocket): void {
@@ -671,7 +719,7 @@ export class HostConnection {
     const backoff = Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2);
     const retryInMs = to !== undefined && this.#attempt === 1 ? 0 : Math.round(backoff);
     this.#timer = setTimeout(() => this.#connect(), retryInMs);
-    this.#options.onEvent?.({
+    this.#tell({
       type,
       url,
       retryInMs,

@@ -90,9 +90,11 @@ export interface RemoteBrainOptions {
    */
   deadlineGraceMs?: number;
   /**
-   * Told of every change of the host connection: `attached`, `lost` (it dropped) and
-   * `failed` (an attempt was refused or could not connect), with the error and the
-   * delay before the next attempt. The client retries until `close()`.
+   * Told of every change of the host connection: `attached`, `lost` (it dropped),
+   * `failed` (an attempt was refused or could not connect) and `moved`, with the error
+   * and the delay before the next attempt (the client retries until `close()`), and
+   * `session_closed` when the server gave up a session's handle (it could not reopen
+   * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
    */
   onConnection?: (event: HostConnectionEvent) => void;
 }
@@ -256,6 +258,7 @@ export class RemoteBackend implements BrainBackend {
       await release();
     });
     this.#live.add(session);
+    this.#connection.watchHandle(handle, (error) => session.lose(error));
     return session;
   }
 
@@ -322,6 +325,8 @@ class RemoteSession implements BrainSession {
   #workspaces: ReadonlyMap<string, string>;
   #budgets: Budgets;
   #ended = false;
+  /** Why the server gave this handle up, when it did. */
+  #lost: BrainError | undefined;
   #onEnd: (session: RemoteSession) => Promise<void>;
 
   constructor(
@@ -360,7 +365,7 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
@@ -404,7 +409,7 @@ class RemoteSession implements BrainSession {
    * may have taken the message. Aborting `signal` stops only the wait.
    */
   async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
     const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
@@ -424,6 +429,20 @@ class RemoteSession implements BrainSession {
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
     checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, options.from, options.signal);
+  }
+
+  /** The server gave this handle up on its own (`error` says why): it ends here too, without asking the server. */
+  lose(error: BrainError): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#lost = error;
+    this.#tools.clear();
+    this.#onEnd(this).catch(() => {});
+  }
+
+  #assertOpen(): void {
+    if (this.#lost) throw new BrainError("session_closed", this.#lost.message, { cause: this.#lost.cause });
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
   }
 
   async end(): Promise<void> {

@@ -269,9 +269,11 @@ export class HostSocketHandler {
     for (const declared of frame.handles) await this.#follow(declared);
     const declared = new Set(frame.handles.map((declared) => declared.handle));
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
-    const failed: string[] = [];
+    const failed: Replies["attach"]["failed"] = [];
     for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-      await this.#open(id, session, tools, conversation).catch(() => failed.push(id));
+      await this.#open(id, session, tools, conversation).catch((error) =>
+        failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) })
+      );
     }
     return { failed, maxFrameBytes: this.#maxFrameBytes };
   }
