@@ -155,7 +155,8 @@ export type ClientFrame =
   | { id: number; op: "emit"; session: string; call: number; event: string; data: JsonValue }
   | { id: number; op: "result"; session: string; call: number } & Published
   | { id: number; op: "returned"; session: string; call: number } & Partial<Published>
-  | { id: number; op: "finish"; session: string; call: number; cause: "finish" | "error" } & Partial<Published>
+  | { id: number; op: "finish"; session: string; call: number; cause: "finish" | "error" | "unknown" }
+    & Partial<Published>
   | { op: "ping" }
   | { op: "pong" };
 
@@ -393,7 +394,13 @@ function checkHot(frame: Record<string, unknown>): string | null | undefined {
       return checkReport(frame) ?? checkPublished(frame, false);
     case "finish":
       return checkReport(frame) ?? checkPublished(frame, false) ??
-        (frame.cause === "finish" || frame.cause === "error" ? null : "a finish's cause is finish or error");
+        (frame.cause === "finish" || frame.cause === "error" || frame.cause === "unknown"
+          ? null
+          : "a finish's cause is finish, error or unknown") ??
+        (frame.cause !== "unknown" || frame.outcome === undefined ||
+            (frame.outcome as { status?: unknown }).status === "unknown"
+          ? null
+          : "an unknown finish carries an unknown outcome or none");
     case "ping":
     case "pong":
       return null;
