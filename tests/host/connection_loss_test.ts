@@ -250,3 +250,47 @@ Deno.test("a handle the server cannot reopen after a reconnect is told through o
   assert.deepEqual((await kept.call("quick", {})).outcome, { status: "ok", value: "quick" });
   assert.deepEqual(events.filter((event) => event.type === "session_closed"), [event], "the other handle was reopened");
 });
+
+Deno.test("a handle the server cannot reopen for a while (a limit) is asked for again, and serves once it can", async () => {
+  const path = `${scratchDir("connection_loss")}/brain.kv`;
+  await using servers = new AsyncDisposableStack();
+  const first = await serveBrain({ serverToken: "operator-secret", path });
+  const { url } = first;
+  const events: HostConnectionEvent[] = [];
+  await using brain = new Brain({
+    url,
+    serverToken: "operator-secret",
+    token: "limited-token",
+    host: "limited",
+    maxReconnectDelayMs: 100,
+    onConnection: (event) => events.push(event),
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  const one = await brain.sessions.create({ tools: [quick()] });
+  const two = await brain.sessions.create({ tools: [quick()] });
+  // The server comes back allowing one handle per host: the second is refused limit_exceeded on reattach.
+  await first.shutdown();
+  servers.use(
+    await servedBrain({
+      serverToken: "operator-secret",
+      path,
+      port: Number(new URL(url).port),
+      limits: { maxHandlesPerHost: 1 },
+    }),
+  );
+  assert.deepEqual((await one.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  await assert.rejects(two.call("quick", {}), hasCode("session_closed"));
+  await one.end();
+  // With the first handle gone there is room: the client asks again by itself and the second serves.
+  let served: unknown;
+  for (const giveUp = Date.now() + 5_000; served === undefined && Date.now() < giveUp;) {
+    served = await two.call("quick", {}).then((end) => end.outcome, () => undefined);
+  }
+  assert.deepEqual(served, { status: "ok", value: "quick" });
+  assert.equal(events.filter((event) => event.type === "session_closed").length, 0, "no handle was given up");
+});

@@ -167,6 +167,8 @@ export class HostConnection {
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #handles = new Map<string, HostedHandle>();
+  /** Handles the server could not reopen for now, by the timer that asks again. */
+  #reopening = new Map<string, ReturnType<typeof setTimeout>>();
   #running = new CallMap<AbortController>();
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
@@ -266,6 +268,8 @@ export class HostConnection {
 
   /** Releases a handle's handlers. */
   removeHandle(handle: string): void {
+    clearTimeout(this.#reopening.get(handle));
+    this.#reopening.delete(handle);
     this.#handles.delete(handle);
   }
 
@@ -291,6 +295,8 @@ export class HostConnection {
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#timer);
+    this.#reopening.forEach(clearTimeout);
+    this.#reopening.clear();
     clearInterval(this.#pinger);
     this.#abortRunning();
     this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
@@ -424,12 +430,7 @@ export class HostConnection {
   }
 
   #attach(socket: HostSocket): void {
-    const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
-      handle,
-      session,
-      ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
-      ...conversation,
-    }));
+    const handles = [...this.#handles].map(([handle, hosted]) => declared(handle, hosted));
     const id = this.#nextId++;
     const frame = { id, op: "attach" as const, handles };
     this.#pending.set(id, {
@@ -461,7 +462,7 @@ export class HostConnection {
     this.#failure = undefined;
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
-    const closed = failed.flatMap(({ handle, error }) => this.#closeHandle(handle, errorFromFrame(error)));
+    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromFrame(error), 0));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
@@ -471,13 +472,19 @@ export class HostConnection {
   }
 
   /**
-   * The server gave up an open handle on its own (`why`): it is released, requests
-   * for it that wait to be sent fail, and its session is told. Returns the event to tell.
+   * The server could not reopen an open handle (`why`). A failure that may pass (the
+   * store, a lease, a limit) is asked again after a backoff; any other ends the
+   * handle: it is released, requests for it that wait to be sent fail, and its
+   * session is told. Returns the event to tell.
    */
-  #closeHandle(handle: string, why: BrainError): HostConnectionEvent[] {
+  #notReopened(handle: string, why: BrainError, attempt: number): HostConnectionEvent[] {
     const hosted = this.#handles.get(handle);
     // A handle still being opened is not given up: its create or get request answers with why.
-    if (!hosted?.onClosed) return [];
+    if (!hosted?.onClosed || this.#state === "closed") return [];
+    if (PASSING.has(why.code)) {
+      this.#reopenLater(handle, hosted, attempt);
+      return [];
+    }
     this.#handles.delete(handle);
     const error = new BrainError(
       "session_closed",
@@ -491,6 +498,24 @@ export class HostConnection {
     }
     hosted.onClosed(error);
     return [{ type: "session_closed", url: this.#url, session: hosted.session, error }];
+  }
+
+  /** Asks the server to reopen `handle` after a backoff, until it does, gives it up for good, or the client closes. */
+  #reopenLater(handle: string, hosted: HostedHandle, attempt: number): void {
+    const { minDelay, maxDelay } = this.#options;
+    clearTimeout(this.#reopening.get(handle));
+    this.#reopening.set(
+      handle,
+      setTimeout(() => {
+        this.#reopening.delete(handle);
+        if (this.#handles.get(handle) !== hosted) return;
+        this.request("get", declared(handle, hosted), { retry: true }).catch((error) => {
+          // A lost or refused connection is not the handle's: the next attach declares it again.
+          if (!(error instanceof BrainError) || CONNECTION_FAILURES.has(error.code)) return;
+          for (const event of this.#notReopened(handle, error, attempt + 1)) this.#tell(event);
+        });
+      }, Math.min(maxDelay, minDelay * 2 ** attempt)),
+    );
   }
 
   /** Tells the application's `onEvent`. */
@@ -757,6 +782,28 @@ export function isServerUrl(text: string): boolean {
     return false;
   }
 }
+
+/** A handle as the client declares it to the server: its session, the Tools it hosts and its conversation. */
+function declared(handle: string, { session, tools, conversation }: HostedHandle) {
+  return {
+    handle,
+    session,
+    ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
+    ...conversation,
+  };
+}
+
+/** Why a server may fail to reopen a handle for a while: its store, a lease another server holds, a limit. */
+const PASSING = new Set<string>(["storage_unavailable", "storage_full", "session_owned", "limit_exceeded", "fenced"]);
+
+/** Failures of the connection rather than of one request. */
+const CONNECTION_FAILURES = new Set<string>([
+  "connection_lost",
+  "connection_failed",
+  "unauthorized",
+  "host_in_use",
+  "brain_closed",
+]);
 
 /** Ends pushed ahead of their caller kept at most; past it they are dropped (a caller that never asked). */
 const EARLY_ENDS_KEPT = 1024;
