@@ -161,7 +161,7 @@ export function tool<
     const { env, ...raw } = placement as { env?: Environment } & Record<string, unknown>;
     const options = parseOptions(name, spec.options, raw);
     const implementation = typeof spec.implementation === "function"
-      ? descriptorImplementation(name, spec.implementation(options as ParsedOptions<P>), env)
+      ? descriptorImplementation(name, describe(name, spec.implementation, options as ParsedOptions<P>), env)
       : spec.implementation;
     const advertised: AdvertisedTool = {
       name,
@@ -181,6 +181,22 @@ export function tool<
   return Object.freeze(place) as unknown as ToolFactory<P>;
 }
 
+/** The descriptor `implementation` makes from the parsed options; a throw is `invalid_tool`. */
+function describe<O>(name: string, implementation: (options: O) => Descriptor, options: O): Descriptor {
+  try {
+    return implementation(options);
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("invalid_tool", `tool ${name}: its implementation threw: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function parseOptions(
   name: string,
   schema: Schema | undefined,
@@ -193,7 +209,15 @@ function parseOptions(
     }
     return Object.freeze({});
   }
-  const parsed = schema.safeParse(raw);
+  let parsed: ReturnType<Schema["safeParse"]>;
+  try {
+    parsed = schema.safeParse(raw);
+  } catch (error) {
+    // Factory options parse synchronously: an async check, or a refinement or transform that throws, lands here.
+    throw new BrainError("invalid_options", `tool ${name}: its options could not be parsed: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
   if (!parsed.success) {
     throw new BrainError("invalid_options", `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}`, {
       details: parsed.error.issues as unknown as JsonValue,

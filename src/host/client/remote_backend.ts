@@ -32,7 +32,7 @@ import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
-import type { Budgets, WireUpload } from "../protocol.ts";
+import type { Budgets, RequestFrame, WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
@@ -365,23 +365,8 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    this.#assertOpen();
-    const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
-    const { deadline, signal } = checked;
-    const traceparent = checked.traceparent ?? traceparentOf();
-    const abortedAtStart = signal?.aborted === true;
-    const { call: sequence } = await this.#connection.request("start", {
-      handle: this.#handle,
-      tool: placed.tool.name,
-      input,
-      ...(deadline === undefined ? {} : { deadline }),
-      ...(checked.activation ? { activation: checked.activation.id } : {}),
-      ...(traceparent === undefined ? {} : { traceparent }),
-      ...(abortedAtStart ? { cancelled: true as const } : {}),
-    }, { deadline });
+    const { sequence, ended, signal } = await this.#begin(target, input, options);
     const call = { session: this.id, call: sequence };
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
       promised(() => checkCancelReason(message)).then((reason) =>
@@ -389,7 +374,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal && !abortedAtStart) {
+    if (signal) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -399,7 +384,31 @@ class RemoteSession implements BrainSession {
   }
 
   async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
+    if (options?.signal === undefined) return await (await this.#begin(target, input, options)).ended;
     return await (await this.start(target, input, options)).ended;
+  }
+
+  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
+  async #begin(
+    target: PlacedTool | string,
+    input: JsonValue,
+    options: CallOptions = {},
+  ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
+    this.#assertOpen();
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { deadline, signal } = checked;
+    const traceparent = checked.traceparent ?? traceparentOf();
+    const frame: RequestFrame<"start"> = { id: 0, op: "start", handle: this.#handle, tool: placed.tool.name, input };
+    if (deadline !== undefined) frame.deadline = deadline;
+    if (checked.activation) frame.activation = checked.activation.id;
+    if (traceparent !== undefined) frame.traceparent = traceparent;
+    const abortedAtStart = signal?.aborted === true;
+    if (abortedAtStart) frame.cancelled = true;
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
   }
 
   /**
