@@ -7,6 +7,7 @@ import { issuesJson } from "../../outcome/issues.ts";
 import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
+import { RacedAbortController } from "../../util/signal.ts";
 import {
   type ClientFrame,
   decodeServerFrames,
@@ -553,7 +554,8 @@ export class HostConnection {
 
   #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
     const { session, call: sequence, tool, input, deadline, traceparent } = call;
-    const controller = new AbortController();
+    // Raced, as a call's own signal is embedded: the Tool's reports race it with no event listener each.
+    const controller = new RacedAbortController();
     const trace = traceHostedRun({ sessionId: session, sequence, tool }, traceparent, controller.signal);
     this.#running.set(session, sequence, controller);
     const generation = { generation: this.#generation };

@@ -356,7 +356,9 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    const { sequence, ended, signal } = await this.#begin(target, input, options);
+    const { started, deadline, signal, cancelled } = this.#begin(target, input, options);
+    const { call: sequence } = await started;
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -365,7 +367,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -374,18 +376,22 @@ class RemoteSession implements BrainSession {
     return Object.freeze({ sequence, ended, cancel });
   }
 
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    if (options?.signal !== undefined) return this.start(target, input, options).then((call) => call.ended);
     // Without a signal to watch, nothing but the end is needed: no cancel function is made.
-    if (options?.signal === undefined) return await (await this.#begin(target, input, options)).ended;
-    return await (await this.start(target, input, options)).ended;
+    try {
+      const { started, deadline } = this.#begin(target, input, options);
+      return started.then(({ call }) => this.#connection.awaitEnd(this.id, call, deadline));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(
-    target: PlacedTool | string,
-    input: JsonValue,
-    options: CallOptions = {},
-  ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
+  /**
+   * Sends a call's `start`, or throws a bad argument before anything is sent; `cancelled` when the
+   * caller's signal had aborted already, which the start tells Brain.
+   */
+  #begin(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}) {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -395,11 +401,10 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const abortedAtStart = signal?.aborted === true;
-    if (abortedAtStart) frame.cancelled = true;
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
-    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
+    const cancelled = signal?.aborted === true;
+    if (cancelled) frame.cancelled = true;
+    const started = this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    return { started, deadline, signal, cancelled };
   }
 
   /**
