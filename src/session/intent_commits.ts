@@ -1,4 +1,4 @@
-import type { Journal } from "../journal/journal.ts";
+import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 
@@ -18,23 +18,34 @@ interface Queued {
  * concurrent calls, or one batch of `start` frames from a host) in one journal
  * append, so a durable store writes them in one transaction instead of one
  * each. Each call still waits for its own intent to commit before it is
- * dispatched. A commit of several that the journal refuses before writing
- * anything is tried again one intent at a time, so one intent too large fails
- * no other; any other failure (the store, the lease) is every one's answer,
- * and none is tried again, for a commit whose outcome is unknown may have happened.
+ * dispatched. A journal that commits at once in this process's memory has no
+ * transaction to share: there each intent commits at once. A commit of several
+ * that the journal refuses before writing anything is tried again one intent at
+ * a time, so one intent too large fails no other; any other failure (the store,
+ * the lease) is every one's answer, and none is tried again, for a commit whose
+ * outcome is unknown may have happened.
  */
 export class IntentCommits {
   #journal: Journal;
   #sessionId: string;
+  #now: AppendNow | undefined;
   #queue: Queued[] = [];
 
   constructor(journal: Journal, sessionId: string) {
     this.#journal = journal;
     this.#sessionId = sessionId;
+    this.#now = appendNowOf(journal);
   }
 
   /** Commits `intent` with the others of this tick; resolves with its record. */
   commit(intent: RecordBody): Promise<JournalRecord> {
+    if (this.#now) {
+      try {
+        return Promise.resolve(this.#now(this.#sessionId, [intent])[0]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
     const done = Promise.withResolvers<JournalRecord>();
     if (this.#queue.push({ intent, done }) === 1) queueMicrotask(this.#flush);
     return done.promise;
