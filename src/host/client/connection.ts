@@ -214,13 +214,31 @@ export class HostConnection {
    * Call it right after the `start` reply, before the push can arrive.
    */
   awaitEnd(session: string, call: number, deadline?: number): Promise<CallEnd> {
+    const end = Promise.withResolvers<CallEnd>();
+    end.promise.catch(() => {});
+    this.#waitEnd(session, call, deadline, end);
+    return end.promise;
+  }
+
+  /**
+   * Sends a call's `start` and resolves with the call's end, as {@linkcode awaitEnd}
+   * would, for a caller that needs nothing in between: one wait from the start to
+   * the end. A start that fails rejects it.
+   */
+  startAndWait(frame: RequestFrame<"start">, session: string, deadline?: number): Promise<CallEnd> {
+    const end = Promise.withResolvers<CallEnd>();
+    const options = deadline === undefined ? {} : { deadline };
+    const started = (reply: unknown) => this.#waitEnd(session, (reply as StartReply).call, deadline, end);
+    this.#enqueue(frame, options, started, end.reject);
+    return end.promise;
+  }
+
+  #waitEnd(session: string, call: number, deadline: number | undefined, end: EndWait["end"]): void {
     const early = this.#early.get(session, call);
     if (early) {
       this.#early.delete(session, call);
-      return Promise.resolve(early);
+      return end.resolve(early);
     }
-    const end = Promise.withResolvers<CallEnd>();
-    end.promise.catch(() => {});
     const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
       if (this.#ends.get(session, call) !== wait) return;
       this.#ends.delete(session, call);
@@ -234,7 +252,6 @@ export class HostConnection {
     });
     const wait: EndWait = { end, disarm };
     this.#ends.set(session, call, wait);
-    return end.promise;
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them. */

@@ -356,8 +356,8 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    const { started, deadline, signal, cancelled } = this.#begin(target, input, options);
-    const { call: sequence } = await started;
+    const { frame, deadline, signal } = this.#startFrame(target, input, options);
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
@@ -367,7 +367,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal && !cancelled) {
+    if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -378,20 +378,20 @@ class RemoteSession implements BrainSession {
 
   call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
     if (options?.signal !== undefined) return this.start(target, input, options).then((call) => call.ended);
-    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
+    // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
     try {
-      const { started, deadline } = this.#begin(target, input, options);
-      return started.then(({ call }) => this.#connection.awaitEnd(this.id, call, deadline));
+      const { frame, deadline } = this.#startFrame(target, input, options);
+      return this.#connection.startAndWait(frame, this.id, deadline);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /**
-   * Sends a call's `start`, or throws a bad argument before anything is sent; `cancelled` when the
-   * caller's signal had aborted already, which the start tells Brain.
+   * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
+   * throws a bad argument before anything is sent.
    */
-  #begin(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}) {
+  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}) {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -401,10 +401,8 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const cancelled = signal?.aborted === true;
-    if (cancelled) frame.cancelled = true;
-    const started = this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    return { started, deadline, signal, cancelled };
+    if (signal?.aborted) frame.cancelled = true;
+    return { frame, deadline, signal };
   }
 
   /**
