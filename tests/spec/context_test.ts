@@ -598,20 +598,28 @@ for (const partial of [false, true]) {
   );
 }
 
-specTest("an HTTP Tool that never reached its server is a known failure: error http_error", async (brain) => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  const send = httpTool({
-    name: "send",
-    description: "Sends once.",
-    input: z.object({}),
-    url: `http://127.0.0.1:${port}`,
-  });
-  const session = await brain.sessions.create({ tools: [send()] });
-  const end = await session.call("send", {}, { timeoutMs: 5_000 });
-  assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["finish", "http_error"]);
-}, { allow: { net: ["127.0.0.1"] } });
+specTest(
+  "an HTTP or extension Tool that never reached its server is a known failure: error, never unknown",
+  async (brain) => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = listener.addr as Deno.NetAddr;
+    listener.close();
+    const send = httpTool({
+      name: "send",
+      description: "Sends once.",
+      input: z.object({}),
+      url: `http://127.0.0.1:${port}`,
+    });
+    const env = extensionEnv({ name: "app-http", url: `http://127.0.0.1:${port}` });
+    const session = await brain.sessions.create({ tools: [send(), extensionHolder().declared({ env })] });
+    for (const [name, code] of [["send", "http_error"], ["held", "connection_failed"]]) {
+      const end = await session.call(name, {}, { timeoutMs: 5_000 });
+      assert.equal(end.outcome.status === "error" && end.outcome.error.code, code, name);
+      assert.notEqual(end.cause, "unknown", name);
+    }
+  },
+  { allow: { net: ["127.0.0.1"] } },
+);
 
 let cancelling: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
 specTest(
