@@ -32,7 +32,7 @@ import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
-import type { RequestFrame, WireUpload } from "../protocol.ts";
+import type { Budgets, RequestFrame, WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
@@ -90,9 +90,11 @@ export interface RemoteBrainOptions {
    */
   deadlineGraceMs?: number;
   /**
-   * Told of every change of the host connection: `attached`, `lost` (it dropped) and
-   * `failed` (an attempt was refused or could not connect), with the error and the
-   * delay before the next attempt. The client retries until `close()`.
+   * Told of every change of the host connection: `attached`, `lost` (it dropped),
+   * `failed` (an attempt was refused or could not connect) and `moved`, with the error
+   * and the delay before the next attempt (the client retries until `close()`), and
+   * `session_closed` when the server gave up a session's handle (it could not reopen
+   * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
    */
   onConnection?: (event: HostConnectionEvent) => void;
 }
@@ -227,9 +229,10 @@ export class RemoteBackend implements BrainBackend {
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, execute, conversation);
+    let budgets: Budgets;
     try {
       if (op === "create") {
-        await this.#connection.request("create", {
+        budgets = await this.#connection.request("create", {
           handle,
           session: id,
           tools: advertised,
@@ -237,7 +240,7 @@ export class RemoteBackend implements BrainBackend {
           ...conversation,
         });
       } else {
-        await this.#connection.request("get", {
+        budgets = await this.#connection.request("get", {
           handle,
           session: id,
           ...(tools.length ? { tools: advertised } : {}),
@@ -250,11 +253,12 @@ export class RemoteBackend implements BrainBackend {
       await release();
       throw error;
     }
-    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, async (ended) => {
+    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, budgets, async (ended) => {
       this.#live.delete(ended);
       await release();
     });
     this.#live.add(session);
+    this.#connection.watchHandle(handle, (error) => session.lose(error));
     return session;
   }
 
@@ -319,7 +323,10 @@ class RemoteSession implements BrainSession {
   #handle: string;
   #tools: Map<string, PlacedTool>;
   #workspaces: ReadonlyMap<string, string>;
+  #budgets: Budgets;
   #ended = false;
+  /** Why the server gave this handle up, when it did. */
+  #lost: BrainError | undefined;
   #onEnd: (session: RemoteSession) => Promise<void>;
 
   constructor(
@@ -328,12 +335,14 @@ class RemoteSession implements BrainSession {
     handle: string,
     tools: readonly PlacedTool[],
     workspaces: ReadonlyMap<string, string>,
+    budgets: Budgets,
     onEnd: (session: RemoteSession) => Promise<void>,
   ) {
     this.id = id;
     this.#connection = connection;
     this.#handle = handle;
     this.#workspaces = workspaces;
+    this.#budgets = budgets;
     this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
     this.#onEnd = onEnd;
   }
@@ -348,11 +357,11 @@ class RemoteSession implements BrainSession {
   }
 
   /**
-   * A new activation. Only its id travels: calls started with it share one
-   * budget on the server, which applies its own byte limit and keeps the count.
+   * A new activation with the budgets the server applies to this session. Only its
+   * id travels: calls started with it share one budget on the server, which keeps the count.
    */
   activation(): Activation {
-    return new Activation();
+    return new Activation(this.#budgets);
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
@@ -386,7 +395,7 @@ class RemoteSession implements BrainSession {
     input: JsonValue,
     options: CallOptions = {},
   ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
@@ -409,7 +418,7 @@ class RemoteSession implements BrainSession {
    * may have taken the message. Aborting `signal` stops only the wait.
    */
   async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
     const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
@@ -429,6 +438,20 @@ class RemoteSession implements BrainSession {
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
     checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, options.from, options.signal);
+  }
+
+  /** The server gave this handle up on its own (`error` says why): it ends here too, without asking the server. */
+  lose(error: BrainError): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#lost = error;
+    this.#tools.clear();
+    this.#onEnd(this).catch(() => {});
+  }
+
+  #assertOpen(): void {
+    if (this.#lost) throw new BrainError("session_closed", this.#lost.message, { cause: this.#lost.cause });
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
   }
 
   async end(): Promise<void> {
