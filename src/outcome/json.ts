@@ -1,4 +1,5 @@
 import { utf8Length } from "../util/utf8.ts";
+import { errorText } from "../util/error_text.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -22,7 +23,12 @@ export const MAX_JSON_DEPTH = 256;
  * sparse arrays, cycles and nesting deeper than {@linkcode MAX_JSON_DEPTH}.
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
-  return isJson(value, []) ? undefined : visit(value, path, new Set(), 0);
+  try {
+    return isJson(value, []) ? undefined : visit(value, path, new Set(), 0);
+  } catch (error) {
+    // A getter, a Proxy trap or a toJSON that throws: such a value is not data.
+    return `${path} cannot be read: ${errorText(error)}`;
+  }
 }
 
 /** The allocation-free check behind {@linkcode findNonJson}; `ancestors` catches cycles. */
@@ -64,7 +70,11 @@ function isJson(value: unknown, ancestors: object[]): boolean {
  * `findNonJson` where).
  */
 export function frozenJson(value: unknown): JsonValue | undefined {
-  return copy(value, []);
+  try {
+    return copy(value, []);
+  } catch {
+    return undefined;
+  }
 }
 
 function copy(value: unknown, ancestors: object[]): JsonValue | undefined {

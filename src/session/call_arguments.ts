@@ -1,9 +1,9 @@
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
-import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
+import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
+import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
-import type { Activation } from "./activation.ts";
+import { Activation } from "./activation.ts";
 
 /** Options for one Tool call. */
 export interface CallOptions {
@@ -41,6 +41,10 @@ const NO_OPTIONS: CallOptions = Object.freeze({});
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;
+/** The latest time a `Date` can hold: a deadline past it is no time at all. */
+const LATEST_DEADLINE = 8.64e15;
+/** The longest model tool-call id or traceparent a call records. */
+const MAX_ID_LENGTH = 512;
 
 /**
  * The placed Tool a call names, by name or by the placement itself; throws
@@ -68,20 +72,32 @@ export function resolveTarget(
 
 /**
  * Checks a call's input and options before anything is committed and returns
- * the options with `timeoutMs` turned into an absolute `deadline`. Throws
+ * a frozen copy of the input (so no getter or Proxy of the caller's runs again)
+ * and the options with `timeoutMs` turned into an absolute `deadline`. Throws
  * `invalid_input` for input that is not JSON and `invalid_argument` for an
- * unknown option or a deadline that is not an absolute time.
+ * unknown or malformed option or a deadline that is not an absolute time.
  */
-export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions = NO_OPTIONS): CallOptions {
-  const nonJson = findNonJson(input);
-  if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
-  if (options === NO_OPTIONS) return options;
-  checkKnownKeys("call options", options, CALL_OPTIONS);
-  if (options.traceparent !== undefined && typeof options.traceparent !== "string") {
-    throw new BrainError(
-      "invalid_argument",
-      `traceparent must be a W3C traceparent string, got a ${typeof options.traceparent}`,
-    );
+export function checkCallArguments(
+  tool: string,
+  input: JsonValue,
+  options: CallOptions = NO_OPTIONS,
+): { input: JsonValue; options: CallOptions } {
+  const copied = frozenJson(input);
+  if (copied === undefined) {
+    throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input) ?? "$ changed"}`);
+  }
+  return { input: copied, options: options === NO_OPTIONS ? options : checkOptions(options) };
+}
+
+function checkOptions(given: CallOptions): CallOptions {
+  const options = readOptions("call options", given, CALL_OPTIONS);
+  checkText("traceparent", options.traceparent, "a W3C traceparent string");
+  checkText("toolCallId", options.toolCallId, "the model's tool-call id");
+  if (options.signal !== undefined && !isInstance(options.signal, AbortSignal)) {
+    throw new BrainError("invalid_argument", "signal must be an AbortSignal");
+  }
+  if (options.activation !== undefined && !isInstance(options.activation, Activation)) {
+    throw new BrainError("invalid_argument", "activation must be an Activation of this Brain");
   }
   const { timeoutMs, ...rest } = options;
   if (timeoutMs === undefined) {
@@ -94,12 +110,24 @@ export function checkCallArguments(tool: string, input: JsonValue, options: Call
   if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
     throw new BrainError("invalid_argument", `timeoutMs must be a finite number of milliseconds, got ${timeoutMs}`);
   }
-  return { ...rest, deadline: Date.now() + timeoutMs };
+  const deadline = Date.now() + timeoutMs;
+  checkDeadline(deadline);
+  return { ...rest, deadline };
+}
+
+function checkText(name: string, value: unknown, what: string): void {
+  if (value === undefined || (typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH)) return;
+  throw new BrainError(
+    "invalid_argument",
+    `${name} must be ${what}, 1 to ${MAX_ID_LENGTH} characters, got ${
+      typeof value === "string" ? `${value.length} characters` : `a ${typeof value}`
+    }`,
+  );
 }
 
 function checkDeadline(deadline: unknown): void {
   if (deadline === undefined) return;
-  if (typeof deadline !== "number" || !Number.isFinite(deadline)) {
+  if (typeof deadline !== "number" || !Number.isFinite(deadline) || deadline > LATEST_DEADLINE) {
     throw new BrainError(
       "invalid_argument",
       `deadline must be a finite time in milliseconds since the epoch, such as Date.now() + 5_000, got ${deadline}`,

@@ -1,4 +1,5 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { promised } from "../util/promised.ts";
+import { checkFollowOptions, checkReadOptions } from "../journal/read_options.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -18,6 +19,7 @@ import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
 import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
+import { checkSendArguments } from "./conversation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -142,10 +144,10 @@ export class Session implements BrainSession {
     return settledBy(state.ended, state.deadline, { sessionId: this.id, call: state.call });
   }
 
-  async #begin(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallState> {
+  async #begin(target: PlacedTool | string, given: JsonValue, options?: CallOptions): Promise<CallState> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
     checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
     const { deadline, signal } = checked;
     const activation = checked.activation ?? this.activation();
@@ -188,14 +190,12 @@ export class Session implements BrainSession {
 
   /** Committed records in sequence order. */
   read(options?: ReadOptions): Promise<JournalRecord[]> {
-    if (options !== undefined) checkObject("read options", options);
-    return this.#journal.read(this.id, options);
+    return promised(() => checkReadOptions(options)).then((read) => this.#journal.read(this.id, read));
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
-    if (options !== undefined) checkObject("records options", options);
-    return this.#journal.subscribe(this.id, options);
+    return this.#journal.subscribe(this.id, checkFollowOptions(options));
   }
 
   /**
@@ -222,7 +222,8 @@ export class Session implements BrainSession {
     if (!this.#conversation) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
     }
-    return this.#conversation.send(content, options);
+    const conversation = this.#conversation;
+    return promised(() => checkSendArguments(content, options)).then((read) => conversation.send(content, read));
   }
 
   /** Interrupts the Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */

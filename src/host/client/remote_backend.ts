@@ -1,6 +1,7 @@
-import { checkObject } from "../../outcome/known_keys.ts";
+import { checkAllowList } from "../../env/allow_list.ts";
+import { checkFollowOptions, checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
-import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
+import { type AssistantMessage, checkSendArguments, type SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
 import type { BrainSession } from "../../session/handle.ts";
 import { checkPlacedTools } from "../../tool/placed_tools.ts";
@@ -123,10 +124,7 @@ export class RemoteBackend implements BrainBackend {
         throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
       }
     }
-    if (allow !== undefined && (typeof allow !== "object" || allow === null || Array.isArray(allow))) {
-      throw new BrainError("invalid_argument", "allow must be an allow-list object");
-    }
-    this.#allow = allow;
+    this.#allow = checkAllowList(allow);
     this.#connection = new HostConnection({
       url,
       cluster,
@@ -355,10 +353,10 @@ class RemoteSession implements BrainSession {
     return new Activation();
   }
 
-  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+  async start(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
     const { deadline, signal } = checked;
     const traceparent = checked.traceparent ?? traceparentOf();
     const abortedAtStart = signal?.aborted === true;
@@ -399,9 +397,9 @@ class RemoteSession implements BrainSession {
    * resent after a lost connection: it fails `connection_lost`, and the loop
    * may have taken the message. Aborting `signal` stops only the wait.
    */
-  async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
+  async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
-    if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+    const { signal } = checkSendArguments(content, options);
     const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
   }
@@ -413,13 +411,12 @@ class RemoteSession implements BrainSession {
   }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
-    checkObject("read options", options);
-    return await this.#connection.request("read", { session: this.id, ...options }, { retry: true });
+    return await this.#connection.request("read", { session: this.id, ...checkReadOptions(options) }, { retry: true });
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
-    checkObject("records options", options);
-    return this.#connection.follow(this.id, options.from, options.signal);
+    const { from, signal } = checkFollowOptions(options)!;
+    return this.#connection.follow(this.id, from, signal);
   }
 
   async end(): Promise<void> {
