@@ -33,7 +33,9 @@ export const MOVED = 4010;
 
 // Frames come from JSON.parse, so every present value is already JSON.
 const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
-const name = z.string().min(1);
+/** The longest name a frame carries: a host-scoped session key (`host~session`) with room to spare. */
+const MAX_FRAME_NAME = 300;
+const name = z.string().min(1).max(MAX_FRAME_NAME);
 const sequence = z.number().int().positive();
 
 const advertised = z.strictObject({
@@ -478,7 +480,7 @@ function malformed(frame: unknown, message: string): Malformed {
 }
 
 function isName(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0;
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_FRAME_NAME;
 }
 
 function isSequence(value: unknown): value is number {

@@ -94,7 +94,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
-  const refuse = (status: 400 | 401 | 426 | 429 | 503, error: BrainError) =>
+  const refuse = (status: 400 | 401 | 404 | 426 | 429 | 503, error: BrainError) =>
     Response.json({ error: errorFrame(error) }, { status });
 
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, node: backend.node }));
@@ -152,6 +152,9 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     return upgraded.response;
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
+  app.notFound((c) =>
+    refuse(404, new BrainError("invalid_argument", `no route ${c.req.method} ${new URL(c.req.url).pathname}`))
+  );
 
   const built: BrainServer = {
     fetch: app.fetch,
@@ -182,6 +185,23 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
 
 /** The upgrades of each server whose socket never opened, which Deno's graceful HTTP shutdown waits on forever. */
 const halfOpen = new WeakMap<BrainServer, ReadonlySet<WebSocket>>();
+
+/** The most bytes of an unread request body the server reads to its end; past it the body counts as never ending. */
+const MAX_DRAINED_BYTES = 1024 * 1024;
+
+/** Reads an unread request body to its end, true once it ended; false when it is over the limit or failed. */
+async function drained(body: ReadableStream<Uint8Array>): Promise<boolean> {
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (bytes > MAX_DRAINED_BYTES) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
@@ -220,10 +240,19 @@ export async function serveBrain(
   ready.promise.catch(() => {});
   const stop = new AbortController();
   const answering = new Set<Promise<Response>>();
+  /** Request bodies no route read, still arriving: Deno's graceful shutdown would wait for their last byte. */
+  const receiving = new Set<ReadableStream<Uint8Array>>();
   const http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, (request) => {
+    // Taken now: once answered, Deno may have closed the request.
+    const body = request.body;
     const answer = ready.promise.then((server) => server.fetch(request));
     answering.add(answer);
-    answer.finally(() => answering.delete(answer)).catch(() => {});
+    answer.finally(() => {
+      answering.delete(answer);
+      if (!body || body.locked) return;
+      receiving.add(body);
+      drained(body).then((done) => done && receiving.delete(body));
+    }).catch(() => {});
     return answer;
   });
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
@@ -247,10 +276,11 @@ export async function serveBrain(
     url,
     async shutdown() {
       await server.close();
-      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, and on
-      // a request still waiting for a store that stopped answering: then every connection is closed at once.
+      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, on a
+      // request still waiting for a store that stopped answering, and on a request body that never ends: then
+      // every connection is closed at once.
       const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
-      if (answered && halfOpen.get(server)?.size === 0) await http.shutdown();
+      if (answered && halfOpen.get(server)?.size === 0 && receiving.size === 0) await http.shutdown();
       else {
         stop.abort();
         await http.finished;
