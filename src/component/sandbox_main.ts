@@ -10,9 +10,10 @@
 import { SyncFrames } from "./frames.ts";
 import { limitMemory, PAGE } from "./memory_limit.ts";
 import { permissionMismatch } from "./permission_mismatch.ts";
-import type { FromSandbox, HostCall, Reply, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
+import type { FromSandbox, HostCall, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
 import { GuestExit } from "./wasi/cli.ts";
 import { type WasiHost, wasiHost } from "./wasi/imports.ts";
+import { wasiError } from "./wasi/streams.ts";
 import { BRAIN_TELEMETRY_LIMITS } from "../contract/budgets.ts";
 
 const EXPORT = "brain:tool/tool@0.2.0";
@@ -37,12 +38,14 @@ let calling = false;
 let memories: WebAssembly.Memory[] = [];
 let wasi: WasiHost | undefined;
 
-function hostCall(op: HostCall["op"], args: HostCall["args"]): Reply {
-  if (!calling) return { tag: "err", val: { code: "call_finished", message: "no call is running" } };
+/** Brain's answer to a host call: its `ok` value, or its `err` thrown as the glue expects. */
+function hostCall(op: HostCall["op"], args: HostCall["args"]): unknown {
+  if (!calling) throw wasiError({ code: "call_finished", message: "no call is running" });
   report({ type: "host", op, args });
   const message = frames.read() as ToSandbox | undefined;
   if (message?.type !== "reply") Deno.exit(0);
-  return message.reply;
+  if (message.reply.tag === "err") throw wasiError(message.reply.val);
+  return message.reply.val;
 }
 
 function describe(error: unknown): string {

@@ -24,7 +24,7 @@ export interface Transpiled {
 }
 
 /** Changes whenever the transpiler or its options change, so old entries are never read. */
-const TRANSPILER = "jco-transpile-0.15.0-sync-1";
+const TRANSPILER = "jco-1.11.2-sync-1";
 const MAIN = new URL("./transpile_main.ts", import.meta.url).href;
 /** Longest a transpile may take: a Component that makes jco hang is refused, not waited for. */
 const TRANSPILE_TIMEOUT_MS = 120_000;

@@ -6,7 +6,7 @@ import { Hono } from "hono";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { Finished } from "../contract/context.ts";
-import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
+import { type CallSink, endedReason, type Invocation, type PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
 import { sameText } from "../util/same_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
@@ -112,8 +112,9 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     if (!target) return c.json(problem("unknown_tool", `tool ${invocation.tool} is not served here`), 404);
     const key = callKey(invocation.sessionId, invocation.sequence);
     if (live.has(key)) return c.json(problem("protocol_error", `call ${key} is already running`), 409);
-    const bound = Math.min(invocation.deadline ?? Infinity, Date.now() + lifetimeMs);
-    const call = new RequestCall(bound, () => live.delete(key));
+    const lifetimeEnd = Date.now() + lifetimeMs;
+    const byDeadline = invocation.deadline !== undefined && invocation.deadline <= lifetimeEnd;
+    const call = new RequestCall(byDeadline ? invocation.deadline! : lifetimeEnd, byDeadline, () => live.delete(key));
     live.set(key, call);
     runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
     return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
@@ -140,9 +141,12 @@ class RequestCall implements CallSink {
   #next = 1;
   #closed = false;
   #timer: ReturnType<typeof setTimeout>;
+  #byDeadline: boolean;
   #onClose: () => void;
 
-  constructor(bound: number, onClose: () => void) {
+  /** `bound` ends the request; `byDeadline` says it is the call's own deadline rather than the lifetime. */
+  constructor(bound: number, byDeadline: boolean, onClose: () => void) {
+    this.#byDeadline = byDeadline;
     this.#onClose = onClose;
     this.body = new ReadableStream({
       start: (controller) => void (this.#stream = controller),
@@ -203,13 +207,13 @@ class RequestCall implements CallSink {
     return true;
   }
 
-  /** Ends the request: aborts the Tool's signal and refuses everything it reports later. */
-  close(): void {
+  /** Ends the request: aborts the Tool's signal (with `reason`, if given) and refuses everything it reports later. */
+  close(reason?: BrainError): void {
     if (this.#closed) return;
     this.#closed = true;
     clearTimeout(this.#timer);
     const refused = this.#refusal();
-    this.#controller.abort(refused);
+    this.#controller.abort(reason ?? refused);
     for (const waiting of this.#pending.values()) waiting.reject(refused);
     this.#pending.clear();
     try {
@@ -222,6 +226,16 @@ class RequestCall implements CallSink {
 
   #expire(): void {
     if (this.#closed) return;
+    if (this.#byDeadline) {
+      // The signal says timeout, as in every other transport; Brain's own deadline ends the call.
+      this.#write({
+        type: "expired",
+        cause: "timeout",
+        message: "the call's deadline passed before the Tool finished",
+      });
+      this.close(endedReason("timeout"));
+      return;
+    }
     this.#write({ type: "expired", message: "the request lifetime passed before the Tool finished" });
     this.close();
   }

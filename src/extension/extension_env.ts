@@ -37,7 +37,8 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * commits the intent, POSTs the call once, commits each streamed report in
  * order and only then acknowledges it, so the extension's `ctx.finish` resolves
  * once the finish is durable. A response that ends without a finish ends the call
- * `unknown`; an expired request ends it with `lifetime_exceeded`. The URL's host is
+ * `unknown`; a request past the extension's lifetime ends it with `lifetime_exceeded`,
+ * one the call's own deadline bounded ends `timeout` at that deadline. The URL's host is
  * a network grant checked against the Brain's allow-list. The binding grants no
  * Environment control.
  *
@@ -118,6 +119,8 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         if (line.trim() === "") continue;
         const report = JSON.parse(line) as ExtensionReport;
         if (report.type === "expired") {
+          // The call's own deadline bounded the request: Brain's deadline ends it timeout, whichever clock ran first.
+          if (report.cause === "timeout" && invocation.deadline !== undefined) return await aborted(sink.signal);
           await sink.finish({ outcome: fail("lifetime_exceeded", report.message) }, "error");
           return;
         }
@@ -200,6 +203,12 @@ function published(report: { outcome?: PublishedResult["outcome"]; content?: str
   return report.content === undefined
     ? { outcome: report.outcome }
     : { outcome: report.outcome, content: report.content };
+}
+
+/** Resolves once `signal` has aborted. */
+function aborted(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
 
 async function lost(sink: CallSink, message: string): Promise<void> {

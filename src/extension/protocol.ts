@@ -4,13 +4,14 @@ import type { Outcome } from "../outcome/outcome.ts";
 /**
  * One line of an Application tool extension's NDJSON response: a report the Tool
  * made (numbered per call, each awaiting Brain's acknowledgment), or `expired`
- * when the request lifetime passed before the Tool finished.
+ * when the request lifetime passed before the Tool finished (`cause: "timeout"`
+ * when the call's own deadline was what bounded it).
  */
 export type ExtensionReport =
   | { type: "result"; id: number; outcome: Outcome; content?: string }
   | { type: "returned"; id: number; outcome?: Outcome; content?: string }
   | { type: "finish"; id: number; outcome?: Outcome; content?: string; cause: "finish" | "error" }
-  | { type: "expired"; message: string };
+  | { type: "expired"; message: string; cause?: "timeout" };
 
 /**
  * Brain's acknowledgment of one report, posted after the journal committed it

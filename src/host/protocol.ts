@@ -125,10 +125,10 @@ const coldFrame = z.discriminatedUnion("op", [
     id: sequence,
     op: z.literal("read"),
     session: name,
-    from: z.number().int().optional(),
+    from: sequence.optional(),
     limit: z.number().int().nonnegative().optional(),
   }),
-  z.strictObject({ id: sequence, op: z.literal("subscribe"), session: name, from: z.number().int().optional() }),
+  z.strictObject({ id: sequence, op: z.literal("subscribe"), session: name, from: sequence.optional() }),
   z.strictObject({ id: sequence, op: z.literal("unsubscribe"), stream: sequence }),
   z.strictObject({ id: sequence, op: z.literal("model"), ...call, request: z.custom<ModelRequest>(isObject) }),
   z.strictObject({ id: sequence, op: z.literal("record"), ...call, records: z.array(environmentRecord).min(1) }),
@@ -157,7 +157,8 @@ export type ClientFrame =
   | { id: number; op: "emit"; session: string; call: number; event: string; data: JsonValue }
   | { id: number; op: "result"; session: string; call: number } & Published
   | { id: number; op: "returned"; session: string; call: number } & Partial<Published>
-  | { id: number; op: "finish"; session: string; call: number; cause: "finish" | "error" } & Partial<Published>
+  | { id: number; op: "finish"; session: string; call: number; cause: "finish" | "error" | "unknown" }
+    & Partial<Published>
   | { op: "ping" }
   | { op: "pong" };
 
@@ -387,7 +388,13 @@ function checkHot(frame: Record<string, unknown>): string | null | undefined {
       return checkReport(frame) ?? checkPublished(frame, false);
     case "finish":
       return checkReport(frame) ?? checkPublished(frame, false) ??
-        (frame.cause === "finish" || frame.cause === "error" ? null : "a finish's cause is finish or error");
+        (frame.cause === "finish" || frame.cause === "error" || frame.cause === "unknown"
+          ? null
+          : "a finish's cause is finish, error or unknown") ??
+        (frame.cause !== "unknown" || frame.outcome === undefined ||
+            (frame.outcome as { status?: unknown }).status === "unknown"
+          ? null
+          : "an unknown finish carries an unknown outcome or none");
     case "ping":
     case "pong":
       return null;

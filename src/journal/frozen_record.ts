@@ -3,24 +3,46 @@ import { findNonJson, frozenJson } from "../outcome/json.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
 
 /**
+ * The bodies of one commit as records numbered from `start`, each copied and
+ * frozen in the one traversal that checks it is JSON (see
+ * {@linkcode frozenRecord}). Records that share a value (a result and the
+ * finish that repeats its outcome) share one copy.
+ */
+export function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
+  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
+  const copies = spareCopies ?? new SharedCopies();
+  spareCopies = undefined;
+  try {
+    const records = new Array<JournalRecord>(bodies.length);
+    for (let index = 0; index < bodies.length; index++) {
+      records[index] = frozenRecord(bodies[index], sessionId, start + index, at, copies);
+    }
+    return records;
+  } finally {
+    copies.clear();
+    spareCopies = copies;
+  }
+}
+
+/**
  * The body as a committed record, copied and frozen in the one traversal that
  * checks it is JSON. A field set to `undefined` is left out, as a JSON store
  * would; any other non-JSON part throws `invalid_argument`. `copies` remembers
- * the copy of each object field, so records of one commit that share a value (a
- * result and the finish that repeats its outcome) share one copy.
+ * the copy of each object field, so records of one commit that share a value
+ * share one copy.
  */
 export function frozenRecord(
   body: RecordBody,
   sessionId: string,
   sequence: number,
   at: number,
-  copies?: Map<unknown, unknown>,
+  copies?: SharedCopies,
 ): JournalRecord {
   const record = new PlainRecord();
   for (const key in body) {
     const value = (body as Record<string, unknown>)[key];
     if (value === undefined || !Object.hasOwn(body, key)) continue;
-    const copied = copies && typeof value === "object" ? sharedCopy(copies, value) : frozenJson(value);
+    const copied = copies && typeof value === "object" && value !== null ? copies.copyOf(value) : frozenJson(value);
     if (copied === undefined) throw notJson(body, key, value);
     if (key === "__proto__") {
       Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
@@ -41,15 +63,35 @@ export function frozenRecord(
 const PlainRecord = function () {} as unknown as new () => Record<string, unknown>;
 PlainRecord.prototype = Object.prototype;
 
-/** The copy of `value` the commit already made, or a new one it remembers. */
-function sharedCopy(copies: Map<unknown, unknown>, value: unknown): unknown {
-  let copied = copies.get(value);
-  if (copied === undefined) {
-    copied = frozenJson(value);
-    if (copied !== undefined) copies.set(value, copied);
+/** How many copies one commit remembers: its records share few values, and a lookup scans them all. */
+const SHARED_MAX = 8;
+
+/** The copies one commit made of its records' object fields, found by the value copied. */
+class SharedCopies {
+  #originals: unknown[] = [];
+  #copies: unknown[] = [];
+  #count = 0;
+
+  /** The copy of `value` the commit already made, or a new one it remembers. */
+  copyOf(value: object): unknown {
+    for (let index = 0; index < this.#count; index++) if (this.#originals[index] === value) return this.#copies[index];
+    const copied = frozenJson(value);
+    if (copied !== undefined && this.#count < SHARED_MAX) {
+      this.#originals[this.#count] = value;
+      this.#copies[this.#count++] = copied;
+    }
+    return copied;
   }
-  return copied;
+
+  /** Forgets every copy, keeping nothing of the commit alive. */
+  clear(): void {
+    for (let index = 0; index < this.#count; index++) this.#originals[index] = this.#copies[index] = undefined;
+    this.#count = 0;
+  }
 }
+
+/** The copies of the commit being built, kept between commits; one that starts inside another makes its own. */
+let spareCopies: SharedCopies | undefined = new SharedCopies();
 
 /** Throws `invalid_argument` unless every defined field of `body` is plain JSON. */
 export function checkRecordBody(body: RecordBody): void {

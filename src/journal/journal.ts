@@ -4,9 +4,9 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for reading a session's records. */
 export interface ReadOptions {
-  /** First sequence to return (inclusive); defaults to 1. */
+  /** First sequence to return (inclusive), an integer from 1; defaults to 1. */
   from?: number;
-  /** Most records to return. */
+  /** Most records to return, an integer from 0. */
   limit?: number;
 }
 

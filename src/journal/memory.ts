@@ -1,8 +1,9 @@
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
+import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
-import { frozenRecord } from "./frozen_record.ts";
+import { frozenRecords } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
@@ -23,7 +24,7 @@ interface StoredSession {
   meta: SessionMeta;
   records: JournalRecord[];
   /** Sequences of the calls started and not yet ended. */
-  open: Set<number>;
+  open: IntSet;
   lease?: StoredLease;
 }
 
@@ -89,7 +90,7 @@ export class MemoryJournal implements Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return promised(() => {
       const session = this.#session(sessionId);
-      return [...session.open].sort((a, b) => a - b).map((sequence) => session.records[sequence - 1]);
+      return session.open.values().map((sequence) => session.records[sequence - 1]);
     });
   }
 
@@ -191,7 +192,7 @@ export class MemoryJournal implements Journal {
       if (this.#sessions.has(meta.id)) {
         throw new BrainError("session_exists", `session ${meta.id} already exists`);
       }
-      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new Set() });
+      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new IntSet() });
     });
   }
 
@@ -255,21 +256,8 @@ function leaseOf(sessionId: string, stored: StoredLease): Lease {
   return Object.freeze({ sessionId, ...stored, fence: String(stored.token) });
 }
 
-/** The copies shared by the records of one commit; commits are synchronous, so one map serves them all. */
-const copies = new Map<unknown, unknown>();
-
-/** The records of one commit, sharing the copies of values they share. */
-function frozenRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
-  if (bodies.length === 1) return [frozenRecord(bodies[0], sessionId, start, at)];
-  try {
-    return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
-  } finally {
-    copies.clear();
-  }
-}
-
 /** Throws `call_finished` unless each record of `bodies` that ends a call ends one that is open (or opens in `bodies`). */
-function checkCloses(sessionId: string, open: Set<number>, bodies: RecordBody[], start: number): void {
+function checkCloses(sessionId: string, open: IntSet, bodies: RecordBody[], start: number): void {
   for (let index = 0; index < bodies.length; index++) {
     const ended = closes(bodies[index]);
     if (ended === undefined) continue;

@@ -33,7 +33,7 @@ export function checkBeat(node: string, url: string, ttlMs: number): void {
 
 /** Checks a node's URL: http(s) or ws(s), short enough for the close reason that sends hosts to it. */
 export function checkNodeUrl(url: string): void {
-  if (typeof url !== "string" || !/^(https?|wss?):\/\/[^\s]+$/.test(url)) {
+  if (typeof url !== "string" || !/^(https?|wss?):\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
     throw new BrainError("invalid_argument", `a heartbeat needs the node's http:// or ws:// URL, got ${url}`);
   }
   if (new TextEncoder().encode(url).byteLength > MAX_URL_BYTES) {

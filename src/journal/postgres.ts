@@ -2,7 +2,7 @@ import postgres from "postgres";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
-import { checkRecordBody, frozenRecord } from "./frozen_record.ts";
+import { checkRecordBody, frozenRecords } from "./frozen_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -192,8 +192,7 @@ export class PostgresJournal implements Journal {
       if (deleted && (await deleted).length !== ended.length) {
         throw new BrainError("call_finished", `session ${sessionId}: a call this append ends is not open`);
       }
-      const copies = bodies.length > 1 ? new Map() : undefined;
-      return bodies.map((body, index) => frozenRecord(body, sessionId, start + index, at, copies));
+      return frozenRecords(bodies, sessionId, start, at);
     });
     this.#notifier.notify(sessionId);
     return records;

@@ -1,37 +1,36 @@
 import { BrainError } from "../outcome/errors.ts";
-import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
-import type { ReadOptions, SubscribeOptions } from "./journal.ts";
-
-const READ_OPTIONS = allKeys<ReadOptions>({ from: true, limit: true });
-const FOLLOW_OPTIONS = allKeys<SubscribeOptions>({ from: true, signal: true });
+import { isInstance, readOptions } from "../outcome/known_keys.ts";
+import type { ReadOptions } from "./journal.ts";
 
 /**
- * The options of reading a session's records, read once and checked: `from` a
- * sequence and `limit` a count, whole non-negative numbers. Throws `invalid_argument`.
+ * Returns `options`, read once into a plain copy, when they name a range of records:
+ * `from` a sequence (an integer from 1), `limit` a count (an integer from 0), and a
+ * `signal` an AbortSignal. Anything else (a getter or Proxy that throws too) throws
+ * `invalid_argument` naming the option, so a bad range is refused before any read.
+ * `also` are further keys the options may carry (`signal` for `records`).
  */
-export function checkReadOptions(options: ReadOptions | undefined): ReadOptions | undefined {
-  if (options === undefined) return undefined;
-  const read = readOptions("read options", options, READ_OPTIONS);
-  checkCount("from", read.from);
-  checkCount("limit", read.limit);
-  return read;
-}
-
-/** The options of following a session's records, read once and checked like {@linkcode checkReadOptions}'. */
-export function checkFollowOptions(options: SubscribeOptions | undefined): SubscribeOptions | undefined {
-  if (options === undefined) return undefined;
-  const read = readOptions("records options", options, FOLLOW_OPTIONS);
-  checkCount("from", read.from);
-  if (read.signal !== undefined && !isInstance(read.signal, AbortSignal)) {
-    throw new BrainError("invalid_argument", "records options: signal must be an AbortSignal");
+export function checkReadOptions<T extends ReadOptions>(where: string, options: T, also: readonly string[] = []): T {
+  const read = readOptions(where, options, ["from", "limit", ...also]);
+  const { from, limit } = read;
+  const { signal } = read as { signal?: unknown };
+  if (signal !== undefined && !isInstance(signal, AbortSignal)) {
+    throw new BrainError("invalid_argument", `${where}: signal must be an AbortSignal`);
+  }
+  if (from !== undefined && !(Number.isSafeInteger(from) && from >= 1)) {
+    throw new BrainError(
+      "invalid_argument",
+      `${where}: from is a record sequence, an integer from 1, got ${shown(from)}`,
+    );
+  }
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+    throw new BrainError(
+      "invalid_argument",
+      `${where}: limit is a count of records, an integer from 0, got ${shown(limit)}`,
+    );
   }
   return read;
 }
 
-function checkCount(name: string, value: unknown): void {
-  if (value === undefined || (typeof value === "number" && Number.isSafeInteger(value) && value >= 0)) return;
-  throw new BrainError(
-    "invalid_argument",
-    `read options: ${name} must be a whole number >= 0, got ${typeof value === "number" ? value : typeof value}`,
-  );
+function shown(value: unknown): string {
+  return typeof value === "number" ? String(value) : typeof value === "string" ? JSON.stringify(value) : typeof value;
 }

@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { fetchNeverSent } from "../util/fetch_once.ts";
 
 /**
  * The BrainError for a `fetch` that rejected before any response: known not
@@ -16,7 +17,7 @@ export function fetchFailure(name: string, url: URL, error: unknown): BrainError
       { cause: error, details: { retryable: false, cause } },
     );
   }
-  if (neverSent(error)) {
+  if (fetchNeverSent(error)) {
     return new BrainError("connection_failed", `provider ${name} could not connect to ${url.origin}: ${cause}`, {
       cause: error,
       details: { retryable: true, cause },
@@ -27,14 +28,6 @@ export function fetchFailure(name: string, url: URL, error: unknown): BrainError
     `provider ${name}: the connection to ${url.origin} failed after sending: ${cause}`,
     { cause: error },
   );
-}
-
-/** Deno reports connection-phase failures as a TypeError whose cause names the `Connect` step. */
-function neverSent(error: unknown): boolean {
-  if (!(error instanceof TypeError)) return false;
-  const text = `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`;
-  return /client error \(Connect\)|Requests to port \d+ are blocked|Invalid URL|dns error|Connection refused/i
-    .test(text);
 }
 
 function describe(error: unknown): string {

@@ -24,15 +24,37 @@ export const MAX_JSON_DEPTH = 256;
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
   try {
-    return isJson(value, []) ? undefined : visit(value, path, new Set(), 0);
+    return isJson(value) ? undefined : visit(value, path, new Set(), 0);
   } catch (error) {
-    // A getter, a Proxy trap or a toJSON that throws: such a value is not data.
+    // A getter, a Proxy trap or a toJSON that throws: such a value is not data. (The borrowed stack
+    // of the failed traversal is dropped; the next one makes a fresh one.)
     return `${path} cannot be read: ${errorText(error)}`;
   }
 }
 
-/** The allocation-free check behind {@linkcode findNonJson}; `ancestors` catches cycles. */
-function isJson(value: unknown, ancestors: object[]): boolean {
+/**
+ * The objects a traversal is inside, outermost first, to catch cycles: one
+ * stack, kept between traversals so a check allocates nothing. A traversal that
+ * starts inside another (from a Proxy trap) finds it taken and makes its own.
+ */
+let spareAncestors: unknown[] | undefined = [];
+
+function borrowAncestors(): unknown[] {
+  const ancestors = spareAncestors ?? [];
+  spareAncestors = undefined;
+  return ancestors;
+}
+
+/** True when `value` is plain JSON: {@linkcode findNonJson} without the path, allocating nothing. */
+function isJson(value: unknown): boolean {
+  if (typeof value !== "object" || value === null) return isJsonLeaf(value);
+  const ancestors = borrowAncestors();
+  const json = isJsonIn(value, ancestors, 0);
+  spareAncestors = ancestors;
+  return json;
+}
+
+function isJsonLeaf(value: unknown): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
@@ -40,28 +62,37 @@ function isJson(value: unknown, ancestors: object[]): boolean {
     case "number":
       return Number.isFinite(value);
     case "object":
-      break;
+      return value === null;
     default:
       return false;
   }
-  if (value === null) return true;
-  if (ancestors.length >= MAX_JSON_DEPTH || ancestors.includes(value)) return false;
-  ancestors.push(value);
+}
+
+/** Checks `value` below `depth` ancestors. */
+function isJsonIn(value: unknown, ancestors: unknown[], depth: number): boolean {
+  if (typeof value !== "object" || value === null) return isJsonLeaf(value);
+  if (depth >= MAX_JSON_DEPTH || inside(ancestors, depth, value)) return false;
+  ancestors[depth] = value;
   let json = true;
   if (Array.isArray(value)) {
     for (let index = 0; json && index < value.length; index++) {
-      json = index in value && isJson(value[index], ancestors);
+      json = index in value && isJsonIn(value[index], ancestors, depth + 1);
     }
   } else {
     const prototype = Object.getPrototypeOf(value);
     json = prototype === Object.prototype || prototype === null;
     for (const key in value) {
       if (!json) break;
-      if (Object.hasOwn(value, key)) json = isJson((value as Record<string, unknown>)[key], ancestors);
+      if (Object.hasOwn(value, key)) json = isJsonIn((value as Record<string, unknown>)[key], ancestors, depth + 1);
     }
   }
-  ancestors.pop();
+  ancestors[depth] = undefined;
   return json;
+}
+
+function inside(ancestors: unknown[], depth: number, value: object): boolean {
+  for (let index = 0; index < depth; index++) if (ancestors[index] === value) return true;
+  return false;
 }
 
 /**
@@ -70,51 +101,47 @@ function isJson(value: unknown, ancestors: object[]): boolean {
  * `findNonJson` where).
  */
 export function frozenJson(value: unknown): JsonValue | undefined {
+  if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
+  const ancestors = borrowAncestors();
+  let copied;
   try {
-    return copy(value, []);
+    copied = copy(value, ancestors, 0);
   } catch {
     return undefined;
   }
+  spareAncestors = ancestors;
+  return copied;
 }
 
-function copy(value: unknown, ancestors: object[]): JsonValue | undefined {
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return value;
-    case "number":
-      return Number.isFinite(value) ? value : undefined;
-    case "object":
-      break;
-    default:
-      return undefined;
-  }
-  if (value === null) return null;
-  if (ancestors.length >= MAX_JSON_DEPTH || ancestors.includes(value)) return undefined;
-  ancestors.push(value);
-  const copied = Array.isArray(value) ? copyArray(value, ancestors) : copyObject(value, ancestors);
-  ancestors.pop();
+function copy(value: unknown, ancestors: unknown[], depth: number): JsonValue | undefined {
+  if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
+  if (depth >= MAX_JSON_DEPTH || inside(ancestors, depth, value)) return undefined;
+  ancestors[depth] = value;
+  const copied = Array.isArray(value)
+    ? copyArray(value, ancestors, depth + 1)
+    : copyObject(value, ancestors, depth + 1);
+  ancestors[depth] = undefined;
   return copied === undefined ? undefined : Object.freeze(copied) as JsonValue;
 }
 
-function copyArray(value: unknown[], ancestors: object[]): JsonValue[] | undefined {
+function copyArray(value: unknown[], ancestors: unknown[], depth: number): JsonValue[] | undefined {
   const copied: JsonValue[] = [];
   for (let index = 0; index < value.length; index++) {
     if (!(index in value)) return undefined;
-    const child = copy(value[index], ancestors);
+    const child = copy(value[index], ancestors, depth);
     if (child === undefined) return undefined;
     copied.push(child);
   }
   return copied;
 }
 
-function copyObject(value: object, ancestors: object[]): { [key: string]: JsonValue } | undefined {
+function copyObject(value: object, ancestors: unknown[], depth: number): { [key: string]: JsonValue } | undefined {
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return undefined;
   const copied: { [key: string]: JsonValue } = {};
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    const child = copy((value as Record<string, unknown>)[key], ancestors);
+    const child = copy((value as Record<string, unknown>)[key], ancestors, depth);
     if (child === undefined) return undefined;
     if (key === "__proto__") {
       Object.defineProperty(copied, key, { value: child, enumerable: true, writable: true, configurable: true });

@@ -36,6 +36,8 @@ export class CallState implements CallSink {
   readonly call: number;
   /** Resolves once the terminal record is committed. */
   readonly ended: Promise<CallEnd>;
+  /** Its index among its session's open calls, -1 once it ended. */
+  slot = -1;
   #journal: Journal;
   #sessionId: string;
   #activation: Activation;
@@ -47,28 +49,28 @@ export class CallState implements CallSink {
   #last: Promise<unknown> | undefined;
   #claimed: TerminalCause | undefined;
   #lastResult: Outcome | undefined;
-  #end = Promise.withResolvers<CallEnd>();
+  #end: PromiseWithResolvers<CallEnd>;
   #disarm: (() => void) | undefined;
   #models: ModelCaller | undefined;
   #tool: string;
   #lates = 0;
   #trace: ToolCallTrace | undefined;
-  #onEnded: ((error?: unknown) => void) | undefined;
+  #onEnded: (state: CallState, error?: unknown) => void;
 
   /**
-   * Brain creates one per committed `tool_call_started` record; `models` is the
-   * session's model, if it has one, `trace` the call's span when tracing, and
-   * `onEnded` is told once `ended` settles, with the error when it rejects.
+   * Brain creates one per committed `tool_call_started` record; `end` settles
+   * with the call's end (it is `ended`), and `onEnded` is told once it settles,
+   * with the error when it rejects. `models` is the session's model, if it has
+   * one, `trace` the call's span when tracing.
    */
   constructor(
-    { journal, started, activation, models, trace, onEnded }: {
-      journal: Journal;
-      started: JournalRecord;
-      activation: Activation;
-      models?: ModelCaller;
-      trace?: ToolCallTrace;
-      onEnded?: (error?: unknown) => void;
-    },
+    journal: Journal,
+    started: JournalRecord,
+    activation: Activation,
+    end: PromiseWithResolvers<CallEnd>,
+    onEnded: (state: CallState, error?: unknown) => void,
+    models: ModelCaller | undefined,
+    trace: ToolCallTrace | undefined,
   ) {
     if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
     this.#tool = started.tool;
@@ -80,7 +82,8 @@ export class CallState implements CallSink {
     this.#activation = activation;
     this.#deadline = started.deadline;
     this.call = started.sequence;
-    this.ended = this.#end.promise;
+    this.#end = end;
+    this.ended = end.promise;
   }
 
   /** The call's absolute deadline, if it has one. */
@@ -124,7 +127,7 @@ export class CallState implements CallSink {
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
       this.#claim("finish");
-      return this.#terminal([resultBody(this.call, result)], "finish", result.outcome).then((end) => end.sequence - 1);
+      return this.#terminal([resultBody(this.call, result)], "finish", result.outcome, resultSequence);
     }
     this.#lastResult = result.outcome;
     return this.#commit([resultBody(this.call, result)], firstSequence);
@@ -175,7 +178,7 @@ export class CallState implements CallSink {
         cause = "error";
       } else bodies = [resultBody(this.call, result)];
     }
-    return this.#terminal(bodies, cause, outcome).then(ownFinish);
+    return this.#terminal(bodies, cause, outcome, ownFinish);
   }
 
   /** Calls the session's model with this call's identity and activation; the call's end stops it. */
@@ -206,7 +209,7 @@ export class CallState implements CallSink {
       return this.ended;
     }
     this.#claim(cause);
-    return this.#terminal([], cause, { status: cause, message });
+    return this.#terminal([], cause, { status: cause, message }, sameEnd);
   }
 
   #claim(cause: TerminalCause): void {
@@ -235,31 +238,44 @@ export class CallState implements CallSink {
    * `ended` reports that terminal record. Otherwise `ended` rejects with the
    * error and the call's next owner ends it: a waiting caller always settles.
    */
-  #terminal(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome): Promise<CallEnd> {
+  #terminal<T>(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, as: (end: CallEnd) => T): Promise<T> {
     bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
-    this.#attempt(bodies, cause, outcome, 0);
-    return this.ended;
-  }
-
-  #attempt(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, tries: number): void {
-    this.#commit(
+    return this.#commit(
       bodies,
-      (records) => this.#settle({ call: this.call, sequence: records[records.length - 1].sequence, cause, outcome }),
+      (records) => as(this.#settleAt(records, cause, outcome)),
       (error) => {
-        const code = error instanceof BrainError ? error.code : undefined;
-        if (code === "call_finished") {
-          this.#recordedEnd(error as BrainError).then((end) => this.#settle(end), (error) => this.#fail(error));
-        } else if (RETRIED.has(code) && tries < TERMINAL_RETRY_MS.length) {
-          setTimeout(() => this.#attempt(bodies, cause, outcome, tries + 1), TERMINAL_RETRY_MS[tries]);
-        } else this.#fail(error);
+        this.#retry(bodies, cause, outcome, error, 0);
+        return this.ended.then(as);
       },
     );
   }
 
-  #settle(end: CallEnd): void {
+  /** Handles a refused terminal commit: settles with the end already recorded, tries again, or fails. */
+  #retry(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, error: unknown, tries: number): void {
+    const code = error instanceof BrainError ? error.code : undefined;
+    if (code === "call_finished") {
+      this.#recordedEnd(error as BrainError).then((end) => this.#settle(end), (error) => this.#fail(error));
+    } else if (RETRIED.has(code) && tries < TERMINAL_RETRY_MS.length) {
+      setTimeout(() => {
+        this.#commit(
+          bodies,
+          (records) => void this.#settleAt(records, cause, outcome),
+          (error) => this.#retry(bodies, cause, outcome, error, tries + 1),
+        );
+      }, TERMINAL_RETRY_MS[tries]);
+    } else this.#fail(error);
+  }
+
+  /** Settles with the end whose terminal record is the last of `records`. */
+  #settleAt(records: JournalRecord[], cause: TerminalCause, outcome: Outcome): CallEnd {
+    return this.#settle({ call: this.call, sequence: records[records.length - 1].sequence, cause, outcome });
+  }
+
+  #settle(end: CallEnd): CallEnd {
     this.#trace?.end(end);
     this.#end.resolve(end);
-    this.#onEnded?.();
+    this.#onEnded(this);
+    return end;
   }
 
   #fail(error: unknown): void {
@@ -267,7 +283,7 @@ export class CallState implements CallSink {
     // Marked handled first: a caller that never waits for the end must not see an unhandled rejection.
     this.ended.catch(ignore);
     this.#end.reject(error);
-    this.#onEnded?.(error);
+    this.#onEnded(this, error);
   }
 
   /** The terminal record the journal already has for this call. */
@@ -298,8 +314,8 @@ export class CallState implements CallSink {
    */
   #commit<T>(
     bodies: RecordBody[],
-    next: (records: JournalRecord[]) => T,
-    failed?: (error: unknown) => T,
+    next: (records: JournalRecord[]) => T | Promise<T>,
+    failed?: (error: unknown) => T | Promise<T>,
   ): Promise<T> {
     const appended = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
     this.#inFlight++;
@@ -333,6 +349,14 @@ function firstSequence(records: JournalRecord[]): number {
 /** Runs `next` once `previous` settles, however it settles. */
 function after<T>(previous: Promise<unknown>, next: () => Promise<T>): Promise<T> {
   return previous.then(next, next);
+}
+
+function sameEnd(end: CallEnd): CallEnd {
+  return end;
+}
+
+function resultSequence(end: CallEnd): number {
+  return end.sequence - 1;
 }
 
 function ownFinish(end: CallEnd): Finished {

@@ -1,5 +1,5 @@
+import { checkReadOptions } from "../journal/read_options.ts";
 import { promised } from "../util/promised.ts";
-import { checkFollowOptions, checkReadOptions } from "../journal/read_options.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -19,6 +19,7 @@ import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
 import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
+import { SlotList } from "../util/slot_list.ts";
 import { checkSendArguments } from "./conversation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
@@ -67,7 +68,7 @@ export class Session implements BrainSession {
   #modelService: ModelService | undefined;
   /** The session's model execution service, started on first use. */
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
-  #open = new Map<number, CallState>();
+  #open = new SlotList<CallState>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
@@ -119,83 +120,131 @@ export class Session implements BrainSession {
    * Commits the call's intent, dispatches it once and returns its handle.
    * Bad arguments throw a BrainError before anything is committed.
    */
-  async start(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<ToolCall> {
-    const state = await this.#begin(target, input, options);
-    return Object.freeze({
-      sequence: state.call,
-      ended: this.#settled(state),
-      cancel: (message?: string) => {
-        try {
-          return state.stop("cancelled", checkCancelReason(message));
-        } catch (error) {
-          return Promise.reject(error);
-        }
-      },
+  start(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<ToolCall> {
+    let request: CallRequest;
+    try {
+      request = this.#request(target, input, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const end = Promise.withResolvers<CallEnd>();
+    return this.#journal.append(this.id, [request.intent]).then((records) => {
+      const state = this.#begin(request, records[0], end);
+      return Object.freeze({
+        sequence: state.call,
+        ended: this.#settled(end.promise, request.deadline, state.call),
+        cancel: (message?: string) => {
+          try {
+            return state.stop("cancelled", checkCancelReason(message));
+          } catch (error) {
+            return Promise.reject(error);
+          }
+        },
+      });
     });
   }
 
   /** Starts a call and waits for its end. */
   call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return this.#begin(target, input, options).then((state) => this.#settled(state));
+    let request: CallRequest;
+    try {
+      request = this.#request(target, input, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const end = Promise.withResolvers<CallEnd>();
+    const committed = this.#journal.append(this.id, [request.intent]);
+    if (request.deadline !== undefined) {
+      return committed.then((records) =>
+        this.#settled(end.promise, request.deadline, this.#begin(request, records[0], end).call)
+      );
+    }
+    // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
+    committed.then((records) => {
+      try {
+        this.#begin(request, records[0], end);
+      } catch (error) {
+        end.reject(error);
+      }
+    }, end.reject);
+    return end.promise;
   }
 
   /** A call's end as its caller waits for it: by its deadline and a grace, whatever the store does. */
-  #settled(state: CallState): Promise<CallEnd> {
-    return settledBy(state.ended, state.deadline, { sessionId: this.id, call: state.call });
+  #settled(ended: Promise<CallEnd>, deadline: number | undefined, call: number): Promise<CallEnd> {
+    return settledBy(ended, deadline, { sessionId: this.id, call });
   }
 
-  async #begin(target: PlacedTool | string, given: JsonValue, options?: CallOptions): Promise<CallState> {
+  /** Checks a call's target, input and options and builds its intent; throws a BrainError for bad ones. */
+  #request(target: PlacedTool | string, given: JsonValue, options: CallOptions | undefined): CallRequest {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
     const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
     checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
-    const { deadline, signal } = checked;
+    const { deadline } = checked;
     const activation = checked.activation ?? this.activation();
     const tool = placed.tool.name;
     const intent: Intent = deadline === undefined
       ? { kind: "tool_call_started", tool, input, activation: activation.id }
       : { kind: "tool_call_started", tool, input, deadline, activation: activation.id };
     if (checked.toolCallId !== undefined) intent.toolCallId = checked.toolCallId;
-    const [started] = await this.#journal.append(this.id, [intent]);
+    return { placed, input, checked, deadline, activation, intent };
+  }
+
+  /** Opens the call whose intent committed as `started` and dispatches it; `end` settles with its end. */
+  #begin(
+    { placed, input, checked, activation }: CallRequest,
+    started: JournalRecord,
+    end: PromiseWithResolvers<CallEnd>,
+  ): CallState {
     const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
     const trace = traceToolCall(
       { sessionId: this.id, sequence: started.sequence, tool: placed.tool.name, at: started.at },
       environment,
       checked.traceparent,
     );
-    const state: CallState = new CallState({
-      journal: this.#journal,
-      started,
-      activation,
-      models: this.#models,
-      trace,
-      onEnded: (error) => {
-        this.#open.delete(state.call);
-        // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
-        if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
-      },
-    });
-    this.#open.set(state.call, state);
+    const state = new CallState(this.#journal, started, activation, end, this.#callEnded, this.#models, trace);
+    this.#open.add(state);
     state.arm();
+    const { signal } = checked;
     if (signal) {
       if (signal.aborted) state.stop("cancelled");
       else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
     }
-    const invocation = { sessionId: this.id, sequence: state.call, tool: placed.tool.name, input, deadline };
+    const invocation = {
+      sessionId: this.id,
+      sequence: state.call,
+      tool: placed.tool.name,
+      input,
+      deadline: checked.deadline,
+    };
     if (trace) {
       within(trace, () => this.#dispatch(placed, { ...invocation, traceparent: trace.traceparent }, state));
     } else this.#dispatch(placed, invocation, state);
     return state;
   }
 
+  /** Told once each call's end settles, with the error when the store refused it. */
+  #callEnded = (state: CallState, error?: unknown): void => {
+    this.#open.delete(state);
+    // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
+    if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+  };
+
   /** Committed records in sequence order. */
-  read(options?: ReadOptions): Promise<JournalRecord[]> {
-    return promised(() => checkReadOptions(options)).then((read) => this.#journal.read(this.id, read));
+  async read(options?: ReadOptions): Promise<JournalRecord[]> {
+    return await this.#journal.read(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("read options", options),
+    );
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
-    return this.#journal.subscribe(this.id, checkFollowOptions(options));
+    return this.#journal.subscribe(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("records options", options, ["signal"]),
+    );
   }
 
   /**
@@ -236,7 +285,7 @@ export class Session implements BrainSession {
     if (this.#ended) return;
     this.#ended = true;
     await this.#conversation?.close();
-    const open = [...this.#open.values()];
+    const open = this.#open.values();
     await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
     this.#tools.clear();
     this.#environments.close();
@@ -259,6 +308,16 @@ export class Session implements BrainSession {
 
 /** The body of a `tool_call_started` record. */
 type Intent = Extract<RecordBody, { kind: "tool_call_started" }>;
+
+/** A checked call, before its intent commits. */
+interface CallRequest {
+  placed: PlacedTool;
+  input: JsonValue;
+  checked: CallOptions;
+  deadline: number | undefined;
+  activation: Activation;
+  intent: Intent;
+}
 
 /** Errors of a journal's store that leave a call's end uncommitted. */
 const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);

@@ -44,3 +44,18 @@ export async function fetchOnce(input: URL | string, init: RequestInit = {}): Pr
   });
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
+
+/**
+ * True when `error`, from a rejected `fetch`, is known to have happened before
+ * the request was sent: Deno reports connection-phase failures (DNS, a refused
+ * connection, a blocked port, a bad URL) as a TypeError whose cause names the
+ * `Connect` step, and a missing permission as NotCapable. Any other failure may
+ * have come after the server received the request.
+ */
+export function fetchNeverSent(error: unknown): boolean {
+  if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) return true;
+  if (!(error instanceof TypeError)) return false;
+  const text = `${error.message} ${error.cause instanceof Error ? error.cause.message : ""}`;
+  return /client error \(Connect\)|Requests to port \d+ are blocked|Invalid URL|dns error|Connection refused/i
+    .test(text);
+}

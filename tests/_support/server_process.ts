@@ -3,7 +3,7 @@ import { type DenoScript, denoScript } from "./deno_script.ts";
 /** The network and environment permissions of `deno task serve`, with the network narrowed to loopback. */
 export const SERVE_NET_ENV = [
   "--allow-net=127.0.0.1",
-  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_JOURNAL,BRAIN_LIMITS,PG*",
+  "--allow-env=BRAIN_PORT,BRAIN_PATH,BRAIN_MODEL_URL,BRAIN_MODEL,BRAIN_MODEL_KEY,BRAIN_SERVER_TOKEN,BRAIN_HOST_TOKENS,BRAIN_LEASE_MS,BRAIN_ADVERTISE_URL,BRAIN_JOURNAL,BRAIN_LIMITS,PG*",
 ];
 
 /** {@linkcode SERVE_NET_ENV} with files narrowed to `.tmp`. */

@@ -7,7 +7,14 @@ import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { closing } from "../_support/closing.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { scratchDir } from "../_support/scratch.ts";
-import { SERVER_TOKEN, type ServerProcess, serverProcess } from "../_support/server_process.ts";
+import {
+  SERVE_NET_ENV,
+  SERVER_TOKEN,
+  type ServerProcess,
+  serverProcess,
+  serveScript,
+} from "../_support/server_process.ts";
+import { faultProxy } from "../host/fault_proxy.ts";
 import { heldCall } from "./fixtures/held_call.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
@@ -131,4 +138,63 @@ Deno.test("a cluster on one PostgreSQL sends a host to the server that owns its 
   await using pg = await startPostgres();
   await using journal = closing(await PostgresJournal.open(pg.url));
   await routeToTheOwner(pg.url, journal);
+});
+
+/** A loopback port nothing listens on right now. */
+function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  return port;
+}
+
+Deno.test("--advertise-url (or BRAIN_ADVERTISE_URL) is the URL a server beats into the journal, where hosts are sent", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  await using journal = closing(await KvJournal.open(path));
+  // Each server is reached through a proxy of its own, as behind a load balancer: hosts must be sent to the proxy.
+  const [ownerPort, otherPort] = [freePort(), freePort()];
+  const ownerProxy = faultProxy(`http://127.0.0.1:${ownerPort}`);
+  await using _ownerProxy = { [Symbol.asyncDispose]: () => ownerProxy.close() };
+  const otherProxy = faultProxy(`http://127.0.0.1:${otherPort}`);
+  await using _otherProxy = { [Symbol.asyncDispose]: () => otherProxy.close() };
+  const common = ["--journal", path, "--lease-ms", `${LEASE_MS}`];
+  await using owner = await serverProcess(["--port", `${ownerPort}`, ...common, "--advertise-url", ownerProxy.url]);
+  await using other = await serverProcess(["--port", `${otherPort}`, ...common], {
+    env: { BRAIN_ADVERTISE_URL: otherProxy.url },
+  });
+  const advertised = [ownerProxy.url, otherProxy.url];
+  assert.deepEqual(await liveNodes(journal, advertised, Date.now() + 5_000), advertised.toSorted());
+
+  const options = { token: "advertised-token", host: "app", serverToken: SERVER_TOKEN };
+  await using first = new Brain({ url: owner.url, ...options });
+  await first.sessions.create({ id: "advertised", tools: heldCall().tools });
+  const events: HostConnectionEvent[] = [];
+  await using second = new Brain({
+    url: other.url,
+    takeover: true,
+    onConnection: (event) => events.push(event),
+    ...options,
+  });
+  const session = await second.sessions.get("advertised", { tools: heldCall().tools });
+  assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  const moved = events.filter((event) => event.type === "moved");
+  assert.deepEqual(moved.map((event) => [event.url, event.to]), [[other.url, ownerProxy.url]]);
+  const attached = events.filter((event) => event.type === "attached").map((event) => event.url);
+  assert.deepEqual(attached, [other.url, ownerProxy.url], "the host reached the owner through its advertised URL");
+});
+
+Deno.test("a bad --advertise-url or BRAIN_ADVERTISE_URL, or a misspelt flag, exits 2 before listening", async () => {
+  const bad = [
+    { args: ["--advertise-url", "ftp://127.0.0.1:8787"] },
+    { args: ["--advertise-url", "127.0.0.1:8787"] },
+    { args: ["--advertise-url", "http://"] },
+    { args: ["--advertise-url", ""] },
+    { args: [], env: { BRAIN_ADVERTISE_URL: "http://brain host:8787" } },
+    { args: ["--advertise", "http://127.0.0.1:8787"] },
+  ];
+  for (const { args, env } of bad) {
+    await using refused = serveScript(["--port", "0", ...args], { permissions: SERVE_NET_ENV, env });
+    assert.equal(await refused.line(), undefined, `${JSON.stringify(args)} ${JSON.stringify(env)}: it never listened`);
+    assert.equal((await refused.process.status).code, 2, `${JSON.stringify(args)} ${JSON.stringify(env)}`);
+  }
 });

@@ -6,8 +6,14 @@ import { serveBrain } from "../../src/host/server/mod.ts";
 /** The two ways an application holds a Brain; every spec sentence that applies to both is checked in both. */
 export const TRANSPORTS = ["embedded", "remote"] as const;
 
-/** The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one. */
-export type SpecOptions = Pick<BrainOptions, "maxEmittedBytes" | "maxInputBytes" | "maxModelCalls" | "models">;
+/**
+ * The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one
+ * (and `allow` also on the remote client, which runs the Environments it hosts under its own allow-list).
+ */
+export type SpecOptions = Pick<
+  BrainOptions,
+  "allow" | "maxEmittedBytes" | "maxInputBytes" | "maxModelCalls" | "models"
+>;
 
 /** Registers `fn` once per transport, with a fresh Brain built from `options` (the server's, when remote). */
 export function specTest(
@@ -25,7 +31,12 @@ export function specTest(
       }
       const server = await serveBrain({ ...options, serverToken: "spec-operator" });
       try {
-        await using brain = new Brain({ url: server.url, serverToken: "spec-operator", token: "spec-host" });
+        await using brain = new Brain({
+          url: server.url,
+          serverToken: "spec-operator",
+          token: "spec-host",
+          ...(options.allow ? { allow: options.allow } : {}),
+        });
         await fn(brain, transport);
       } finally {
         await server.shutdown();

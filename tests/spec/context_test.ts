@@ -5,6 +5,8 @@ import {
   BRAIN_MAX_LATE_RECORDS,
   BrainError,
   type Finished,
+  httpEnv,
+  httpTool,
   isFailure,
   type JsonValue,
   ok,
@@ -12,6 +14,9 @@ import {
   type ToolContext,
 } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+import { extensionService } from "../_support/extension_service.ts";
+import { extensionEnv } from "../../src/extension/mod.ts";
+import { droppingServer } from "../_support/dropping_server.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -459,3 +464,111 @@ specTest("a second ctx.finish is recorded late and resolves late with the first 
     "tool_call_late",
   ]);
 });
+
+/** An Application tool extension Tool that hands its ctx out and stays open. */
+function extensionHolder() {
+  const arrived = Promise.withResolvers<ToolContext>();
+  const declared = tool({
+    name: "held",
+    description: "Holds its call open in the extension.",
+    input: z.object({}),
+    run: (_input, ctx) => void arrived.resolve(ctx as unknown as ToolContext),
+  });
+  return { declared, arrived: arrived.promise };
+}
+
+/** Resolves with the signal's reason once it aborts. */
+const abortReason = (signal: AbortSignal) =>
+  new Promise<unknown>((resolve) =>
+    signal.aborted ? resolve(signal.reason) : signal.addEventListener("abort", () => resolve(signal.reason))
+  );
+
+let timed: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
+specTest(
+  "in an Application tool extension the deadline also returns timeout and its ctx.signal says timeout",
+  async (brain) => {
+    await using _service = timed;
+    const session = await brain.sessions.create({ tools: [extensionHolder().declared({ env: timed.env })] });
+    const deadline = Date.now() + 150;
+    const call = await session.start("held", {}, { deadline });
+    const ctx = await timed.arrived;
+    assert.equal(ctx.deadline, deadline);
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+    assert.ok(hasCode("timeout")(await abortReason(ctx.signal)));
+  },
+  () => {
+    const { declared, arrived } = extensionHolder();
+    const service = extensionService([declared()]);
+    timed = Object.assign(service, { arrived });
+    return { allow: service.allow };
+  },
+);
+
+let skewed: ReturnType<typeof extensionService>;
+specTest(
+  "an extension whose clock reaches the deadline first still leaves the call timeout, never lifetime_exceeded",
+  async (brain) => {
+    await using _service = skewed;
+    const session = await brain.sessions.create({ tools: [extensionHolder().declared({ env: skewed.env })] });
+    const end = await session.call("held", {}, { timeoutMs: 200 });
+    assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+  },
+  () => {
+    // The extension sees a deadline 150 ms earlier than Brain's, as a clock running ahead would.
+    skewed = extensionService([extensionHolder().declared()], {
+      rewrite: (invocation) => ({ ...invocation, deadline: (invocation.deadline as number) - 150 }),
+    });
+    return { allow: skewed.allow };
+  },
+);
+
+for (const partial of [false, true]) {
+  let dropping: ReturnType<typeof droppingServer>;
+  specTest(
+    `an HTTP or extension Tool whose connection is lost after the request was sent${
+      partial ? " (mid-body)" : ""
+    } ends unknown, sent once`,
+    async (brain) => {
+      await using server = dropping;
+      const post = tool({
+        name: "post",
+        description: "Posts once.",
+        input: z.object({ n: z.number() }),
+        implementation: () => ({ type: "http_json", method: "POST", path: "/items" }),
+      });
+      const send = httpTool({ name: "send", description: "Sends once.", input: z.object({}), url: server.url });
+      const session = await brain.sessions.create({
+        tools: [
+          post({ env: httpEnv({ name: "api", baseUrl: server.url }) }),
+          send(),
+          extensionHolder().declared({ env: extensionEnv({ name: "app-http", url: server.url }) }),
+        ],
+      });
+      for (const [name, input] of [["post", { n: 1 }], ["send", {}], ["held", {}]] as const) {
+        const end = await session.call(name, input, { timeoutMs: 5_000 });
+        assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"], name);
+      }
+      assert.equal(server.received, 3, "each call was sent once, never again");
+    },
+    () => {
+      dropping = droppingServer({ partial });
+      return { allow: { net: [dropping.host] } };
+    },
+  );
+}
+
+specTest("an HTTP Tool that never reached its server is a known failure: error http_error", async (brain) => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const { port } = listener.addr as Deno.NetAddr;
+  listener.close();
+  const send = httpTool({
+    name: "send",
+    description: "Sends once.",
+    input: z.object({}),
+    url: `http://127.0.0.1:${port}`,
+  });
+  const session = await brain.sessions.create({ tools: [send()] });
+  const end = await session.call("send", {}, { timeoutMs: 5_000 });
+  assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["finish", "http_error"]);
+}, { allow: { net: ["127.0.0.1"] } });

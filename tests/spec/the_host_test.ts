@@ -91,3 +91,35 @@ specTest("a deadline equal to now has passed: the call ends timeout without runn
   const end = await session.call("counted", {}, { deadline: Date.now() });
   assert.deepEqual([end.cause, end.outcome.status, runs], ["timeout", "timeout", 0]);
 });
+
+specTest(
+  "read and records refuse a range that is not one with invalid_argument, before anything is read",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await session.call("echo", { text: "x" });
+    const ranges = [
+      { from: -1 },
+      { from: 0 },
+      { from: Number.NaN },
+      { from: 1.5 },
+      { from: Infinity },
+      { from: "1" },
+      { limit: -1 },
+      { limit: Number.NaN },
+      { limit: 0.5 },
+      { limit: "2" },
+      { from: 1, limit: -5 },
+      { form: 2 },
+      null,
+      "all",
+    ];
+    for (const range of ranges) {
+      await assert.rejects(session.read(range as never), hasCode("invalid_argument"), JSON.stringify(range));
+    }
+    for (const from of [-1, 0, Number.NaN, 2.5, "1"]) {
+      assert.throws(() => session.records({ from: from as never }), hasCode("invalid_argument"), String(from));
+    }
+    assert.deepEqual(await session.read({ from: 2, limit: 0 }), []);
+    assert.deepEqual((await session.read({ from: 1, limit: 1 })).map((record) => record.sequence), [1]);
+  },
+);

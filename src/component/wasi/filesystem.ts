@@ -9,7 +9,7 @@
  * so this fence is what stops a link that points out. Around it, the sandbox's
  * Deno permissions allow reading (and writing) the workspace and nothing else.
  */
-import { InputStream, OutputStream } from "./streams.ts";
+import { InputStream, OutputStream, wasiError } from "./streams.ts";
 
 type ErrorCode =
   | "access"
@@ -25,15 +25,17 @@ type ErrorCode =
   | "unsupported"
   | "io";
 type DescriptorType = "directory" | "regular-file" | "symbolic-link" | "unknown";
-type WasiResult<T> = { tag: "ok"; val: T } | { tag: "err"; val: ErrorCode };
 type PathFlags = { symlinkFollow?: boolean };
 type OpenFlags = { create?: boolean; directory?: boolean; exclusive?: boolean; truncate?: boolean };
 type DescriptorFlags = { read?: boolean; write?: boolean; mutateDirectory?: boolean };
 
-const ok = <T>(val: T): WasiResult<T> => ({ tag: "ok", val });
-const err = (val: ErrorCode): WasiResult<never> => ({ tag: "err", val });
+/** Returns `err(code)` to the guest. */
+function fail(code: ErrorCode): never {
+  throw wasiError(code);
+}
 
 function errorCode(error: unknown): ErrorCode {
+  if (typeof error === "object" && error !== null && "payload" in error) return error.payload as ErrorCode;
   if (error instanceof Deno.errors.NotFound) return "no-entry";
   if (error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied) return "access";
   if (error instanceof Deno.errors.NotADirectory) return "not-directory";
@@ -53,11 +55,11 @@ function closeQuietly(file: Deno.FsFile): void {
 }
 
 /** Runs `action`, turning a thrown Deno error into the WASI error code. */
-function attempt<T>(action: () => T): WasiResult<T> {
+function attempt<T>(action: () => T): T {
   try {
-    return ok(action());
+    return action();
   } catch (error) {
-    return err(errorCode(error));
+    return fail(errorCode(error));
   }
 }
 
@@ -91,8 +93,8 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
     constructor(entries: { type: DescriptorType; name: string }[]) {
       this.#entries = entries;
     }
-    readDirectoryEntry(): WasiResult<{ type: DescriptorType; name: string } | undefined> {
-      return ok(this.#entries.shift());
+    readDirectoryEntry(): { type: DescriptorType; name: string } | undefined {
+      return this.#entries.shift();
     }
   }
 
@@ -104,14 +106,13 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       this.#write = write;
     }
 
-    openAt(pathFlags: PathFlags, path: string, openFlags: OpenFlags, flags: DescriptorFlags): WasiResult<Descriptor> {
+    openAt(pathFlags: PathFlags, path: string, openFlags: OpenFlags, flags: DescriptorFlags): Descriptor {
       const wantsWrite = Boolean(openFlags.create || openFlags.truncate || flags.write || flags.mutateDirectory);
-      if (wantsWrite && !writable) return err("read-only");
+      if (wantsWrite && !writable) return fail("read-only");
       const resolved = openFlags.create
         ? this.#resolveNew(path, pathFlags.symlinkFollow === true)
         : this.#resolve(path, pathFlags.symlinkFollow === true);
-      if (resolved.tag === "err") return resolved;
-      const target = resolved.val;
+      const target = resolved;
       try {
         let info: Deno.FileInfo | undefined;
         try {
@@ -119,22 +120,22 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
         } catch (error) {
           if (!(error instanceof Deno.errors.NotFound) || !openFlags.create) throw error;
         }
-        if (info && openFlags.create && openFlags.exclusive) return err("exist");
+        if (info && openFlags.create && openFlags.exclusive) return fail("exist");
         if (info?.isDirectory) {
-          if (flags.write || openFlags.truncate) return err("is-directory");
-          return ok(new Descriptor(target, wantsWrite));
+          if (flags.write || openFlags.truncate) return fail("is-directory");
+          return new Descriptor(target, wantsWrite);
         }
-        if (openFlags.directory) return info ? err("not-directory") : err("no-entry");
+        if (openFlags.directory) return fail(info ? "not-directory" : "no-entry");
         if (!info || openFlags.truncate) {
           Deno.writeFileSync(target, new Uint8Array(), { create: true });
         }
-        return ok(new Descriptor(target, wantsWrite));
+        return new Descriptor(target, wantsWrite);
       } catch (error) {
-        return err(errorCode(error));
+        return fail(errorCode(error));
       }
     }
 
-    readViaStream(offset: bigint): WasiResult<InputStream> {
+    readViaStream(offset: bigint): InputStream {
       let at = Number(offset);
       return attempt(() => {
         const file = Deno.openSync(this.#path, { read: true });
@@ -156,8 +157,8 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       });
     }
 
-    writeViaStream(offset: bigint): WasiResult<OutputStream> {
-      if (!this.#write) return err("read-only");
+    writeViaStream(offset: bigint): OutputStream {
+      if (!this.#write) return fail("read-only");
       let at = Number(offset);
       return attempt(() => {
         const file = Deno.openSync(this.#path, { write: true });
@@ -173,8 +174,8 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       });
     }
 
-    appendViaStream(): WasiResult<OutputStream> {
-      if (!this.#write) return err("read-only");
+    appendViaStream(): OutputStream {
+      if (!this.#write) return fail("read-only");
       return attempt(() => {
         const file = Deno.openSync(this.#path, { append: true });
         return new OutputStream(
@@ -187,7 +188,7 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       });
     }
 
-    read(length: bigint, offset: bigint): WasiResult<[Uint8Array, boolean]> {
+    read(length: bigint, offset: bigint): [Uint8Array, boolean] {
       return attempt(() => {
         using file = Deno.openSync(this.#path, { read: true });
         file.seekSync(Number(offset), Deno.SeekMode.Start);
@@ -197,8 +198,8 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       });
     }
 
-    write(buffer: Uint8Array, offset: bigint): WasiResult<bigint> {
-      if (!this.#write) return err("read-only");
+    write(buffer: Uint8Array, offset: bigint): bigint {
+      if (!this.#write) return fail("read-only");
       return attempt(() => {
         using file = Deno.openSync(this.#path, { write: true });
         file.seekSync(Number(offset), Deno.SeekMode.Start);
@@ -207,28 +208,22 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       });
     }
 
-    setSize(size: bigint): WasiResult<void> {
-      if (!this.#write) return err("read-only");
+    setSize(size: bigint): void {
+      if (!this.#write) return fail("read-only");
       return attempt(() => Deno.truncateSync(this.#path, Number(size)));
     }
 
-    sync(): WasiResult<void> {
-      return ok(undefined);
+    sync(): void {}
+
+    syncData(): void {}
+
+    advise(): void {}
+
+    getFlags(): DescriptorFlags {
+      return { read: true, write: this.#write, mutateDirectory: this.#write };
     }
 
-    syncData(): WasiResult<void> {
-      return ok(undefined);
-    }
-
-    advise(): WasiResult<void> {
-      return ok(undefined);
-    }
-
-    getFlags(): WasiResult<DescriptorFlags> {
-      return ok({ read: true, write: this.#write, mutateDirectory: this.#write });
-    }
-
-    readDirectory(): WasiResult<DirectoryEntryStream> {
+    readDirectory(): DirectoryEntryStream {
       return attempt(() =>
         new DirectoryEntryStream(
           [...Deno.readDirSync(this.#path)]
@@ -238,89 +233,81 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
       );
     }
 
-    getType(): WasiResult<DescriptorType> {
+    getType(): DescriptorType {
       return attempt(() => typeOf(Deno.statSync(this.#path)));
     }
 
-    stat(): WasiResult<object> {
+    stat(): object {
       return attempt(() => statOf(Deno.statSync(this.#path)));
     }
 
-    statAt(pathFlags: PathFlags, path: string): WasiResult<object> {
+    statAt(pathFlags: PathFlags, path: string): object {
       const resolved = this.#resolve(path, pathFlags.symlinkFollow === true, true);
-      if (resolved.tag === "err") return resolved;
-      return attempt(() => statOf(Deno.lstatSync(resolved.val)));
+      return attempt(() => statOf(Deno.lstatSync(resolved)));
     }
 
-    metadataHash(): WasiResult<{ lower: bigint; upper: bigint }> {
+    metadataHash(): { lower: bigint; upper: bigint } {
       return attempt(() => hashOf(Deno.statSync(this.#path)));
     }
 
-    metadataHashAt(pathFlags: PathFlags, path: string): WasiResult<{ lower: bigint; upper: bigint }> {
+    metadataHashAt(pathFlags: PathFlags, path: string): { lower: bigint; upper: bigint } {
       const resolved = this.#resolve(path, pathFlags.symlinkFollow === true, true);
-      if (resolved.tag === "err") return resolved;
-      return attempt(() => hashOf(Deno.lstatSync(resolved.val)));
+      return attempt(() => hashOf(Deno.lstatSync(resolved)));
     }
 
     isSameObject(other: Descriptor): boolean {
       return other.#path === this.#path;
     }
 
-    createDirectoryAt(path: string): WasiResult<void> {
-      if (!this.#write) return err("read-only");
+    createDirectoryAt(path: string): void {
+      if (!this.#write) return fail("read-only");
       const resolved = this.#resolveNew(path, false);
-      if (resolved.tag === "err") return resolved;
-      return attempt(() => Deno.mkdirSync(resolved.val));
+      return attempt(() => Deno.mkdirSync(resolved));
     }
 
-    removeDirectoryAt(path: string): WasiResult<void> {
-      if (!this.#write) return err("read-only");
+    removeDirectoryAt(path: string): void {
+      if (!this.#write) return fail("read-only");
       const resolved = this.#resolve(path, false, true);
-      if (resolved.tag === "err") return resolved;
-      if (resolved.val === root) return err("not-permitted");
+      if (resolved === root) return fail("not-permitted");
       return attempt(() => {
-        if (!Deno.lstatSync(resolved.val).isDirectory) throw new Deno.errors.NotADirectory();
-        Deno.removeSync(resolved.val);
+        if (!Deno.lstatSync(resolved).isDirectory) throw new Deno.errors.NotADirectory();
+        Deno.removeSync(resolved);
       });
     }
 
-    unlinkFileAt(path: string): WasiResult<void> {
-      if (!this.#write) return err("read-only");
+    unlinkFileAt(path: string): void {
+      if (!this.#write) return fail("read-only");
       const resolved = this.#resolve(path, false, true);
-      if (resolved.tag === "err") return resolved;
       return attempt(() => {
-        if (Deno.lstatSync(resolved.val).isDirectory) throw new Deno.errors.IsADirectory();
-        Deno.removeSync(resolved.val);
+        if (Deno.lstatSync(resolved).isDirectory) throw new Deno.errors.IsADirectory();
+        Deno.removeSync(resolved);
       });
     }
 
-    renameAt(oldPath: string, newDescriptor: Descriptor, newPath: string): WasiResult<void> {
-      if (!this.#write) return err("read-only");
+    renameAt(oldPath: string, newDescriptor: Descriptor, newPath: string): void {
+      if (!this.#write) return fail("read-only");
       const from = this.#resolve(oldPath, false, true);
-      if (from.tag === "err") return from;
-      if (from.val === root) return err("not-permitted");
+      if (from === root) return fail("not-permitted");
       const to = newDescriptor.#resolveNew(newPath, false);
-      if (to.tag === "err") return to;
-      return attempt(() => Deno.renameSync(from.val, to.val));
+      return attempt(() => Deno.renameSync(from, to));
     }
 
-    readlinkAt(path: string): WasiResult<string> {
+    readlinkAt(path: string): string {
       const resolved = this.#resolve(path, false, true);
-      if (resolved.tag === "err") return resolved;
-      return attempt(() => Deno.readLinkSync(resolved.val));
+      return attempt(() => Deno.readLinkSync(resolved));
     }
 
-    symlinkAt(): WasiResult<void> {
-      return err(writable ? "not-permitted" : "read-only");
+    symlinkAt(): void {
+      return fail(writable ? "not-permitted" : "read-only");
     }
 
-    linkAt(): WasiResult<void> {
-      return err(writable ? "not-permitted" : "read-only");
+    linkAt(): void {
+      return fail(writable ? "not-permitted" : "read-only");
     }
 
     /** The lexical path of `path` below this descriptor, or `not-permitted` when it leaves the workspace. */
-    #lexical(path: string): WasiResult<string> {
-      if (path.startsWith("/")) return err("not-permitted");
+    #lexical(path: string): string {
+      if (path.startsWith("/")) return fail("not-permitted");
       const parts = this.#path.split("/");
       for (const part of path.split("/")) {
         if (part === "" || part === ".") continue;
@@ -328,51 +315,47 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
         else parts.push(part);
       }
       const lexical = parts.join("/") || "/";
-      return inside(lexical) ? ok(lexical) : err("not-permitted");
+      return inside(lexical) ? lexical : fail("not-permitted");
     }
 
     /**
      * The real path of an existing `path`. Without `followFinal` a final symlink
      * is refused (as O_NOFOLLOW does), or kept as the link itself with `keepLink`.
      */
-    #resolve(path: string, followFinal: boolean, keepLink = false): WasiResult<string> {
+    #resolve(path: string, followFinal: boolean, keepLink = false): string {
       const lexical = this.#lexical(path);
-      if (lexical.tag === "err") return lexical;
       try {
-        if (!followFinal && Deno.lstatSync(lexical.val).isSymlink) {
-          if (!keepLink) return err("loop");
-          const parent = this.#realInside(lexical.val.slice(0, lexical.val.lastIndexOf("/")) || "/");
-          return parent.tag === "err"
-            ? parent
-            : ok(`${parent.val}/${lexical.val.slice(lexical.val.lastIndexOf("/") + 1)}`);
+        if (!followFinal && Deno.lstatSync(lexical).isSymlink) {
+          if (!keepLink) return fail("loop");
+          const parent = this.#realInside(lexical.slice(0, lexical.lastIndexOf("/")) || "/");
+          return `${parent}/${lexical.slice(lexical.lastIndexOf("/") + 1)}`;
         }
-        return this.#realInside(lexical.val);
+        return this.#realInside(lexical);
       } catch (error) {
-        return err(errorCode(error));
+        return fail(errorCode(error));
       }
     }
 
     /** Where a new entry at `path` goes: its parent resolved inside the workspace, or the existing entry. */
-    #resolveNew(path: string, followFinal: boolean): WasiResult<string> {
+    #resolveNew(path: string, followFinal: boolean): string {
       const lexical = this.#lexical(path);
-      if (lexical.tag === "err") return lexical;
       try {
-        Deno.lstatSync(lexical.val);
+        Deno.lstatSync(lexical);
         return this.#resolve(path, followFinal);
       } catch (error) {
-        if (!(error instanceof Deno.errors.NotFound)) return err(errorCode(error));
+        if (!(error instanceof Deno.errors.NotFound)) fail(errorCode(error));
       }
-      const cut = lexical.val.lastIndexOf("/");
-      const parent = this.#realInside(lexical.val.slice(0, cut) || "/");
-      return parent.tag === "err" ? parent : ok(`${parent.val}/${lexical.val.slice(cut + 1)}`);
+      const cut = lexical.lastIndexOf("/");
+      const parent = this.#realInside(lexical.slice(0, cut) || "/");
+      return `${parent}/${lexical.slice(cut + 1)}`;
     }
 
-    #realInside(path: string): WasiResult<string> {
+    #realInside(path: string): string {
       try {
         const real = Deno.realPathSync(path);
-        return inside(real) ? ok(real) : err("not-permitted");
+        return inside(real) ? real : fail("not-permitted");
       } catch (error) {
-        return err(errorCode(error));
+        return fail(errorCode(error));
       }
     }
   }

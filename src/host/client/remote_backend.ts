@@ -1,5 +1,5 @@
 import { checkAllowList } from "../../env/allow_list.ts";
-import { checkFollowOptions, checkReadOptions } from "../../journal/read_options.ts";
+import { checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import { type AssistantMessage, checkSendArguments, type SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
@@ -411,11 +411,12 @@ class RemoteSession implements BrainSession {
   }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return await this.#connection.request("read", { session: this.id, ...checkReadOptions(options) }, { retry: true });
+    const read = checkReadOptions("read options", options);
+    return await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
-    const { from, signal } = checkFollowOptions(options)!;
+    const { from, signal } = checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, from, signal);
   }
 

@@ -63,13 +63,15 @@ export class RemoteSink implements CallSink {
     if (result && result.outcome.status !== "ok") this.#ended("finish");
   }
 
-  /** Ends the call; the host never reports `unknown`, Brain decides that. */
+  /**
+   * Ends the call; `unknown` when an Environment this host runs lost its connection
+   * after sending the call, so no one knows whether it did its work.
+   */
   async finish(
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
     try {
-      if (cause === "unknown") throw new BrainError("invalid_argument", "only Brain ends a call as unknown");
       const { sequence, late } = await this.#report("finish", { ...this.#call, ...result, cause });
       this.#ended(cause);
       return new Finished(sequence, late);

@@ -12,6 +12,11 @@
  * `--lease-ms` (or `BRAIN_LEASE_MS`) sets how long this server's hold on a
  * session lasts unrenewed: another server over the same journal takes its
  * sessions over that long after it died (10000 by default).
+ * `--advertise-url URL` (or `BRAIN_ADVERTISE_URL`) is the http(s) or ws(s) URL
+ * the other servers send hosts to, when this server is reached at another
+ * address than the 127.0.0.1 one it listens on (a proxy, a load balancer, a
+ * container's published port); it is the listening URL by default. A URL that
+ * is not one exits 2.
  *
  * With `--model-url` (or `BRAIN_MODEL_URL`), the base URL of an OpenAI-compatible
  * API, the server has one model, `default`, that clients name with
@@ -44,34 +49,44 @@ import type { SessionModel } from "../../model/types.ts";
 import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { isPostgresUrl } from "../../journal/postgres_url.ts";
+import { checkNodeUrl } from "../../journal/nodes.ts";
 import { serveBrain } from "./server.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 
-const { values } = parseArgs({
-  args: Deno.args,
-  options: {
-    port: { type: "string" },
-    path: { type: "string" },
-    journal: { type: "string" },
-    "lease-ms": { type: "string" },
-    "model-url": { type: "string" },
-    model: { type: "string" },
-    "model-key": { type: "string" },
-    workspaces: { type: "string" },
-    filesystem: { type: "string" },
-    net: { type: "string" },
-    env: { type: "string" },
-    "component-cache": { type: "string" },
-    "host-tokens": { type: "string" },
-    limits: { type: "string" },
-  },
-});
+const OPTIONS = {
+  port: { type: "string" },
+  path: { type: "string" },
+  journal: { type: "string" },
+  "lease-ms": { type: "string" },
+  "advertise-url": { type: "string" },
+  "model-url": { type: "string" },
+  model: { type: "string" },
+  "model-key": { type: "string" },
+  workspaces: { type: "string" },
+  filesystem: { type: "string" },
+  net: { type: "string" },
+  env: { type: "string" },
+  "component-cache": { type: "string" },
+  "host-tokens": { type: "string" },
+  limits: { type: "string" },
+} as const;
+let values: ReturnType<typeof flags>;
 try {
+  values = flags();
   await main();
 } catch (error) {
   if (!(error instanceof BrainError)) throw error;
   console.error(`brain serve: ${error.message}`);
   Deno.exit(2);
+}
+
+/** The command line's flags; an unknown flag, or one without its value, is `invalid_argument`. */
+function flags() {
+  try {
+    return parseArgs({ args: Deno.args, options: OPTIONS }).values;
+  } catch (error) {
+    throw new BrainError("invalid_argument", (error as Error).message);
+  }
 }
 
 /** Reads the configuration, starts the server and stops it on SIGINT or SIGTERM. */
@@ -99,6 +114,7 @@ async function main(): Promise<void> {
     models: configuredModels(),
     serverToken,
     hostTokens,
+    advertiseUrl: advertiseUrl(),
     leaseMs: leaseMs(),
     limits: limits(),
     allow: allowList(),
@@ -111,6 +127,22 @@ async function main(): Promise<void> {
   };
   Deno.addSignalListener("SIGINT", stop);
   Deno.addSignalListener("SIGTERM", stop);
+}
+
+/** The URL the flag or environment advertises to the cluster, checked; the listening URL when neither does. */
+function advertiseUrl(): string | undefined {
+  const url = values["advertise-url"] ?? Deno.env.get("BRAIN_ADVERTISE_URL");
+  if (url === undefined) return undefined;
+  try {
+    checkNodeUrl(url);
+  } catch (error) {
+    throw new BrainError(
+      "invalid_argument",
+      `--advertise-url (or BRAIN_ADVERTISE_URL) must be the http(s) or ws(s) URL hosts reach this server at, ` +
+        `got ${JSON.stringify(url)}: ${(error as Error).message}`,
+    );
+  }
+  return url;
 }
 
 /** The lease length the flag or environment sets, if any. */
