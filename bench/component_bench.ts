@@ -2,7 +2,7 @@
  * A Component call against the same logic as an in-process Tool: the inspect
  * listing, a burst of emits (each blocks the guest until Brain commits it), a
  * new session's first call, and the first admission (transpiling) of a Component.
- * The emit group also measures the floor under a Component emit: the same
+ * The inspect and emit groups also measure the floor under them: the same
  * frames round-tripped to a child process with nothing behind them.
  *
  *   deno task bench
@@ -52,6 +52,23 @@ async function session(brain: Brain, placed: Parameters<Brain["sessions"]["creat
   return created;
 }
 
+// The transport floor: frames round-tripped to an idle child process with no Component, glue or journal behind it.
+const echo = new Deno.Command(Deno.execPath(), {
+  args: ["run", "--quiet", "--no-lock", new URL("./frame_echo_child.ts", import.meta.url).href],
+  stdin: "piped",
+  stdout: "piped",
+}).spawn();
+const echoWriter = echo.stdin.getWriter();
+const echoReader = new FrameReader(echo.stdout);
+const hostFrame = encodeFrame({ type: "reply", reply: { tag: "ok", val: 1 } });
+
+async function roundTrips(count: number): Promise<void> {
+  for (let i = 0; i < count; i++) {
+    void echoWriter.write(hostFrame);
+    await echoReader.next();
+  }
+}
+
 const brain = new Brain({ allow });
 let workspace = "";
 const warmComponent = await session(brain, {
@@ -69,6 +86,22 @@ Deno.bench(
   { group: "inspect" },
   async () => {
     await warmComponent.call("inspect", { path: "a" });
+  },
+);
+
+Deno.bench(
+  "1 frame round trip to an idle child (the floor under any Component call)",
+  { group: "inspect" },
+  async () => {
+    await roundTrips(1);
+  },
+);
+
+Deno.bench(
+  "3 frame round trips (call, emit, finish: the fewest a warm inspect call exchanges)",
+  { group: "inspect" },
+  async () => {
+    await roundTrips(3);
   },
 );
 
@@ -139,20 +172,8 @@ Deno.bench(`${EMITS} emits: Component (a pipe round trip per emit)`, { group: "e
   await emitComponent.call("emit_loop", "x");
 });
 
-const echo = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--quiet", "--no-lock", new URL("./frame_echo_child.ts", import.meta.url).href],
-  stdin: "piped",
-  stdout: "piped",
-}).spawn();
-const echoWriter = echo.stdin.getWriter();
-const echoReader = new FrameReader(echo.stdout);
-const hostFrame = encodeFrame({ type: "reply", reply: { tag: "ok", val: 1 } });
-
 Deno.bench(`${EMITS} frame round trips to a child (the pipe floor, no Component)`, { group: "emit" }, async () => {
-  for (let i = 0; i < EMITS; i++) {
-    void echoWriter.write(hostFrame);
-    await echoReader.next();
-  }
+  await roundTrips(EMITS);
 });
 
 globalThis.addEventListener("unload", () => {

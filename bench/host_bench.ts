@@ -2,6 +2,7 @@ import { z } from "zod";
 import { Brain, tool } from "../mod.ts";
 import type { ModelProvider } from "../src/model/types.ts";
 import { serveBrain } from "../src/host/server/server.ts";
+import { EchoClient, serveEcho } from "./ws_echo.ts";
 
 const noop = tool({
   name: "noop",
@@ -38,15 +39,10 @@ const server = await serveBrain({ serverToken: "operator-secret", models, maxMod
 const remote = new Brain({ url: server.url, serverToken: "operator-secret", token: "bench-token", host: "bench" });
 const remoteSession = await remote.sessions.create({ tools: [noop(), ask(), large()], model: "default" });
 
-/** The same server as `deno task serve` runs it, in its own process. */
-const child = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-net=127.0.0.1", "--allow-env", "src/host/server/serve.ts", "--port", "0"],
-  env: { BRAIN_SERVER_TOKEN: "operator-secret" },
-  stdout: "piped",
-  stderr: "inherit",
-}).spawn();
-const childUrl = await (async () => {
-  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+/** A child process that prints the URL it listens on as its first line. */
+async function listening(args: string[], env: Record<string, string> = {}) {
+  const process = new Deno.Command(Deno.execPath(), { args, env, stdout: "piped", stderr: "inherit" }).spawn();
+  const reader = process.stdout.pipeThrough(new TextDecoderStream()).getReader();
   let text = "";
   while (!text.includes("\n")) {
     const { value, done } = await reader.read();
@@ -54,10 +50,23 @@ const childUrl = await (async () => {
     text += value;
   }
   reader.releaseLock();
-  return /Brain listening on (\S+)/.exec(text)![1];
-})();
+  return { process, url: / listening on (\S+)/.exec(text)![1] };
+}
+
+/** The same server as `deno task serve` runs it, in its own process. */
+const child = await listening(
+  ["run", "--allow-net=127.0.0.1", "--allow-env", "src/host/server/serve.ts", "--port", "0"],
+  { BRAIN_SERVER_TOKEN: "operator-secret" },
+);
+const childUrl = child.url;
 const childClient = new Brain({ url: childUrl, serverToken: "operator-secret", token: "bench-token", host: "bench" });
 const childSession = await childClient.sessions.create({ tools: [noop()] });
+
+/** The floor under a remote call: its frames, echoed over the same transport with nothing behind them. */
+const echo = serveEcho();
+const echoClient = await EchoClient.open(echo.url);
+const childEcho = await listening(["run", "--allow-net=127.0.0.1", "bench/ws_echo.ts"]);
+const childEchoClient = await EchoClient.open(childEcho.url);
 
 Deno.bench({ name: "embedded Tool call", group: "host round trip", baseline: true }, async () => {
   await embeddedSession.call("noop", {});
@@ -81,6 +90,32 @@ Deno.bench({
   await childSession.call("noop", {});
 });
 
+Deno.bench(
+  { name: "floor: a call's two round trips, echoed", group: "remote call over its floor", baseline: true },
+  async () => {
+    await echoClient.call();
+  },
+);
+
+Deno.bench({ name: "WebSocket Tool call on loopback", group: "remote call over its floor" }, async () => {
+  await remoteSession.call("noop", {});
+});
+
+Deno.bench({
+  name: "floor: a call's two round trips, echoed by a child process",
+  group: "remote call over its floor, server in a child process",
+  baseline: true,
+}, async () => {
+  await childEchoClient.call();
+});
+
+Deno.bench({
+  name: "WebSocket Tool call to a server in a child process",
+  group: "remote call over its floor, server in a child process",
+}, async () => {
+  await childSession.call("noop", {});
+});
+
 const CONCURRENT = 64;
 Deno.bench({ name: "64 concurrent embedded Tool calls", group: "64 concurrent calls", baseline: true }, async () => {
   await Promise.all(Array.from({ length: CONCURRENT }, () => embeddedSession.call("noop", {})));
@@ -89,6 +124,21 @@ Deno.bench({ name: "64 concurrent embedded Tool calls", group: "64 concurrent ca
 Deno.bench({ name: "64 concurrent WebSocket Tool calls on loopback", group: "64 concurrent calls" }, async () => {
   await Promise.all(Array.from({ length: CONCURRENT }, () => remoteSession.call("noop", {})));
 });
+
+Deno.bench({
+  name: "floor: 64 calls' two round trips, batched and echoed",
+  group: "64 concurrent calls over their floor",
+  baseline: true,
+}, async () => {
+  await echoClient.calls(CONCURRENT);
+});
+
+Deno.bench(
+  { name: "64 concurrent WebSocket Tool calls on loopback", group: "64 concurrent calls over their floor" },
+  async () => {
+    await Promise.all(Array.from({ length: CONCURRENT }, () => remoteSession.call("noop", {})));
+  },
+);
 
 Deno.bench({ name: "embedded Tool call with ctx.model", group: "ctx.model round trip", baseline: true }, async () => {
   await embeddedSession.call("ask", {});
@@ -112,5 +162,9 @@ globalThis.addEventListener("unload", () => {
   remote.close();
   server.shutdown();
   childClient.close();
-  child.kill("SIGTERM");
+  child.process.kill("SIGTERM");
+  echoClient.close();
+  childEchoClient.close();
+  echo.shutdown();
+  childEcho.process.kill("SIGTERM");
 });

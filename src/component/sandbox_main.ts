@@ -2,8 +2,9 @@
  * A Component sandbox: the child Deno process that runs one Component for one
  * grant. Brain starts it with exactly the grant's permissions, sends `init`,
  * then one `call` at a time. Host calls block on stdin for Brain's reply. Each
- * call gets a fresh instance (made ahead, while the sandbox is idle), so no
- * state crosses calls. Brain kills the process at a deadline or cancellation.
+ * call gets a fresh instance, so no state crosses calls: it is made ahead,
+ * while Brain commits a host call of the call before (when that is quick) or
+ * while the sandbox is idle. Brain kills the process at a deadline or cancellation.
  *
  * @module
  */
@@ -37,11 +38,41 @@ const report = (message: FromSandbox) => frames.write(message);
 let calling = false;
 let memories: WebAssembly.Memory[] = [];
 let wasi: WasiHost | undefined;
+/** Makes a fresh instance, once the Component is loaded. */
+let fresh: (() => Made) | undefined;
+/** The next call's instance, made ahead of it. */
+let next: Made | undefined;
+/**
+ * Whether the last instance took under `CHEAP_MS` to make: then the next one is
+ * made while Brain commits a host call, which delays the reply by little or
+ * nothing. A slower one is made only while the sandbox is idle, so it never
+ * eats into the grace a guest has to return after `finish`.
+ */
+let cheap = false;
+const CHEAP_MS = 1;
+
+/**
+ * Makes the next call's instance unless one is ready. Host calls are refused
+ * meanwhile, so a start function cannot reach the running call.
+ */
+function prepare(): void {
+  if (next || !fresh) return;
+  const during = calling;
+  calling = false;
+  const started = performance.now();
+  try {
+    next = fresh();
+  } finally {
+    calling = during;
+  }
+  cheap = performance.now() - started < CHEAP_MS;
+}
 
 /** Brain's answer to a host call: its `ok` value, or its `err` thrown as the glue expects. */
 function hostCall(op: HostCall["op"], args: HostCall["args"]): unknown {
   if (!calling) throw wasiError({ code: "call_finished", message: "no call is running" });
   report({ type: "host", op, args });
+  if (cheap) prepare();
   const message = frames.read() as ToSandbox | undefined;
   if (message?.type !== "reply") Deno.exit(0);
   if (message.reply.tag === "err") throw wasiError(message.reply.val);
@@ -134,18 +165,21 @@ function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: numbe
 async function serve(): Promise<void> {
   const init = frames.read() as SandboxInit | undefined;
   if (init?.type !== "init") return;
-  let fresh;
+  let make: () => Made;
   try {
-    fresh = await load(init);
+    make = fresh = await load(init);
   } catch (error) {
     return report({ type: "failed", message: describe(error), exhausted: error instanceof RangeError });
   }
-  let made = fresh();
+  prepare();
   report({ type: "ready" });
   for (;;) {
     const message = frames.read() as ToSandbox | undefined;
     if (message === undefined) return;
     if (message.type !== "call") continue;
+    // A made-ahead instance that failed is made again: it may have failed for the previous call's sake.
+    const made = next?.instance ? next : make();
+    next = undefined;
     memories = made.memories;
     report(
       made.instance ? run(made.instance, message, init.memoryBytes) : {
@@ -155,7 +189,7 @@ async function serve(): Promise<void> {
         trapped: true,
       },
     );
-    made = fresh();
+    prepare();
   }
 }
 

@@ -10,7 +10,7 @@ import { type CallSink, endedReason, type Invocation, type PublishedResult } fro
 import { runHostTool } from "../run/host_tool.ts";
 import { sameText } from "../util/same_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
-import type { ExtensionAck, ExtensionReport } from "./protocol.ts";
+import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -31,6 +31,7 @@ export interface ToolExtension {
 }
 
 const encoder = new TextEncoder();
+const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
 
 /**
  * The Application tool extension: a hono app serving the same `tool()`
@@ -121,8 +122,15 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls/acks", async (c) => {
-    const ack = await boundedJson(c.req.raw, maxRequestBytes) as ExtensionAck | undefined;
+    const ack = await boundedJson(c.req.raw, maxRequestBytes) as ExtensionAck | ExtensionEnded | undefined;
     const call = ack && live.get(callKey(ack.sessionId, ack.call));
+    if (ack && "ended" in ack) {
+      if (!call || !ENDED_CAUSES.includes(ack.ended)) {
+        return c.json(problem("call_finished", "no open call matches this notice"), 404);
+      }
+      call.close(endedReason(ack.ended));
+      return c.body(null, 204);
+    }
     if (!call || typeof ack.report !== "number" || !call.acknowledge(ack)) {
       return c.json(problem("call_finished", "no open report matches this acknowledgment"), 404);
     }

@@ -5,13 +5,18 @@ import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
-import type { CallSink, PublishedResult } from "../contract/call.ts";
+import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
+import type { TerminalCause } from "../journal/records.ts";
 import { lines } from "../util/lines.ts";
 import { fetchOnce } from "../util/fetch_once.ts";
-import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionReport } from "./protocol.ts";
+import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionEnded, type ExtensionReport } from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
 const DRAIN_MS = 1_000;
+/** How long Brain waits to tell an extension why it ended a call before cutting the request. */
+const NOTICE_MS = 1_000;
+/** The causes Brain decides itself, rather than a report of the Tool's. */
+const BRAIN_ENDED: readonly (TerminalCause | undefined)[] = ["timeout", "cancelled", "unknown"];
 
 /** Options of {@linkcode extensionEnv}. */
 export interface ExtensionEnvOptions {
@@ -84,7 +89,24 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
     // (a finish, or an error result that ends the call) still gets its ack.
     const request = new AbortController();
     let acknowledging = false;
-    sink.signal.addEventListener("abort", () => acknowledging || request.abort(sink.signal.reason), { once: true });
+    let ending = false;
+    // Brain ended the call itself: tell the extension why (bounded), then cut the request.
+    const endRequest = async () => {
+      if (ending) return;
+      ending = true;
+      const ended = endedCause(sink.signal.reason);
+      if (ended === "timeout" || ended === "cancelled" || ended === "unknown") {
+        const notice: ExtensionEnded = { sessionId: invocation.sessionId, call: invocation.sequence, ended };
+        await fetchOnce(acks, {
+          method: "POST",
+          headers,
+          body: JSON.stringify(notice),
+          signal: AbortSignal.timeout(NOTICE_MS),
+        }).then((answer) => answer.body?.cancel(), () => {});
+      }
+      request.abort(sink.signal.reason);
+    };
+    sink.signal.addEventListener("abort", () => acknowledging || void endRequest(), { once: true });
     let response: Response;
     try {
       response = await fetchOnce(calls, {
@@ -136,6 +158,8 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
         }
         await acknowledge(ack);
         acknowledging = false;
+        // Brain ended the call while this report was acknowledged: end the request now, as it would have then.
+        if (sink.signal.aborted && BRAIN_ENDED.includes(endedCause(sink.signal.reason))) return await endRequest();
         // A refused finish still ends the call: the extension broke the protocol, and nothing may stay open.
         if (report.type === "finish" && ack.error && !sink.signal.aborted) {
           await sink.finish({

@@ -22,5 +22,5 @@
  */
 export { type ToolExtension, toolExtension, type ToolExtensionOptions } from "./extension.ts";
 export { EXTENSION_MAX_REPORT_BYTES, extensionEnv, type ExtensionEnvOptions } from "./extension_env.ts";
-export type { ExtensionAck, ExtensionReport } from "./protocol.ts";
+export type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 export type * from "../env/mod.ts";

@@ -32,5 +32,19 @@ export interface ExtensionAck {
   error?: { code: string; message: string; details?: JsonValue };
 }
 
+/**
+ * Brain's notice, posted to the acks route, that it ended a call itself (its
+ * deadline, a cancellation, a lost connection) before cutting the request, so
+ * the Tool's `ctx.signal.reason` names the same cause as in every other transport.
+ */
+export interface ExtensionEnded {
+  /** The owning session. */
+  sessionId: string;
+  /** Sequence of the call's `tool_call_started` record. */
+  call: number;
+  /** The call's first terminal cause. */
+  ended: "timeout" | "cancelled" | "unknown";
+}
+
 /** The extension routes, relative to its base URL. */
 export const EXTENSION_ROUTES = Object.freeze({ calls: "calls", acks: "calls/acks" });

@@ -166,6 +166,8 @@ export type ClientFrame =
 export type ClientOp = ClientFrame["op"];
 /** Operations a reply answers. */
 export type RequestOp = Extract<ClientFrame, { id: number }>["op"];
+/** A request frame of operation `O`, as it travels: its `id` first, so an oversized one's id is read unparsed. */
+export type RequestFrame<O extends RequestOp> = Extract<ClientFrame, { op: O; id: number }>;
 /** A request of operation `O`, without its id. */
 export type RequestOf<O extends RequestOp> = Omit<Extract<ClientFrame, { op: O }>, "id">;
 /** Any request, without its id. */

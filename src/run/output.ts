@@ -31,7 +31,11 @@ export function normalizeOutputNow(
     if (isEnvelope(value)) {
       const parsed = parseEnvelope(value);
       if ("malformed" in parsed) return invalid(`malformed outcome envelope: ${parsed.malformed}`);
-      if (parsed.outcome.status !== "ok") return { outcome: parsed.outcome as Outcome };
+      if (parsed.outcome.status !== "ok") {
+        // An optional field set to undefined is no JSON either; refused here so every transport agrees.
+        const nonJson = findNonJson(value);
+        return nonJson ? invalid(`the outcome is not JSON: ${nonJson}`) : { outcome: parsed.outcome as Outcome };
+      }
       raw = parsed.outcome.value;
     }
     if (!output) return validated(raw);

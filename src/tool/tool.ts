@@ -193,6 +193,18 @@ export function tool<
   return Object.freeze(place) as unknown as ToolFactory<P>;
 }
 
+/** The descriptor `implementation` makes from the parsed options; a throw is `invalid_tool`. */
+function describe<O>(name: string, implementation: (options: O) => Descriptor, options: O): Descriptor {
+  try {
+    return implementation(options);
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("invalid_tool", `tool ${name}: its implementation threw: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
+}
+
 function parseOptions(
   name: string,
   schema: Schema | undefined,
@@ -205,12 +217,12 @@ function parseOptions(
     }
     return Object.freeze({});
   }
-  let parsed;
+  let parsed: ReturnType<Schema["safeParse"]>;
   try {
     parsed = schema.safeParse(raw);
   } catch (error) {
-    // A refinement or transform that throws, or one that is async: options are parsed once, synchronously.
-    throw new BrainError("invalid_options", `tool ${name}: parsing its options threw: ${errorText(error)}`, {
+    // Factory options parse synchronously: an async check, or a refinement or transform that throws, lands here.
+    throw new BrainError("invalid_options", `tool ${name}: its options could not be parsed: ${errorText(error)}`, {
       cause: error,
     });
   }
@@ -249,17 +261,6 @@ function isImplementation(value: unknown): boolean {
     return typeof kind === "string" && typeof admit === "function" && typeof execute === "function";
   } catch {
     return false;
-  }
-}
-
-/** The descriptor an implementation function returns for `options`; a throw fails the placement as `invalid_tool`. */
-function describe<P>(name: string, implementation: (options: P) => Descriptor, options: P): Descriptor {
-  try {
-    return implementation(options);
-  } catch (error) {
-    throw new BrainError("invalid_tool", `tool ${name}: its implementation function threw: ${errorText(error)}`, {
-      cause: error,
-    });
   }
 }
 

@@ -99,13 +99,30 @@ Deno.test("a guest looping on emit is refused past the budget and killed at its 
 });
 
 Deno.test("each call gets a fresh instance in a warm sandbox that is reused", async () => {
-  await withProbes(["count"], async (session) => {
+  await withProbes(["count", "emit_then_echo"], async (session) => {
     const pid = await warmPid();
-    for (let i = 0; i < 3; i++) {
+    // The next call's instance is made while Brain commits this call's emit or finish: never this call's own.
+    for (let i = 0; i < 6; i++) {
       assert.deepEqual((await session.call("count", null, { deadline: soon() })).outcome, { status: "ok", value: 1 });
+      const outcome = { status: "ok", value: `call ${i}` };
+      assert.deepEqual((await session.call("emit_then_echo", outcome, { deadline: soon() })).outcome, outcome);
     }
     assert.deepEqual(await runningSandboxes(), [pid]);
   });
+});
+
+Deno.test("ending the session kills its idle sandbox, instance made ahead and all, while the Brain stays open", async () => {
+  const brain = readerBrain();
+  try {
+    const session = await brain.sessions.create({ tools: [probeTool("count")({ env: reader })] });
+    const pid = await warmPid();
+    assert.deepEqual((await session.call("count", null, { deadline: soon() })).outcome, { status: "ok", value: 1 });
+    await session.end();
+    await gone(pid);
+    assert.deepEqual(await runningSandboxes(), []);
+  } finally {
+    await brain.close();
+  }
 });
 
 Deno.test("a trap replaces the sandbox", async () => {

@@ -174,3 +174,33 @@ specTest(
     assert.deepEqual(await brain.sessions.list(), []);
   },
 );
+
+Deno.test("factory options that cannot be parsed synchronously, or whose schema throws, are invalid_options", () => {
+  const base = { name: "lookup", description: "Looks up.", input: z.object({}), run: () => undefined };
+  const asyncCheck = tool({ ...base, options: z.object({ id: z.string().refine(async () => await true) }) });
+  const throwing = tool({
+    ...base,
+    options: z.object({
+      id: z.string().transform(() => {
+        throw new Error("no");
+      }),
+    }),
+  });
+  assert.throws(() => asyncCheck({ id: "x" }), isCode("invalid_options"));
+  assert.throws(() => throwing({ id: "x" }), isCode("invalid_options"));
+});
+
+Deno.test("a descriptor function that throws is invalid_tool when the Tool is placed", () => {
+  const fetchIssue = tool({
+    name: "fetch_issue",
+    description: "Fetch one issue.",
+    input: z.object({ number: z.number().int() }),
+    options: z.object({ repository: z.string() }),
+    implementation: ({ repository }) => {
+      if (!repository.includes("/")) throw new TypeError("owner/name expected");
+      return { type: "http_json", method: "GET", path: `/repos/${repository}/issues/{number}` };
+    },
+  });
+  assert.throws(() => fetchIssue({ repository: "brain" }), isCode("invalid_tool"));
+  assert.equal(fetchIssue({ repository: "aexhq/brain" }).implementation?.kind, "descriptor");
+});

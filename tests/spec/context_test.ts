@@ -572,3 +572,24 @@ specTest("an HTTP Tool that never reached its server is a known failure: error h
   const end = await session.call("send", {}, { timeoutMs: 5_000 });
   assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["finish", "http_error"]);
 }, { allow: { net: ["127.0.0.1"] } });
+
+let cancelling: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
+specTest(
+  "cancelling a call in an Application tool extension aborts the Tool's ctx.signal with cancelled",
+  async (brain) => {
+    await using _service = cancelling;
+    const session = await brain.sessions.create({ tools: [extensionHolder().declared({ env: cancelling.env })] });
+    const call = await session.start("held", {});
+    const ctx = await cancelling.arrived;
+    const end = await call.cancel("the user pressed stop");
+    assert.deepEqual(end.outcome, { status: "cancelled", message: "the user pressed stop" });
+    assert.ok(hasCode("cancelled")(await abortReason(ctx.signal)));
+    await assert.rejects(ctx.emitResult("late"), hasCode("lifetime_exceeded"));
+  },
+  () => {
+    const { declared, arrived } = extensionHolder();
+    const service = extensionService([declared()]);
+    cancelling = Object.assign(service, { arrived });
+    return { allow: service.allow };
+  },
+);

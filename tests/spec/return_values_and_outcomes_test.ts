@@ -312,6 +312,23 @@ for (
   );
 }
 
+specTest(
+  "a failure outcome with a field set to undefined is not JSON: invalid_output on every transport",
+  async (brain) => {
+    const session = await brain.sessions.create({
+      tools: [
+        finishing("details", { status: "error", error: { code: "x", message: "m", details: undefined } }),
+        returning("message", { status: "unknown", message: undefined }),
+        finishing("retryable", { status: "error", error: { code: "x", message: "m", retryable: undefined } }),
+      ],
+    });
+    for (const name of ["details", "message", "retryable"]) {
+      const end = await session.call(name, {});
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+    }
+  },
+);
+
 specTest("the final value must be JSON after the output schema's transforms", async (brain) => {
   const toDate = z.object({ at: z.string().transform((text) => new Date(text)).pipe(z.any()) });
   const toBig = z.object({ n: z.number().transform((n) => BigInt(n)).pipe(z.any()) });

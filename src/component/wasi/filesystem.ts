@@ -109,10 +109,9 @@ export function workspaceFilesystem(root: string | undefined, writable: boolean)
     openAt(pathFlags: PathFlags, path: string, openFlags: OpenFlags, flags: DescriptorFlags): Descriptor {
       const wantsWrite = Boolean(openFlags.create || openFlags.truncate || flags.write || flags.mutateDirectory);
       if (wantsWrite && !writable) return fail("read-only");
-      const resolved = openFlags.create
+      const target = openFlags.create
         ? this.#resolveNew(path, pathFlags.symlinkFollow === true)
         : this.#resolve(path, pathFlags.symlinkFollow === true);
-      const target = resolved;
       try {
         let info: Deno.FileInfo | undefined;
         try {

@@ -18,6 +18,7 @@ import {
   MOVED,
   type NoticeOf,
   type Replies,
+  type RequestFrame,
   type RequestOf,
   type RequestOp,
   SERVER_TOKEN_HEADER,
@@ -194,9 +195,13 @@ export class HostConnection {
     body: Omit<RequestOf<O>, "op">,
     options: RequestOptions = {},
   ): Promise<Replies[O]> {
+    return this.requestFrame({ id: 0, op, ...body } as unknown as RequestFrame<O>, options);
+  }
+
+  /** Sends one request frame built by the caller, its `id` first (set here), and resolves with its reply's value. */
+  requestFrame<O extends RequestOp>(frame: RequestFrame<O>, options: RequestOptions = {}): Promise<Replies[O]> {
     const { promise, resolve, reject } = Promise.withResolvers<Replies[O]>();
-    // The id comes first, so an oversized frame's id can be read without parsing it.
-    this.#enqueue({ id: 0, op, ...body } as Pending["frame"], options, resolve as (value: unknown) => void, reject);
+    this.#enqueue(frame, options, resolve as (value: unknown) => void, reject);
     return promise;
   }
 
@@ -539,7 +544,9 @@ export class HostConnection {
       pending.reject(error);
     } else if (kind === "invoke" && session !== undefined && call !== undefined) {
       const outcome = fail("protocol_error", error.message);
-      this.request("finish", { session, call, outcome, cause: "error" }, { generation: this.#generation })
+      this.requestFrame({ id: 0, op: "finish", session, call, outcome, cause: "error" }, {
+        generation: this.#generation,
+      })
         .catch(() => {});
     }
   }
@@ -549,8 +556,8 @@ export class HostConnection {
     const controller = new AbortController();
     const trace = traceHostedRun({ sessionId: session, sequence, tool }, traceparent, controller.signal);
     this.#running.set(session, sequence, controller);
-    const generation = this.#generation;
-    const report: Report = (op, body) => this.request(op, body, { generation });
+    const generation = { generation: this.#generation };
+    const report: Report = (frame) => this.requestFrame(frame, generation);
     const sink = new RemoteSink({
       report,
       session,

@@ -53,7 +53,7 @@ export class HostSocket {
 
   /** Sends one text message; dropped unless the socket is open. */
   send(text: string): void {
-    if (this.readyState === 1) this.#write(frame(1, encoder.encode(text)));
+    if (this.readyState === 1) this.#write(textFrame(text));
   }
 
   /** Starts the closing handshake; the connection is dropped if Brain does not answer it in time. */
@@ -307,16 +307,55 @@ function neededBytes(buffer: Uint8Array): number {
 /** One frame from the client: final, masked as RFC 6455 requires. */
 function frame(opcode: number, payload: Uint8Array): Uint8Array {
   const length = payload.length;
-  const header = length < 126 ? 2 : length < 65_536 ? 4 : 10;
+  const header = headerBytes(length);
   const bytes = new Uint8Array(header + 4 + length);
-  const view = new DataView(bytes.buffer);
+  bytes.set(payload, header + 4);
+  return masked(bytes, opcode, header, length);
+}
+
+/** A text message as one frame: its UTF-8 written straight into the frame, then masked. */
+function textFrame(text: string): Uint8Array {
+  // A long text is encoded on its own first, rather than into room for its worst case.
+  if (text.length > 64 * 1024) return frame(1, encoder.encode(text));
+  // At most 3 bytes of UTF-8 per UTF-16 unit; an ASCII text is as long as its string.
+  const most = text.length * 3;
+  const header = headerBytes(most);
+  const room = new Uint8Array(header + 4 + most);
+  const { written } = encoder.encodeInto(text, room.subarray(header + 4));
+  // The header was sized for the most the text could take; a shorter one moves up to meet its payload.
+  const fit = headerBytes(written);
+  const bytes = room.subarray(header - fit, header + 4 + written);
+  return masked(bytes, 1, fit, written);
+}
+
+function headerBytes(length: number): number {
+  return length < 126 ? 2 : length < 65_536 ? 4 : 10;
+}
+
+/** Writes the header of a final frame into `bytes` and masks its payload in place. */
+function masked(bytes: Uint8Array, opcode: number, header: number, length: number): Uint8Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   bytes[0] = 0x80 | opcode;
   if (length < 126) bytes[1] = 0x80 | length;
   else if (length < 65_536) (bytes[1] = 0x80 | 126, view.setUint16(2, length));
   else (bytes[1] = 0x80 | 127, view.setBigUint64(2, BigInt(length)));
-  const mask = crypto.getRandomValues(bytes.subarray(header, header + 4));
-  for (let i = 0; i < length; i++) bytes[header + 4 + i] = payload[i] ^ mask[i & 3];
+  const key = maskKey();
+  view.setUint32(header, key);
+  const at = header + 4;
+  // Four bytes at a time, big-endian as the key was written, then the rest one by one.
+  const words = length >>> 2;
+  for (let i = 0; i < words; i++) view.setUint32(at + i * 4, view.getUint32(at + i * 4) ^ key);
+  for (let i = words * 4; i < length; i++) bytes[at + i] ^= (key >>> (24 - 8 * (i & 3))) & 0xff;
   return bytes;
+}
+
+/** Masking keys, drawn from the system's random source a batch at a time. */
+const keys = new Uint32Array(256);
+let nextKey = keys.length;
+
+function maskKey(): number {
+  if (nextKey === keys.length) (crypto.getRandomValues(keys), nextKey = 0);
+  return keys[nextKey++];
 }
 
 type Parsed = { fin: boolean; opcode: number; payload: Uint8Array; size: number };

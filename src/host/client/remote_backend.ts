@@ -33,7 +33,7 @@ import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
-import type { WireUpload } from "../protocol.ts";
+import type { RequestFrame, WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
@@ -96,6 +96,13 @@ export interface RemoteBrainOptions {
    * delay before the next attempt. The client retries until `close()`.
    */
   onConnection?: (event: HostConnectionEvent) => void;
+}
+
+/** A call started on Brain; `signal` is the caller's, when it was not already aborted at the start. */
+interface Begun {
+  sequence: number;
+  ended: Promise<CallEnd>;
+  signal: AbortSignal | undefined;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -353,24 +360,13 @@ class RemoteSession implements BrainSession {
     return new Activation();
   }
 
-  async start(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
-    const placed = resolveTarget(this.id, this.#tools, target);
-    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
-    const { deadline, signal } = checked;
-    const traceparent = checked.traceparent ?? traceparentOf();
-    const abortedAtStart = signal?.aborted === true;
-    const { call: sequence } = await this.#connection.request("start", {
-      handle: this.#handle,
-      tool: placed.tool.name,
-      input,
-      ...(deadline === undefined ? {} : { deadline }),
-      ...(checked.activation ? { activation: checked.activation.id } : {}),
-      ...(traceparent === undefined ? {} : { traceparent }),
-      ...(abortedAtStart ? { cancelled: true as const } : {}),
-    }, { deadline });
+  async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
+    return this.#watched(await this.#begin(target, input, options));
+  }
+
+  /** A begun call as a {@linkcode ToolCall}: its cancel, and the caller's signal watched until it ends. */
+  #watched({ sequence, ended, signal }: Begun): ToolCall {
     const call = { session: this.id, call: sequence };
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
       promised(() => checkCancelReason(message)).then((reason) =>
@@ -378,7 +374,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal && !abortedAtStart) {
+    if (signal) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -388,7 +384,27 @@ class RemoteSession implements BrainSession {
   }
 
   async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    return await (await this.start(target, input, options)).ended;
+    const begun = await this.#begin(target, input, options);
+    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
+    return await (begun.signal === undefined ? begun.ended : this.#watched(begun).ended);
+  }
+
+  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
+  async #begin(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): Promise<Begun> {
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    const placed = resolveTarget(this.id, this.#tools, target);
+    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
+    const { deadline, signal } = checked;
+    const traceparent = checked.traceparent ?? traceparentOf();
+    const frame: RequestFrame<"start"> = { id: 0, op: "start", handle: this.#handle, tool: placed.tool.name, input };
+    if (deadline !== undefined) frame.deadline = deadline;
+    if (checked.activation) frame.activation = checked.activation.id;
+    if (traceparent !== undefined) frame.traceparent = traceparent;
+    const abortedAtStart = signal?.aborted === true;
+    if (abortedAtStart) frame.cancelled = true;
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
   }
 
   /**

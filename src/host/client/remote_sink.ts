@@ -5,13 +5,13 @@ import type { JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../../contract/call.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../../journal/records.ts";
-import type { Replies, RequestOf } from "../protocol.ts";
+import type { Replies, RequestFrame, RequestOf } from "../protocol.ts";
 
 /** The reports a host makes about a call Brain dispatched to it. */
 export type ReportOp = "emit" | "result" | "returned" | "finish" | "model" | "record";
 
-/** Sends one report of this call to Brain and resolves with its acknowledgement. */
-export type Report = <O extends ReportOp>(op: O, body: Omit<RequestOf<O>, "op">) => Promise<Replies[O]>;
+/** Sends one report of this call to Brain (its id is set on sending) and resolves with its acknowledgement. */
+export type Report = <O extends ReportOp>(frame: RequestFrame<O>) => Promise<Replies[O]>;
 
 /**
  * The SDK's `CallSink` for a call Brain dispatched over the host connection:
@@ -22,7 +22,8 @@ export type Report = <O extends ReportOp>(op: O, body: Omit<RequestOf<O>, "op">)
  */
 export class RemoteSink implements CallSink {
   #controller: AbortController;
-  #call: { session: string; call: number };
+  #session: string;
+  #call: number;
   #report: Report;
   #done: () => void;
 
@@ -35,7 +36,8 @@ export class RemoteSink implements CallSink {
   }) {
     this.#controller = parts.controller;
     this.#report = parts.report;
-    this.#call = { session: parts.session, call: parts.call };
+    this.#session = parts.session;
+    this.#call = parts.call;
     this.#done = parts.done;
   }
 
@@ -46,20 +48,22 @@ export class RemoteSink implements CallSink {
 
   /** Commits an extension Event; resolves with its sequence. */
   emit(event: string, data: JsonValue): Promise<number> {
-    return this.#report("emit", { ...this.#call, event, data });
+    return this.#report({ id: 0, op: "emit", session: this.#session, call: this.#call, event, data });
   }
 
   /** Commits a result; resolves with its sequence. A failed outcome ends the call. */
   async emitResult({ outcome, content }: PublishedResult): Promise<number> {
-    const body = content === undefined ? { ...this.#call, outcome } : { ...this.#call, outcome, content };
-    const sequence = await this.#report("result", body);
+    const frame: RequestFrame<"result"> = { id: 0, op: "result", session: this.#session, call: this.#call, outcome };
+    if (content !== undefined) frame.content = content;
+    const sequence = await this.#report(frame);
     if (outcome.status !== "ok") this.#ended("finish");
     return sequence;
   }
 
   /** Ends the synchronous phase; a failed outcome ends the call. */
   async returned(result?: PublishedResult): Promise<void> {
-    await this.#report("returned", { ...this.#call, ...result });
+    const frame: RequestFrame<"returned"> = { id: 0, op: "returned", session: this.#session, call: this.#call };
+    await this.#report(published(frame, result));
     if (result && result.outcome.status !== "ok") this.#ended("finish");
   }
 
@@ -72,7 +76,8 @@ export class RemoteSink implements CallSink {
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
     try {
-      const { sequence, late } = await this.#report("finish", { ...this.#call, ...result, cause });
+      const frame: RequestFrame<"finish"> = { id: 0, op: "finish", session: this.#session, call: this.#call, cause };
+      const { sequence, late } = await this.#report(published(frame, result));
       this.#ended(cause);
       return new Finished(sequence, late);
     } finally {
@@ -89,7 +94,8 @@ export class RemoteSink implements CallSink {
   async model(request: ModelRequest): Promise<ModelResult> {
     // Checked here too, so a request that is not JSON fails this call instead of the connection;
     // async, so a bad request rejects ctx.model as it does embedded instead of throwing.
-    return await this.#report("model", { ...this.#call, request: normalizeModelRequest(request) });
+    const normalized = normalizeModelRequest(request);
+    return await this.#report({ id: 0, op: "model", session: this.#session, call: this.#call, request: normalized });
   }
 
   /** Commits the Environment changes `ctx.environments` made, with the call's other reports. */
@@ -98,13 +104,24 @@ export class RemoteSink implements CallSink {
     if (records.length !== bodies.length) {
       throw new BrainError("invalid_argument", "a host records only Environment changes");
     }
-    return await this.#report("record", { ...this.#call, records });
+    return await this.#report({ id: 0, op: "record", session: this.#session, call: this.#call, records });
   }
 
   /** The call ended by this host's own report; an earlier end Brain decided already aborted it. */
   #ended(cause: TerminalCause): void {
     if (!this.#controller.signal.aborted) this.#controller.abort(endedReason(cause));
   }
+}
+
+/** `frame` carrying `result`'s outcome and content, when there is a result. */
+function published<F extends { outcome?: PublishedResult["outcome"]; content?: string }>(
+  frame: F,
+  result: PublishedResult | undefined,
+): F {
+  if (result === undefined) return frame;
+  frame.outcome = result.outcome;
+  if (result.content !== undefined) frame.content = result.content;
+  return frame;
 }
 
 type EnvironmentChange = RequestOf<"record">["records"][number];

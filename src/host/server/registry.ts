@@ -128,22 +128,25 @@ export class RegisteredHost {
 
   /**
    * Runs `start` when the host has room for one more call in flight under
-   * `maxCallsPerHost`, before any intent is journaled; the room frees when the call ends.
+   * `maxCallsPerHost`, before any intent is journaled; the room frees at {@linkcode callEnded}.
    */
-  async startCall<T extends { ended: Promise<unknown> }>(start: () => Promise<T>): Promise<T> {
+  async startCall<T>(start: () => Promise<T>): Promise<T> {
     const max = this.#limits.maxCallsPerHost;
     if (this.#started >= max) {
       throw overLimit("maxCallsPerHost", max, `host ${this.id} has ${this.#started} calls in flight`);
     }
     this.#started++;
     try {
-      const call = await start();
-      call.ended.finally(() => this.#started--).catch(() => {});
-      return call;
+      return await start();
     } catch (error) {
       this.#started--;
       throw error;
     }
+  }
+
+  /** Frees the room of a call {@linkcode startCall} started, once it ended. */
+  callEnded(): void {
+    this.#started--;
   }
 
   /** True while a socket is attached. */

@@ -21,6 +21,7 @@ import {
   type Replies,
   type RequestOf,
   type RequestOp,
+  type ServerFrame,
   type WireAgentloop,
 } from "../protocol.ts";
 import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
@@ -38,22 +39,22 @@ export class OpenCalls {
   #calls = new CallMap<ToolCall>();
   #ended: [session: string, sequence: number][] = [];
 
-  /** Keeps `call` until it ends and {@linkcode ENDED_KEPT} later calls have ended. */
+  /** Keeps `call` until {@linkcode ended} and {@linkcode ENDED_KEPT} later calls have ended. */
   track(session: string, call: ToolCall): void {
     this.#calls.set(session, call.sequence, call);
-    call.ended.finally(() => this.#forgetOldest(session, call.sequence)).catch(() => {});
+  }
+
+  /** Notes that a tracked call ended (or its end could not commit here). */
+  ended(session: string, sequence: number): void {
+    this.#ended.push([session, sequence]);
+    if (this.#ended.length <= ENDED_KEPT) return;
+    const [oldestSession, oldest] = this.#ended.shift()!;
+    this.#calls.delete(oldestSession, oldest);
   }
 
   /** The call, if it was started here and has not ended or ended recently. */
   get(session: string, sequence: number): ToolCall | undefined {
     return this.#calls.get(session, sequence);
-  }
-
-  #forgetOldest(session: string, sequence: number): void {
-    this.#ended.push([session, sequence]);
-    if (this.#ended.length <= ENDED_KEPT) return;
-    const [oldestSession, oldest] = this.#ended.shift()!;
-    this.#calls.delete(oldestSession, oldest);
   }
 }
 
@@ -217,7 +218,8 @@ export class HostSocketHandler {
    * name throws `invalid_argument`.
    */
   #scoped<F extends ClientFrame>(frame: F): F {
-    if ("session" in frame) return { ...frame, session: this.#host.sessionKey(frame.session) };
+    // The frame was parsed for this handler alone: it is scoped where it is.
+    if ("session" in frame) return (frame.session = this.#host.sessionKey(frame.session), frame);
     if (frame.op !== "attach") return frame;
     const handles = frame.handles.map((open) => ({ ...open, session: this.#host.sessionKey(open.session) }));
     return { ...frame, handles };
@@ -414,13 +416,18 @@ export class HostSocketHandler {
       : { call: call.sequence, run: true, traceparent: held.traceparent };
   }
 
+  /** Follows a started call to its end: one subscription frees its room, keeps it for a late cancel, pushes its end. */
   #track(session: string, call: ToolCall): void {
     this.#calls.track(session, call);
     const started: Started = { call, finishing: false };
     this.#started.set(session, call.sequence, started);
     call.ended.then((end) => {
+      this.#host.callEnded();
+      this.#calls.ended(session, call.sequence);
       if (!started.finishing) this.#pushEnded(session, end);
     }, () => {
+      this.#host.callEnded();
+      this.#calls.ended(session, call.sequence);
       // Its end did not commit here (a failing store, or another server took the session over): the session's
       // next owner ends it, and the host hears that end when the journal has it.
       const forget = () => this.#started.delete(session, call.sequence);
@@ -432,7 +439,14 @@ export class HostSocketHandler {
   /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
   #pushEnded(session: string, end: CallEnd, answer?: { id: number; late: boolean }): boolean {
     if (!this.#started.delete(session, end.call)) return false;
-    send(this.#socket, { t: "ended", session: this.#host.sessionId(session), call: end.call, end, ...answer });
+    const frame: Extract<ServerFrame, { t: "ended" }> = {
+      t: "ended",
+      session: this.#host.sessionId(session),
+      call: end.call,
+      end,
+    };
+    if (answer) (frame.id = answer.id, frame.late = answer.late);
+    send(this.#socket, frame);
     return true;
   }
 
