@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -28,8 +28,9 @@ export interface BrainEnvironment extends Environment {
  * ```
  */
 export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvironment {
-  const { name: _name, control: _control, setup: _setup, ...grant } = checkObject("brainEnv options", options);
-  const { name, control, setup } = environmentOptions(options);
+  const read = readRecord("brainEnv options", options);
+  const { name: _name, control: _control, setup: _setup, ...grant } = read;
+  const { name, control, setup } = environmentOptions(read);
   const mode = grant.filesystem?.workspace;
   if (grant.filesystem && mode !== "read" && mode !== "write") {
     throw new BrainError("invalid_argument", `environment ${name}: filesystem.workspace must be "read" or "write"`);
@@ -56,5 +57,9 @@ export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvi
 
 /** True when `env` is a {@linkcode BrainEnvironment}. */
 export function isBrainEnv(env: Environment | undefined): env is BrainEnvironment {
-  return env?.kind === "brain" && "grant" in env;
+  try {
+    return env?.kind === "brain" && "grant" in env;
+  } catch {
+    return false;
+  }
 }

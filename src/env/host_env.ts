@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import type { Environment, EnvironmentOptions, SetupScript } from "../contract/placement.ts";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -8,7 +8,7 @@ import { checkName } from "../util/names.ts";
 export function environmentOptions(
   options: EnvironmentOptions,
 ): { name: string; control: readonly EnvironmentOperation[]; setup: SetupScript | undefined } {
-  const { name, control, setup } = checkObject("Environment options", options);
+  const { name, control, setup } = readRecord("Environment options", options);
   checkName("an Environment name", name);
   if (
     control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))

@@ -5,6 +5,8 @@ import { environmentOptions } from "../env/host_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
+import { readRecord } from "../outcome/known_keys.ts";
+import { checkHeaders } from "../util/http_headers.ts";
 import { McpConnection, type McpTarget } from "./mcp_connection.ts";
 import { mcpTool } from "./mcp_tool.ts";
 
@@ -86,8 +88,9 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  * }
  * ```
  */
-export function mcpEnv(options: McpEnvOptions): Environment {
-  const { name } = environmentOptions({ name: options?.name });
+export function mcpEnv(given: McpEnvOptions): Environment {
+  const options = readRecord("mcpEnv options", given);
+  const { name } = environmentOptions({ name: options.name });
   const invalid = (why: string): never => {
     throw new BrainError("invalid_argument", `environment ${name}: ${why}`);
   };
@@ -191,9 +194,10 @@ function httpServer(options: McpHttpOptions, invalid: (why: string) => never): S
   } catch {
     return invalid(`url ${String(options.url)} is not a URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") invalid("url must be http(s)");
-  const headers = Object.freeze({ ...options.headers });
-  if (Object.values(headers).some((value) => typeof value !== "string")) invalid("header values must be strings");
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password) {
+    invalid("url must be http(s) without credentials");
+  }
+  const headers = checkHeaders(`environment ${options.name}`, options.headers);
   const grant = deepFreeze<BrainEnvGrant>({ net: [url.host] });
   return {
     grant,

@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { fetchFailure } from "./fetch_failure.ts";
@@ -47,7 +47,7 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
-  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = checkObject(
+  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = readRecord(
     "openAICompatible options",
     options,
   );

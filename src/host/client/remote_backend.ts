@@ -26,7 +26,7 @@ import {
   type HostConnectionEvent,
   isServerUrl,
 } from "./connection.ts";
-import { checkHeaderValue } from "./host_socket.ts";
+import { checkHeaderValue } from "../../util/http_headers.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
 import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";

@@ -6,7 +6,7 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../prot
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import { checkObject } from "../../outcome/known_keys.ts";
+import { readRecord } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
@@ -68,11 +68,10 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * session there under its key, and a host's id and token see the sessions placed in it under its own ids.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } =
-    checkObject(
-      "Brain server options",
-      options,
-    );
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } = readRecord(
+    "Brain server options",
+    options,
+  );
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
@@ -234,7 +233,7 @@ export interface ServedBrain extends BrainServer {
 export async function serveBrain(
   served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
-  const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
+  const { hostname = "127.0.0.1", port = 0, ...options } = readRecord("Brain server options", served);
   // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
   const ready = Promise.withResolvers<BrainServer>();
   ready.promise.catch(() => {});
