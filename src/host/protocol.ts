@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
+import { errorText } from "../util/error_text.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
@@ -357,7 +358,7 @@ export function errorFrame(error: unknown): WireError {
       ? { code: error.code, message: error.message }
       : { code: error.code, message: error.message, details: error.details };
   }
-  return { code: "protocol_error", message: error instanceof Error ? error.message : String(error) };
+  return { code: "protocol_error", message: errorText(error) };
 }
 
 /** Rebuilds the BrainError a reply carries. */

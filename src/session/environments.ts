@@ -1,4 +1,5 @@
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
+import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
@@ -155,7 +156,7 @@ export class SessionEnvironments {
       } catch (error) {
         throw new BrainError(
           "setup_failed",
-          `environment ${env.name}: setup failed: ${error instanceof Error ? error.message : String(error)}`,
+          `environment ${env.name}: setup failed: ${errorText(error)}`,
           { details: { environment: env.name }, cause: error },
         );
       }
