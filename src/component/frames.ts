@@ -1,21 +1,81 @@
 /**
- * Length-prefixed JSON frames over a byte pipe: a little-endian u32 byte
- * length, then that many bytes of UTF-8 JSON. Brain and a Component sandbox
- * talk over the sandbox's stdin and stdout with them.
+ * Frames over a byte pipe: a little-endian u32 byte length, then that many
+ * bytes: a u32 length and the UTF-8 JSON of the message, then the frame's
+ * texts, each a u32 length (`ABSENT` for a missing one) and its UTF-8 bytes.
+ * Texts carry strings that are JSON already (a call's input, an event's data,
+ * an outcome) as they are, so they are neither escaped nor parsed twice.
+ * Brain and a Component sandbox talk over the sandbox's stdin and stdout with them.
  */
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 const CHUNK = 64 * 1024;
 const NONE = Symbol("no whole frame");
+/** The length that marks an absent text. */
+const ABSENT = 0xffff_ffff;
+
+/** A decoded frame. */
+export interface Frame {
+  /** The JSON message. */
+  message: unknown;
+  /** The texts that travelled beside it; `undefined` for an absent one. */
+  texts: (string | undefined)[];
+}
+
+/** Writes a message's `json` and `texts` as one frame into `out` (large enough: see `frameBound`); returns its length. */
+function writeFrame(out: Uint8Array, json: string, texts: readonly (string | undefined)[]): number {
+  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  let at = 8 + encoder.encodeInto(json, out.subarray(8)).written;
+  view.setUint32(4, at - 8, true);
+  for (const text of texts) {
+    if (text === undefined) {
+      view.setUint32(at, ABSENT, true);
+      at += 4;
+    } else {
+      const { written } = encoder.encodeInto(text, out.subarray(at + 4));
+      view.setUint32(at, written, true);
+      at += 4 + written;
+    }
+  }
+  view.setUint32(0, at - 4, true);
+  return at;
+}
+
+/** Bytes enough for the frame of `json` and `texts`. */
+function frameBound(json: string, texts: readonly (string | undefined)[]): number {
+  let bound = 8 + json.length * 3;
+  for (const text of texts) bound += 4 + (text?.length ?? 0) * 3;
+  return bound;
+}
 
 /** Encodes one frame. */
-export function encodeFrame(message: unknown): Uint8Array {
-  const body = encoder.encode(JSON.stringify(message));
-  const frame = new Uint8Array(4 + body.byteLength);
-  new DataView(frame.buffer).setUint32(0, body.byteLength, true);
-  frame.set(body, 4);
-  return frame;
+export function encodeFrame(message: unknown, texts: readonly (string | undefined)[] = []): Uint8Array {
+  const json = JSON.stringify(message);
+  const out = new Uint8Array(frameBound(json, texts));
+  return out.subarray(0, writeFrame(out, json, texts));
+}
+
+/** Decodes a frame's body; throws on lengths that do not add up. */
+function readFrame(body: Uint8Array): Frame {
+  const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
+  const fits = (at: number, length: number) => at + length <= body.byteLength;
+  if (!fits(0, 4) || !fits(4, view.getUint32(0, true))) throw new Error("a frame's message overruns the frame");
+  let at = 4 + view.getUint32(0, true);
+  const message = JSON.parse(decoder.decode(body.subarray(4, at)));
+  const texts: (string | undefined)[] = [];
+  while (at < body.byteLength) {
+    if (!fits(at, 4)) throw new Error("a frame's text overruns the frame");
+    const length = view.getUint32(at, true);
+    at += 4;
+    if (length === ABSENT) {
+      texts.push(undefined);
+      continue;
+    }
+    if (!fits(at, length)) throw new Error("a frame's text overruns the frame");
+    texts.push(decoder.decode(body.subarray(at, at + length)));
+    at += length;
+  }
+  return { message, texts };
 }
 
 /**
@@ -27,20 +87,20 @@ class Inbox {
   #start = 0;
   #end = 0;
 
-  /** The next whole frame's value, or `NONE` until more bytes arrive. */
-  take(): unknown {
+  /** The next whole frame, or `NONE` until more bytes arrive. */
+  take(): Frame | typeof NONE {
     if (this.#end - this.#start < 4) return NONE;
     const length = new DataView(this.bytes.buffer, this.#start, 4).getUint32(0, true);
     const from = this.#start + 4;
     if (this.#end - from < length) return NONE;
     this.#start = from + length;
-    const value = JSON.parse(decoder.decode(this.bytes.subarray(from, from + length)));
+    const frame = readFrame(this.bytes.subarray(from, from + length));
     if (this.#start === this.#end) {
       this.#start = this.#end = 0;
       // A large frame does not keep its buffer.
       if (this.bytes.byteLength > 4 * CHUNK) this.bytes = new Uint8Array(CHUNK);
     }
-    return value;
+    return frame;
   }
 
   /** Where the next read goes: room for a chunk, or for the rest of the frame being received. */
@@ -78,8 +138,8 @@ export class FrameReader {
     this.#reader = stream.getReader({ mode: "byob" });
   }
 
-  /** The next frame's JSON value, or undefined when the stream ended first. */
-  async next(): Promise<unknown> {
+  /** The next frame, or undefined when the stream ended first. Throws on a malformed frame. */
+  async next(): Promise<Frame | undefined> {
     for (;;) {
       const frame = this.#inbox.take();
       if (frame !== NONE) return frame;
@@ -101,7 +161,7 @@ export class SyncFrames {
   #out = new Uint8Array(CHUNK);
 
   /** Blocks until the next frame arrives; undefined when stdin closed. */
-  read(): unknown {
+  read(): Frame | undefined {
     for (;;) {
       const frame = this.#inbox.take();
       if (frame !== NONE) return frame;
@@ -113,12 +173,11 @@ export class SyncFrames {
   }
 
   /** Writes one frame completely, encoded into a buffer kept for the next. */
-  write(message: unknown): void {
+  write(message: unknown, texts: readonly (string | undefined)[] = []): void {
     const json = JSON.stringify(message);
-    if (this.#out.byteLength < 4 + json.length * 3) this.#out = new Uint8Array(4 + json.length * 3);
-    const { written } = encoder.encodeInto(json, this.#out.subarray(4));
-    new DataView(this.#out.buffer).setUint32(0, written, true);
-    let bytes = this.#out.subarray(0, 4 + written);
+    const bound = frameBound(json, texts);
+    if (this.#out.byteLength < bound) this.#out = new Uint8Array(bound);
+    let bytes = this.#out.subarray(0, writeFrame(this.#out, json, texts));
     while (bytes.byteLength > 0) bytes = bytes.subarray(Deno.stdout.writeSync(bytes));
   }
 }

@@ -136,27 +136,26 @@ export class Sandbox {
       type: "call",
       invocation: {
         tool: invocation.tool,
-        input: JSON.stringify(input),
-        options: JSON.stringify(dispatch.options),
         deadlineAtMs: invocation.deadline === undefined ? 0 : Math.max(1, Math.floor(invocation.deadline)),
       },
-    });
+    }, [JSON.stringify(input), JSON.stringify(dispatch.options)]);
     try {
       for (;;) {
-        const message = await this.#frames.next() as FromSandbox | undefined;
-        if (message === undefined) {
+        const frame = await this.#frames.next();
+        const message = frame?.message as FromSandbox | undefined;
+        if (frame === undefined || message === undefined) {
           const outcome = await this.#exitOutcome();
           if (!sink.signal.aborted) await sink.finish({ outcome }, "error").catch(() => {});
           return false;
         }
         if (message.type === "host") {
           answering = message.op;
-          // JSON carries an absent option<string> as null.
-          const args = message.args.map((arg) => arg ?? undefined);
-          const reply = await answerHostCall({ ...message, args }, sink, tool.output);
+          const reply = await answerHostCall({ op: message.op, args: frame.texts }, sink, tool.output);
           answering = undefined;
           if (this.#dead) return false;
-          this.#send({ type: "reply", reply });
+          if (reply.tag === "ok" && typeof reply.val === "string") {
+            this.#send({ type: "reply", reply: { tag: "ok" } }, [reply.val]);
+          } else this.#send({ type: "reply", reply });
           if (sink.signal.aborted) grace ??= setTimeout(() => void this.kill(), GRACE_MS);
         } else if (message.type === "telemetry") {
           if (sink.signal.aborted) continue;
@@ -208,7 +207,7 @@ export class Sandbox {
   }
 
   async #awaitReady(): Promise<void> {
-    const message = await this.#frames.next() as FromSandbox | undefined;
+    const message = (await this.#frames.next())?.message as FromSandbox | undefined;
     if (message?.type === "ready") return;
     if (message?.type === "failed") {
       throw new BrainError(message.exhausted ? "resource_exhausted" : "unsupported_runtime", message.message);
@@ -232,8 +231,8 @@ export class Sandbox {
     return fail("tool_error", `the Component's sandbox exited (${how}): ${this.#stderr.trim().slice(-1000)}`);
   }
 
-  #send(message: ToSandbox): void {
-    this.#writer.write(encodeFrame(message)).catch(() => {});
+  #send(message: ToSandbox, texts?: string[]): void {
+    this.#writer.write(encodeFrame(message, texts)).catch(() => {});
   }
 
   async #drainStderr(): Promise<void> {

@@ -8,7 +8,7 @@
  *
  * @module
  */
-import { SyncFrames } from "./frames.ts";
+import { type Frame, SyncFrames } from "./frames.ts";
 import { limitMemory, PAGE } from "./memory_limit.ts";
 import { permissionMismatch } from "./permission_mismatch.ts";
 import type { FromSandbox, HostCall, SandboxCall, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
@@ -71,12 +71,13 @@ function prepare(): void {
 /** Brain's answer to a host call: its `ok` value, or its `err` thrown as the glue expects. */
 function hostCall(op: HostCall["op"], args: HostCall["args"]): unknown {
   if (!calling) throw wasiError({ code: "call_finished", message: "no call is running" });
-  report({ type: "host", op, args });
+  frames.write({ type: "host", op } satisfies FromSandbox, args);
   if (cheap) prepare();
-  const message = frames.read() as ToSandbox | undefined;
-  if (message?.type !== "reply") Deno.exit(0);
+  const frame = frames.read();
+  const message = frame?.message as ToSandbox | undefined;
+  if (frame === undefined || message?.type !== "reply") Deno.exit(0);
   if (message.reply.tag === "err") throw wasiError(message.reply.val);
-  return message.reply.val;
+  return frame.texts.length > 0 ? frame.texts[0] : message.reply.val;
 }
 
 function describe(error: unknown): string {
@@ -143,10 +144,11 @@ function exhausted(memoryBytes: number): boolean {
 }
 
 /** Runs one call on a fresh instance and says how it ended. */
-function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: number): FromSandbox {
+function run(instance: Instance, { invocation }: SandboxCall, texts: Frame["texts"], memoryBytes: number): FromSandbox {
   calling = true;
   try {
-    instance[EXPORT].run({ ...invocation, deadlineAtMs: BigInt(invocation.deadlineAtMs) });
+    const [input, options] = texts;
+    instance[EXPORT].run({ tool: invocation.tool, input, options, deadlineAtMs: BigInt(invocation.deadlineAtMs) });
     return { type: "done" };
   } catch (error) {
     if (error instanceof GuestExit && error.ok) return { type: "done" };
@@ -163,7 +165,7 @@ function run(instance: Instance, { invocation }: SandboxCall, memoryBytes: numbe
 }
 
 async function serve(): Promise<void> {
-  const init = frames.read() as SandboxInit | undefined;
+  const init = frames.read()?.message as SandboxInit | undefined;
   if (init?.type !== "init") return;
   let make: () => Made;
   try {
@@ -174,15 +176,16 @@ async function serve(): Promise<void> {
   prepare();
   report({ type: "ready" });
   for (;;) {
-    const message = frames.read() as ToSandbox | undefined;
-    if (message === undefined) return;
+    const frame = frames.read();
+    if (frame === undefined) return;
+    const message = frame.message as ToSandbox;
     if (message.type !== "call") continue;
     // A made-ahead instance that failed is made again: it may have failed for the previous call's sake.
     const made = next?.instance ? next : make();
     next = undefined;
     memories = made.memories;
     report(
-      made.instance ? run(made.instance, message, init.memoryBytes) : {
+      made.instance ? run(made.instance, message, frame.texts, init.memoryBytes) : {
         type: "done",
         error: made.error,
         exhausted: exhausted(init.memoryBytes),

@@ -19,10 +19,10 @@ export interface SandboxInit {
   permissions: Deno.PermissionOptionsObject;
 }
 
-/** One invocation of `brain:tool/tool.run`. */
+/** One invocation of `brain:tool/tool.run`; its input and options JSON travel as the frame's two texts. */
 export interface SandboxCall {
   type: "call";
-  invocation: { tool: string; input: string; options: string; deadlineAtMs: number };
+  invocation: { tool: string; deadlineAtMs: number };
 }
 
 /** The answer to one host call, as the guest sees it: `result<T, refusal>`. */
@@ -30,13 +30,22 @@ export type Reply =
   | { tag: "ok"; val?: unknown }
   | { tag: "err"; val: { code: string; message: string } };
 
+/** A reply on the wire: a string `ok` value travels as the frame's one text, not in the JSON. */
+export interface ReplyMessage {
+  type: "reply";
+  reply: Reply;
+}
+
 /** What Brain sends a sandbox. */
-export type ToSandbox = SandboxInit | SandboxCall | { type: "reply"; reply: Reply };
+export type ToSandbox = SandboxInit | SandboxCall | ReplyMessage;
+
+/** The host imports a guest calls through Brain. */
+export type HostOp = "emit" | "emit-result" | "returned" | "finish" | "model";
 
 /** A host call the guest made; the sandbox blocks until Brain's reply. */
 export interface HostCall {
-  type: "host";
-  op: "emit" | "emit-result" | "returned" | "finish" | "model";
+  op: HostOp;
+  /** The import's string arguments; on the wire they are the frame's texts. */
   args: (string | undefined)[];
 }
 
@@ -44,7 +53,7 @@ export interface HostCall {
 export type FromSandbox =
   | { type: "ready" }
   | { type: "failed"; message: string; exhausted?: boolean }
-  | HostCall
+  | { type: "host"; op: HostOp }
   | { type: "telemetry"; level: string; message: string }
   | { type: "done"; error?: string; exhausted?: boolean; trapped?: boolean };
 

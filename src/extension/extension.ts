@@ -125,7 +125,8 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls/acks", async (c) => {
-    const ack = await boundedJson(c.req.raw, maxRequestBytes) as ExtensionAck | ExtensionEnded | undefined;
+    const body = await boundedJson(c.req.raw, maxRequestBytes);
+    const ack = typeof body === "object" && body !== null ? body as ExtensionAck | ExtensionEnded : undefined;
     const call = ack && live.get(callKey(ack.sessionId, ack.call));
     if (ack && "ended" in ack) {
       if (!call || !ENDED_CAUSES.includes(ack.ended)) {

@@ -10,7 +10,7 @@ import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
 import type { TerminalCause } from "../journal/records.ts";
 import { lines } from "../util/lines.ts";
-import { fetchOnce } from "../util/fetch_once.ts";
+import { fetchNeverSent, fetchOnce } from "../util/fetch_once.ts";
 import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionEnded, type ExtensionReport } from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
@@ -123,6 +123,15 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
         signal: request.signal,
       });
     } catch (error) {
+      if (sink.signal.aborted) return;
+      // Never sent (refused, DNS, no permission): a known failure. Otherwise the extension may have run it.
+      if (fetchNeverSent(error)) {
+        const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+        await sink.finish({
+          outcome: fail("connection_failed", `the extension could not be reached: ${cause}`, { retryable: true }),
+        }, "error");
+        return;
+      }
       return lost(sink, `the extension request failed: ${(error as Error).message}`);
     }
     if (!response.ok || !response.body) {

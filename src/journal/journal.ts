@@ -88,3 +88,39 @@ export interface Journal {
   /** Releases the journal; later calls fail with `journal_closed`. */
   close(): Promise<void>;
 }
+
+/** The key under which a journal keeps its {@linkcode SyncAppend}. */
+const appendNow: unique symbol = Symbol("appendNow");
+
+/**
+ * A journal's synchronous append: commits exactly as `append` does and returns
+ * the records, or throws what `append` would reject with.
+ */
+export type AppendNow = (sessionId: string, bodies: RecordBody[], options?: AppendOptions) => JournalRecord[];
+
+/** A journal's synchronous append and the `append` method it stands for. */
+interface SyncAppend {
+  readonly append: Journal["append"];
+  readonly now: AppendNow;
+}
+
+/**
+ * Gives `journal`, whose store commits in this process's memory, the
+ * synchronous append `now` that does the work of its `append` method `append`.
+ * Brain commits a call's records through it (see {@linkcode appendNowOf}), so
+ * a commit costs no turn of the event loop. It is no part of the journal's
+ * public surface: a hidden property, left out of copies.
+ */
+export function offerAppendNow(journal: Journal, append: Journal["append"], now: AppendNow): void {
+  Object.defineProperty(journal, appendNow, { value: { append, now } satisfies SyncAppend });
+}
+
+/**
+ * The journal's synchronous append, if it offers one and its `append` is still
+ * the one it stands for: a subclass, proxy or wrapper that replaces `append`
+ * (to count, delay or fail commits) keeps every commit going through it.
+ */
+export function appendNowOf(journal: Journal): AppendNow | undefined {
+  const sync = (journal as { [appendNow]?: SyncAppend })[appendNow];
+  return sync !== undefined && journal.append === sync.append ? sync.now : undefined;
+}

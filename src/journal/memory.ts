@@ -5,7 +5,7 @@ import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
 import { frozenRecords } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
-import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import { type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
   type AppendOptions,
@@ -58,12 +58,21 @@ export class MemoryJournal implements Journal {
     }
   }
 
+  /** An empty journal. */
+  constructor() {
+    offerAppendNow(
+      this,
+      MemoryJournal.prototype.append,
+      (sessionId, bodies, options) => this.#commit(sessionId, bodies, options?.lease),
+    );
+  }
+
   #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
     checkCloses(sessionId, session.open, bodies, start);
-    const committed = frozenRecords(bodies, sessionId, start, Date.now());
+    const committed = frozenRecords(bodies, sessionId, start, commitTime());
     // Only now that every record is built: a refused append leaves the open calls as they were.
     for (let index = 0; index < committed.length; index++) {
       const record = committed[index];
@@ -245,6 +254,20 @@ export class MemoryJournal implements Journal {
     if (!session) throw new BrainError("session_not_found", `no session ${id}`);
     return session;
   }
+}
+
+/** The time of the last commit. */
+let lastCommitAt = 0;
+
+/**
+ * `Date.now()`, as the number the last commit used while the millisecond lasts:
+ * records committed in one millisecond share one number rather than each
+ * keeping a copy (see `frozenRecord`).
+ */
+function commitTime(): number {
+  const now = Date.now();
+  if (now !== lastCommitAt) lastCommitAt = now;
+  return lastCommitAt;
 }
 
 function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {

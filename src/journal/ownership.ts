@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
+import { appendNowOf, type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -112,22 +112,41 @@ class FencedJournal implements Journal {
   constructor(inner: Journal, ownership: Ownership) {
     this.#inner = inner;
     this.#ownership = ownership;
+    const innerNow = appendNowOf(inner);
+    if (innerNow) {
+      offerAppendNow(this, FencedJournal.prototype.append, (sessionId, bodies, options) => {
+        const leased = this.#options(sessionId, options);
+        try {
+          return innerNow(sessionId, bodies, leased);
+        } catch (error) {
+          if (leased !== options) this.#onRefused(error);
+          throw error;
+        }
+      });
+    }
   }
 
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    const lease = this.#ownership.lease;
-    if (sessionId !== lease.sessionId) return this.#inner.append(sessionId, bodies, options);
-    if (this.#ownership.lost.aborted) return Promise.reject(this.#ownership.lost.reason);
-    if (this.#leased?.lease !== lease) this.#leased = { lease };
-    // Returned as it is: watching it for `fenced` on the side adds no wait to the commit.
+    let leased: AppendOptions | undefined;
     let appended;
     try {
-      appended = this.#inner.append(sessionId, bodies, this.#leased);
+      leased = this.#options(sessionId, options);
+      appended = this.#inner.append(sessionId, bodies, leased);
     } catch (error) {
-      appended = Promise.reject(error);
+      return Promise.reject(error);
     }
-    appended.catch(this.#onRefused);
+    // Returned as it is: watching it for `fenced` on the side adds no wait to the commit.
+    if (leased !== options) appended.catch(this.#onRefused);
     return appended;
+  }
+
+  /** The options an append to `sessionId` carries: the current lease's for the owned session; throws once it is lost. */
+  #options(sessionId: string, options: AppendOptions | undefined): AppendOptions | undefined {
+    const lease = this.#ownership.lease;
+    if (sessionId !== lease.sessionId) return options;
+    if (this.#ownership.lost.aborted) throw this.#ownership.lost.reason;
+    if (this.#leased?.lease !== lease) this.#leased = { lease };
+    return this.#leased;
   }
 
   #onRefused = (error: unknown): void => {

@@ -30,12 +30,13 @@ export function runHostTool(
 ): Promise<void> {
   if (sink.signal.aborted || !declaration.run) return Promise.resolve();
   const input = validInput(declaration, invocation, sink);
-  const run = (parsed: ParsedInput) =>
-    parsed && runParsed(declaration, parsed.value, options, invocation, sink, grants);
-  return input instanceof Promise ? input.then(run) : Promise.resolve(run(input));
+  if (input instanceof Promise) {
+    return input.then((parsed) => parsed && runParsed(declaration, parsed.value, options, invocation, sink, grants));
+  }
+  return input ? runParsed(declaration, input.value, options, invocation, sink, grants) : Promise.resolve();
 }
 
-async function runParsed(
+function runParsed(
   declaration: ToolDeclaration,
   input: unknown,
   options: Readonly<Record<string, unknown>>,
@@ -46,12 +47,14 @@ async function runParsed(
   const reports = new ReportQueue(declaration, sink);
   let returned: unknown;
   try {
-    returned = await declaration.run!(input, reports.context(invocation, options, grants) as ToolContext<never, never>);
+    returned = declaration.run!(input, reports.context(invocation, options, grants) as ToolContext<never, never>);
   } catch (error) {
-    await reports.fail(error);
-    return;
+    return reports.fail(error);
   }
-  if (!(returned instanceof Finished)) await reports.returned(returned);
+  return Promise.resolve(returned).then(
+    (value) => value instanceof Finished ? undefined : reports.returned(value),
+    (error) => reports.fail(error),
+  );
 }
 
 /** A call's input as its schema parsed it, or undefined when the call ended instead. */
@@ -82,7 +85,11 @@ function validInput(
   } catch (error) {
     return refuseInput(sink, `input validation threw: ${errorMessage(error)}`, []);
   }
-  if (!(parsed instanceof Promise)) return acceptedInput(parsed, sink);
+  return parsed instanceof Promise ? validLater(parsed, sink) : acceptedInput(parsed, sink);
+}
+
+/** {@linkcode validInput} once an asynchronous schema settles, unless the call ends first. */
+function validLater(parsed: Promise<SafeParsed>, sink: CallSink): Promise<ParsedInput> {
   return raceSignal(parsed, sink.signal).then(
     (parsed) => acceptedInput(parsed, sink),
     (error) =>
@@ -213,7 +220,15 @@ class ReportQueue {
     } catch (error) {
       return ended && this.#sink.signal.aborted ? ended() : Promise.reject(error);
     }
-    if (!(normalized instanceof Promise)) return report(normalized);
+    return normalized instanceof Promise ? this.#normalizedLater(normalized, report, ended) : report(normalized);
+  }
+
+  /** {@linkcode #normalized} once an asynchronous output schema settles, unless the call ends first. */
+  #normalizedLater<T>(
+    normalized: Promise<NormalizedOutput>,
+    report: (normalized: NormalizedOutput) => Promise<T>,
+    ended?: () => Promise<T>,
+  ): Promise<T> {
     return raceSignal(normalized, this.#sink.signal).then(
       report,
       (error) => ended && this.#sink.signal.aborted ? ended() : Promise.reject(error),
@@ -234,7 +249,7 @@ class ReportQueue {
    * awaits does not become an unhandled rejection.
    */
   #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#inFlight === 0 ? started(operation) : this.#last!.then(() => operation(), () => operation());
+    const result = this.#inFlight === 0 ? started(operation) : after(this.#last!, operation);
     this.#inFlight++;
     result.then(this.#landed, this.#landed);
     this.#last = result;
@@ -244,6 +259,11 @@ class ReportQueue {
   #landed = (): void => {
     this.#inFlight--;
   };
+}
+
+/** Starts `operation` once `previous` settles, however it settles. */
+function after<T>(previous: Promise<unknown>, operation: () => Promise<T>): Promise<T> {
+  return previous.then(() => operation(), () => operation());
 }
 
 function started<T>(operation: () => Promise<T>): Promise<T> {

@@ -11,6 +11,8 @@ import { readBounded } from "../util/read_bounded.ts";
 import { fetchNeverSent, fetchOnce } from "../util/fetch_once.ts";
 
 const MAX_ERROR_BODY = 2_048;
+/** Failures Brain itself finds in a request's input or answer, rather than the endpoint's. */
+const REFUSED: readonly string[] = ["invalid_input", "invalid_output", "payload_too_large"];
 
 /**
  * Sends one request and resolves with its JSON body (`null` when empty). A
@@ -86,8 +88,11 @@ async function jsonCall(
     if (sink.signal.aborted) ended = { result: undefined, cause: "finish" };
     else if (error instanceof BrainError && error.code === "connection_lost") {
       ended = { result: { outcome: { status: "unknown", message: error.message } }, cause: "unknown" };
-    } else if (error instanceof BrainError) ended = { result: { outcome: requestFailure(error) }, cause: "finish" };
-    else ended = { result: toolError(error), cause: "error" };
+    } else if (error instanceof BrainError) {
+      // Input or an answer Brain refuses ends the call error, as schema validation does; the endpoint's own
+      // failure status is its answer.
+      ended = { result: { outcome: requestFailure(error) }, cause: REFUSED.includes(error.code) ? "error" : "finish" };
+    } else ended = { result: toolError(error), cause: "error" };
   }
   await sink.finish(ended.result, ended.cause);
 }

@@ -1,4 +1,4 @@
-import type { Journal } from "../journal/journal.ts";
+import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
@@ -39,6 +39,8 @@ export class CallState implements CallSink {
   /** Its index among its session's open calls, -1 once it ended. */
   slot = -1;
   #journal: Journal;
+  /** The journal's synchronous append, when it has one. */
+  #appendNow: AppendNow | undefined;
   #sessionId: string;
   #activation: Activation;
   #deadline: number | undefined;
@@ -78,6 +80,7 @@ export class CallState implements CallSink {
     this.#onEnded = onEnded;
     this.#models = models;
     this.#journal = journal;
+    this.#appendNow = appendNowOf(journal);
     this.#sessionId = started.sessionId;
     this.#activation = activation;
     this.#deadline = started.deadline;
@@ -127,7 +130,7 @@ export class CallState implements CallSink {
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
       this.#claim("finish");
-      return this.#terminal([resultBody(this.call, result)], "finish", result.outcome, resultSequence);
+      return this.#terminal(resultBody(this.call, result), "finish", result.outcome, resultSequence);
     }
     this.#lastResult = result.outcome;
     return this.#commit([resultBody(this.call, result)], firstSequence);
@@ -161,9 +164,9 @@ export class CallState implements CallSink {
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
-    if (this.#claimed) return this.#late(cause).then(() => this.ended).then(lateFinish);
+    if (this.#claimed) return this.#lateFinish(cause);
     this.#claim(cause);
-    let bodies: RecordBody[] = [];
+    let body: RecordBody | undefined;
     let outcome: Outcome = result?.outcome ??
       (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
     if (result) {
@@ -176,9 +179,14 @@ export class CallState implements CallSink {
       } else if (refused) {
         outcome = budgetFailure(refused);
         cause = "error";
-      } else bodies = [resultBody(this.call, result)];
+      } else body = resultBody(this.call, result);
     }
-    return this.#terminal(bodies, cause, outcome, ownFinish);
+    return this.#terminal(body, cause, outcome, ownFinish);
+  }
+
+  /** A finish after another terminal cause: recorded as late, resolving with the call's end. */
+  #lateFinish(cause: string): Promise<Finished> {
+    return this.#late(cause).then(() => this.ended).then(lateFinish);
   }
 
   /** Calls the session's model with this call's identity and activation; the call's end stops it. */
@@ -209,7 +217,7 @@ export class CallState implements CallSink {
       return this.ended;
     }
     this.#claim(cause);
-    return this.#terminal([], cause, { status: cause, message }, sameEnd);
+    return this.#terminal(undefined, cause, { status: cause, message }, sameEnd);
   }
 
   #claim(cause: TerminalCause): void {
@@ -238,16 +246,43 @@ export class CallState implements CallSink {
    * `ended` reports that terminal record. Otherwise `ended` rejects with the
    * error and the call's next owner ends it: a waiting caller always settles.
    */
-  #terminal<T>(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, as: (end: CallEnd) => T): Promise<T> {
-    bodies.push({ kind: "tool_call_finished", call: this.call, cause, outcome });
-    return this.#commit(
+  #terminal<T>(
+    result: RecordBody | undefined,
+    cause: TerminalCause,
+    outcome: Outcome,
+    as: (end: CallEnd) => T,
+  ): Promise<T> {
+    const finished: RecordBody = { kind: "tool_call_finished", call: this.call, cause, outcome };
+    const bodies = result ? [result, finished] : [finished];
+    let records;
+    try {
+      records = this.#committedNow(bodies);
+    } catch (error) {
+      return this.#refusedEnd(bodies, cause, outcome, error, as);
+    }
+    if (records === undefined) return this.#terminalLater(bodies, cause, outcome, as);
+    return settledWith(as, this.#settleAt(records, cause, outcome));
+  }
+
+  /** {@linkcode #terminal} through the journal's promise. */
+  #terminalLater<T>(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, as: (end: CallEnd) => T): Promise<T> {
+    return this.#commitLater(
       bodies,
       (records) => as(this.#settleAt(records, cause, outcome)),
-      (error) => {
-        this.#retry(bodies, cause, outcome, error, 0);
-        return this.ended.then(as);
-      },
+      (error) => this.#refusedEnd(bodies, cause, outcome, error, as),
     );
+  }
+
+  /** After a refused terminal commit: the call's end once it is retried, found recorded, or given up. */
+  #refusedEnd<T>(
+    bodies: RecordBody[],
+    cause: TerminalCause,
+    outcome: Outcome,
+    error: unknown,
+    as: (end: CallEnd) => T,
+  ): Promise<T> {
+    this.#retry(bodies, cause, outcome, error, 0);
+    return this.ended.then(as);
   }
 
   /** Handles a refused terminal commit: settles with the end already recorded, tries again, or fails. */
@@ -273,7 +308,9 @@ export class CallState implements CallSink {
 
   #settle(end: CallEnd): CallEnd {
     this.#trace?.end(end);
-    this.#end.resolve(end);
+    // The caller hears of the end a microtask after the commit, whose journal may commit at once: what the Tool
+    // does right after its finish (a ctx call it is refused, a reply it reads) runs before the caller moves on.
+    queueMicrotask(() => this.#end.resolve(end));
     this.#onEnded(this);
     return end;
   }
@@ -317,6 +354,30 @@ export class CallState implements CallSink {
     next: (records: JournalRecord[]) => T | Promise<T>,
     failed?: (error: unknown) => T | Promise<T>,
   ): Promise<T> {
+    let records;
+    try {
+      records = this.#committedNow(bodies);
+    } catch (error) {
+      return failed ? settledWith(failed, error) : Promise.reject(error);
+    }
+    return records === undefined ? this.#commitLater(bodies, next, failed) : settledWith(next, records);
+  }
+
+  /**
+   * The records of `bodies`, committed before this returns, when the journal
+   * commits at once and none of the call's commits is in flight; else undefined.
+   * Throws what the journal refuses the commit with.
+   */
+  #committedNow(bodies: RecordBody[]): JournalRecord[] | undefined {
+    return this.#inFlight === 0 && this.#appendNow ? this.#appendNow(this.#sessionId, bodies) : undefined;
+  }
+
+  /** {@linkcode #commit} through the journal's promise, after the call's commits in flight. */
+  #commitLater<T>(
+    bodies: RecordBody[],
+    next: (records: JournalRecord[]) => T | Promise<T>,
+    failed?: (error: unknown) => T | Promise<T>,
+  ): Promise<T> {
     const appended = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
     this.#inFlight++;
     const continued = appended.then((records) => {
@@ -341,6 +402,15 @@ export class CallState implements CallSink {
 }
 
 function ignore(): void {}
+
+/** A promise of `next(value)`, rejected with what it throws. */
+function settledWith<A, T>(next: (value: A) => T | Promise<T>, value: A): Promise<T> {
+  try {
+    return Promise.resolve(next(value));
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
 
 function firstSequence(records: JournalRecord[]): number {
   return records[0].sequence;

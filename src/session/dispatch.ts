@@ -30,10 +30,15 @@ export interface DispatchParts {
  * or the application function, once.
  */
 export function dispatchCall(parts: DispatchParts): void {
-  const { placed, sink, environments } = parts;
-  if (sink.signal.aborted) return;
-  if (!placed.env?.setup) return execute(parts);
-  environments.prepare(placed.env.name, sink.signal).then(
+  if (parts.sink.signal.aborted) return;
+  if (!parts.placed.env?.setup) execute(parts);
+  else afterSetup(parts, parts.placed.env.name);
+}
+
+/** Executes once the binding's setup ran: a separate function, so a call without setup allocates no closure. */
+function afterSetup(parts: DispatchParts, envName: string): void {
+  const { sink, environments } = parts;
+  environments.prepare(envName, sink.signal).then(
     () => execute(parts),
     (error) => {
       if (sink.signal.aborted) return;
@@ -44,8 +49,6 @@ export function dispatchCall(parts: DispatchParts): void {
 
 function execute({ placed, invocation, sink, environments, workspace, modelService, resources }: DispatchParts): void {
   if (sink.signal.aborted) return;
-  // A finish that cannot be reported (a lost host connection) is settled by whoever ends the call.
-  const failed = (error: unknown) => void sink.finish(toolError(error), "error").catch(() => {});
   try {
     const { env, options, tool, implementation } = placed;
     if (implementation) {
@@ -54,10 +57,17 @@ function execute({ placed, invocation, sink, environments, workspace, modelServi
     } else if (env?.dispatch) {
       env.dispatch({ invocation, tool, options, env, workspace, sink });
     } else {
-      const control = environments.controlFor(env, sink.signal, invocation.sequence, (bodies) => sink.record(bodies));
-      runHostTool(tool, options, invocation, sink, { environments: control }).catch(failed);
+      const control = environments.controlFor(env, sink.signal, invocation.sequence, sink);
+      runHostTool(tool, options, invocation, sink, { environments: control }).catch((error) =>
+        finishFailed(sink, error)
+      );
     }
   } catch (error) {
-    failed(error);
+    finishFailed(sink, error);
   }
+}
+
+/** Ends the call `tool_error`; a finish that cannot be reported (a lost host connection) is settled by whoever ends the call. */
+function finishFailed(sink: CallSink, error: unknown): void {
+  sink.finish(toolError(error), "error").catch(() => {});
 }

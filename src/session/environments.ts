@@ -86,15 +86,16 @@ export class SessionEnvironments {
 
   /**
    * `ctx.environments` for call `call` of a Tool placed in `caller`, bounded by
-   * the call's `signal`; `record` commits its changes with the call's records.
+   * the call's `signal`; `recorder.record` commits its changes with the call's records.
    */
   controlFor(
     caller: Environment | undefined,
     signal: AbortSignal,
     call: number,
-    record: CallRecorder,
+    recorder: { record: CallRecorder },
   ): EnvironmentControl {
     if (!caller?.control?.length) return this.#refused(caller);
+    const record: CallRecorder = (bodies) => recorder.record(bodies);
     const granted = new Set(caller.control);
     const guard =
       <A extends unknown[], R>(operation: EnvironmentOperation, run: (...args: A) => Promise<R>) =>

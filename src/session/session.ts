@@ -5,7 +5,7 @@ import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
 import { ModelService } from "./model_service.ts";
 import { SessionEnvironments } from "./environments.ts";
-import type { Journal, ReadOptions } from "../journal/journal.ts";
+import { type AppendNow, appendNowOf, type Journal, type ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
@@ -17,7 +17,7 @@ import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
-import { traceToolCall } from "../telemetry/tool_call_trace.ts";
+import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import { SlotList } from "../util/slot_list.ts";
 import { checkSendArguments } from "./conversation.ts";
@@ -57,6 +57,8 @@ export class Session implements BrainSession {
   /** Session id. */
   readonly id: string;
   #journal: Journal;
+  /** The journal's synchronous append, when it has one. */
+  #appendNow: AppendNow | undefined;
   #tools: Map<string, PlacedTool>;
   #maxEmittedBytes: number;
   #maxInputBytes: number;
@@ -77,6 +79,7 @@ export class Session implements BrainSession {
   constructor(parts: SessionParts) {
     this.id = parts.meta.id;
     this.#journal = parts.journal;
+    this.#appendNow = appendNowOf(parts.journal);
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
     this.#maxInputBytes = parts.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES;
@@ -153,6 +156,17 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
+    if (request.deadline === undefined && this.#appendNow) {
+      // A journal that commits at once: the intent is committed here, and the call dispatches in a microtask.
+      let started: JournalRecord;
+      try {
+        [started] = this.#appendNow(this.id, [request.intent]);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      queueMicrotask(() => this.#beginOrReject(request, started, end));
+      return end.promise;
+    }
     const committed = this.#journal.append(this.id, [request.intent]);
     if (request.deadline !== undefined) {
       return committed.then((records) =>
@@ -160,14 +174,17 @@ export class Session implements BrainSession {
       );
     }
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
-    committed.then((records) => {
-      try {
-        this.#begin(request, records[0], end);
-      } catch (error) {
-        end.reject(error);
-      }
-    }, end.reject);
+    committed.then((records) => this.#beginOrReject(request, records[0], end), end.reject);
     return end.promise;
+  }
+
+  /** {@linkcode #begin}, rejecting `end` when it throws. */
+  #beginOrReject(request: CallRequest, started: JournalRecord, end: PromiseWithResolvers<CallEnd>): void {
+    try {
+      this.#begin(request, started, end);
+    } catch (error) {
+      end.reject(error);
+    }
   }
 
   /** A call's end as its caller waits for it: by its deadline and a grace, whatever the store does. */
@@ -198,19 +215,12 @@ export class Session implements BrainSession {
     end: PromiseWithResolvers<CallEnd>,
   ): CallState {
     const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
-    const trace = traceToolCall(
-      { sessionId: this.id, sequence: started.sequence, tool: placed.tool.name, at: started.at },
-      environment,
-      checked.traceparent,
-    );
+    // The committed intent names the call as a span wants it: session, sequence, Tool and time.
+    const trace = traceToolCall(started as TracedCall, environment, checked.traceparent);
     const state = new CallState(this.#journal, started, activation, end, this.#callEnded, this.#models, trace);
     this.#open.add(state);
     state.arm();
-    const { signal } = checked;
-    if (signal) {
-      if (signal.aborted) state.stop("cancelled");
-      else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
-    }
+    if (checked.signal) cancelOn(checked.signal, state);
     const invocation = {
       sessionId: this.id,
       sequence: state.call,
@@ -304,6 +314,12 @@ export class Session implements BrainSession {
       resources: this.#resources,
     });
   }
+}
+
+/** Cancels the call when `signal` aborts (at once if it has). */
+function cancelOn(signal: AbortSignal, state: CallState): void {
+  if (signal.aborted) state.stop("cancelled");
+  else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
 }
 
 /** The body of a `tool_call_started` record. */

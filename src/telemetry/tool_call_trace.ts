@@ -1,4 +1,4 @@
-import { type Context, context, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { type Context, context, SpanKind, SpanStatusCode, trace, type Tracer } from "@opentelemetry/api";
 import type { TerminalCause } from "../journal/records.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import { brainTracer } from "./tracer.ts";
@@ -38,7 +38,11 @@ export interface ToolCallTrace {
  */
 export function traceToolCall(call: TracedCall, environment: string, parent?: string): ToolCallTrace | undefined {
   const tracer = brainTracer();
-  if (!tracer) return undefined;
+  // The span's closures live in their own function: without a tracer, a call allocates nothing here.
+  return tracer && startTrace(tracer, call, environment, parent);
+}
+
+function startTrace(tracer: Tracer, call: TracedCall, environment: string, parent: string | undefined): ToolCallTrace {
   const attributes = {
     "brain.session.id": call.sessionId,
     "brain.call.sequence": call.sequence,

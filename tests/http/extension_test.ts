@@ -232,3 +232,14 @@ Deno.test("extension: an extension outside the allow-list fails session creation
     (error) => codeOf(error) === "permission_denied",
   );
 });
+
+Deno.test("extension: an ack or ended notice that is not one for an open call is 404 call_finished, whatever its JSON", async () => {
+  const extension = toolExtension({ tools: [absent()] });
+  for (const body of ["5", '"x"', "[]", "null", '{"sessionId":"s","call":1,"ended":"cancelled"}', '{"ended":7}']) {
+    const answer = await extension.fetch(
+      new Request("http://extension.test/calls/acks", { method: "POST", body }),
+    );
+    assert.equal(answer.status, 404, body);
+    assert.equal((await answer.json()).error.code, "call_finished", body);
+  }
+});

@@ -341,28 +341,68 @@ specTest(
   },
 );
 
-specTest("async input checks consume the deadline; expiry prevents the run and any late result", async (brain) => {
-  let ran = 0;
-  const slow = tool({
-    name: "slow",
-    description: "Validates slowly.",
-    input: z.object({ n: z.number() }).refine(() =>
-      new Promise<boolean>((resolve) => setTimeout(() => resolve(true), 300))
-    ),
-    run: (_input, ctx) => {
-      ran++;
-      return ctx.finish("ran");
+/** An async Zod check the test holds: it says when a check entered, and when one let a value through. */
+function heldCheck() {
+  const entered = Promise.withResolvers<void>();
+  const opened = Promise.withResolvers<void>();
+  const passed = Promise.withResolvers<void>();
+  let checks = 0;
+  return {
+    check: async () => {
+      if (checks++ > 0) return true;
+      entered.resolve();
+      await opened.promise;
+      passed.resolve();
+      return true;
     },
+    entered: entered.promise,
+    passed: passed.promise,
+    open: () => opened.resolve(),
+  };
+}
+
+for (const stop of ["deadline", "cancel"] as const) {
+  specTest(`async input checks: ${stop} while one waits prevents the run and any late result`, async (brain) => {
+    const held = heldCheck();
+    let ran = 0;
+    const slow = tool({
+      name: "slow",
+      description: "Validates slowly.",
+      input: z.object({ n: z.number() }).refine(held.check),
+      run: (_input, ctx) => (ran++, ctx.finish("ran")),
+    });
+    const session = await brain.sessions.create({ tools: [slow()] });
+    const call = await session.start("slow", { n: 1 }, stop === "deadline" ? { timeoutMs: 100 } : {});
+    await held.entered;
+    const end = stop === "deadline" ? await call.ended : await call.cancel();
+    assert.deepEqual(end.cause, stop === "deadline" ? "timeout" : "cancelled");
+    held.open();
+    await held.passed;
+    // The sentinel call commits after anything the stopped call could still have written.
+    assert.equal((await session.call("slow", { n: 2 })).cause, "finish");
+    assert.equal(ran, 1, "only the sentinel ran");
+    assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+  });
+}
+
+specTest("async output checks consume the deadline: expiry while one waits prevents the late result", async (brain) => {
+  const held = heldCheck();
+  const slow = tool({
+    name: "slow_output",
+    description: "Validates its output slowly.",
+    input: z.object({}),
+    output: z.string().refine(held.check),
+    run: (_input, ctx) => ctx.finish("value"),
   });
   const session = await brain.sessions.create({ tools: [slow()] });
-  const end = await session.call("slow", { n: 1 }, { timeoutMs: 60 });
-  assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
-  // A sentinel call, started after the slow check settled, commits after anything the slow call could still write.
-  await new Promise((resolve) => setTimeout(resolve, 400));
-  const sentinel = await session.call("slow", { n: 2 });
-  assert.equal(sentinel.cause, "finish");
-  assert.equal(ran, 1, "only the sentinel ran");
-  assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+  const call = await session.start("slow_output", {}, { timeoutMs: 100 });
+  await held.entered;
+  assert.equal((await call.ended).cause, "timeout");
+  held.open();
+  await held.passed;
+  assert.equal((await session.call("slow_output", {})).cause, "finish", "the sentinel");
+  const kinds = await callKinds(session, call.sequence);
+  assert.equal(kinds.includes("tool_result"), false, kinds.join());
 });
 
 specTest("cancelling during async output checks prevents the late result", async (brain) => {
@@ -558,20 +598,28 @@ for (const partial of [false, true]) {
   );
 }
 
-specTest("an HTTP Tool that never reached its server is a known failure: error http_error", async (brain) => {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  const send = httpTool({
-    name: "send",
-    description: "Sends once.",
-    input: z.object({}),
-    url: `http://127.0.0.1:${port}`,
-  });
-  const session = await brain.sessions.create({ tools: [send()] });
-  const end = await session.call("send", {}, { timeoutMs: 5_000 });
-  assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["finish", "http_error"]);
-}, { allow: { net: ["127.0.0.1"] } });
+specTest(
+  "an HTTP or extension Tool that never reached its server is a known failure: error, never unknown",
+  async (brain) => {
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const { port } = listener.addr as Deno.NetAddr;
+    listener.close();
+    const send = httpTool({
+      name: "send",
+      description: "Sends once.",
+      input: z.object({}),
+      url: `http://127.0.0.1:${port}`,
+    });
+    const env = extensionEnv({ name: "app-http", url: `http://127.0.0.1:${port}` });
+    const session = await brain.sessions.create({ tools: [send(), extensionHolder().declared({ env })] });
+    for (const [name, code] of [["send", "http_error"], ["held", "connection_failed"]]) {
+      const end = await session.call(name, {}, { timeoutMs: 5_000 });
+      assert.equal(end.outcome.status === "error" && end.outcome.error.code, code, name);
+      assert.notEqual(end.cause, "unknown", name);
+    }
+  },
+  { allow: { net: ["127.0.0.1"] } },
+);
 
 let cancelling: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
 specTest(

@@ -117,3 +117,25 @@ specTest("there is no automatic retry: a failing function runs once per call", a
   assert.equal(runs, 1);
   assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
 });
+
+specTest(
+  "returning, or a later activation starting, renews neither a Tool's emitted-bytes budget nor its deadline",
+  async (brain) => {
+    const { placed, next } = driven();
+    const session = await brain.sessions.create({ tools: [placed] });
+    const first = session.activation();
+    const call = await session.start("driven", {}, { activation: first, deadline: Date.now() + 400 });
+    const ctx = await next();
+    await ctx.emit("e", "x".repeat(100));
+    const later = await session.start("driven", {}, { activation: session.activation() });
+    const other = await next();
+    assert.equal(typeof await other.emit("e", "x".repeat(100)), "number", "the later activation has its own budget");
+    await assert.rejects(ctx.emit("e", "x".repeat(100)), hasCode("budget_exceeded"));
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"], "the original deadline still ends it");
+    assert.ok(hasCode("timeout")(ctx.signal.reason));
+    await other.finish();
+    assert.equal((await later.ended).cause, "finish");
+  },
+  { maxEmittedBytes: 150 },
+);

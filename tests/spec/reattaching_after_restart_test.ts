@@ -1,7 +1,10 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, type PlacedTool, tool } from "../../mod.ts";
-import { hasCode, specTest } from "./_brains.ts";
+import { BrainError, httpEnv, type PlacedTool, tool } from "../../mod.ts";
+import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
+import { probeTool, reader } from "../_support/components.ts";
+import { serve } from "../_support/serve.ts";
 
 const lookup = (answer = "first") =>
   tool({
@@ -105,3 +108,54 @@ specTest("the same contract under another description or handler is the original
     value: { value: "reworded:3" },
   });
 });
+
+let countedRuns: string[] = [];
+const counted = tool({
+  name: "counted",
+  description: "Counts its runs.",
+  input: z.object({}),
+  run: (_input, ctx) => (countedRuns.push("run counted"), ctx.finish(null)),
+});
+const fetchItem = tool({
+  name: "fetch_item",
+  description: "Fetch one item.",
+  input: z.object({ id: z.string() }),
+  implementation: () => ({ type: "http_json", method: "GET", path: "/items/{id}" }),
+});
+
+let counting: { url: string; host: string; requests: string[]; [Symbol.asyncDispose](): Promise<void> };
+specTest(
+  "an already expired call reaches no placement: no extension run, no HTTP request, no Component; later calls do",
+  async (brain) => {
+    await using server = counting;
+    const env = extensionEnv({ name: "app-http", url: `${server.url}/brain` });
+    const items = httpEnv({ name: "items", baseUrl: server.url });
+    const session = await brain.sessions.create({
+      tools: [counted({ env }), fetchItem({ env: items }), probeTool("spin")({ env: reader })],
+    });
+    for (const [name, input] of [["counted", {}], ["fetch_item", { id: "7" }], ["spin", null]] as const) {
+      const end = await session.call(name, input, { deadline: Date.now() - 1 });
+      assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"], name);
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"], name);
+    }
+    // The sentinels: the same placements, called in time, are reached.
+    assert.equal((await session.call("counted", {})).cause, "finish");
+    assert.equal((await session.call("fetch_item", { id: "8" })).cause, "finish");
+    assert.deepEqual(server.requests, ["run counted", "GET /items/8"]);
+  },
+  () => {
+    const requests: string[] = [];
+    const extension = toolExtension({ tools: [counted()] });
+    const server = serve((request) => {
+      const url = new URL(request.url);
+      if (url.pathname.startsWith("/items/")) {
+        requests.push(`GET ${url.pathname}`);
+        return Response.json({ id: url.pathname.slice(7) });
+      }
+      return extension.fetch(new Request(new URL(url.pathname.replace(/^\/brain/, ""), url), request));
+    });
+    counting = Object.assign(server, { requests });
+    countedRuns = requests;
+    return { allow: { net: [server.host], workspaceRoot: ".tmp/ws-spec", filesystem: ["read" as const] } };
+  },
+);

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { fail, isFailure, ok, type Outcome, tool } from "../../mod.ts";
+import { type BrainSession, fail, http, isFailure, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+import { extensionService } from "../_support/extension_service.ts";
+import { serve } from "../_support/serve.ts";
 
 const finishing = (name: string, value: unknown, output?: z.ZodType) =>
   tool({
@@ -391,3 +393,114 @@ Deno.test("fail() refuses parts that could not form a well-formed error envelope
     error: { code: "code", message: "message", retryable: false, details: null },
   });
 });
+
+/** What an extension Tool saw: each ack's sequence and whether the session journal already held it. */
+let acked = Promise.withResolvers<
+  { emitted: [number, boolean]; finished: [number, boolean, boolean]; options: unknown }
+>();
+const journalOf: { session?: BrainSession } = {};
+const extensionLookup = tool({
+  name: "lookup",
+  description: "Looks up in the extension.",
+  input: z.object({ id: z.string() }),
+  output: z.object({ key: z.string() }),
+  options: z.object({ prefix: z.string().default("none:") }),
+  run: async ({ id }, ctx) => {
+    if (id === "bad") return ctx.finish({ key: 7 } as never);
+    const emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}` }, { content: "so far" });
+    const seen = (await journalOf.session!.read()).map((record) => record.sequence);
+    const finished = await ctx.finish({ key: `${ctx.options.prefix}${id}!` });
+    const after = await journalOf.session!.read();
+    acked.resolve({
+      emitted: [emitted, seen.includes(emitted)],
+      finished: [finished.sequence, finished.late, after.some((record) => record.sequence === finished.sequence)],
+      options: ctx.options,
+    });
+    return finished;
+  },
+});
+let extension: ReturnType<typeof extensionService>;
+specTest(
+  "the Application tool extension runs the same declaration with its configured options, validates output, and acks only committed reports",
+  async (brain) => {
+    await using _service = extension;
+    acked = Promise.withResolvers();
+    const session = journalOf.session = await brain.sessions.create({
+      tools: [extensionLookup({ env: extension.env })],
+    });
+    const end = await session.call("lookup", { id: "7" });
+    assert.deepEqual([end.cause, end.outcome], ["finish", ok({ key: "customer:7!" })]);
+    const records = await callRecords(session, end.call);
+    assert.deepEqual(records.map((record) => record.kind), [
+      "tool_call_started",
+      "tool_result",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.deepEqual(await acked.promise, {
+      emitted: [records[1].sequence, true],
+      finished: [end.sequence, false, true],
+      options: { prefix: "customer:" },
+    });
+    assert.equal(records[1].kind === "tool_result" && records[1].content, "so far");
+    const bad = await session.call("lookup", { id: "bad" });
+    assert.deepEqual([bad.cause, codeOf(bad.outcome)], ["error", "invalid_output"]);
+  },
+  () => {
+    extension = extensionService([extensionLookup({ prefix: "customer:" })]);
+    return { allow: extension.allow };
+  },
+);
+
+let v1: { url: string; posted: JsonValue[]; [Symbol.asyncDispose](): Promise<void> };
+specTest(
+  "http() keeps the v1 plain-JSON convention: a reserved status is data, non-2xx is http_error, other bodies are checked",
+  async (brain) => {
+    await using server = v1;
+    const input = z.object({ text: z.string().transform((text) => text.trim()) });
+    const place = (name: string, output?: z.ZodType) =>
+      tool({ name, description: name, input, output, implementation: http(`${server.url}/${name}`) })();
+    const session = await brain.sessions.create({
+      tools: [
+        place("reserved"),
+        place("broken"),
+        place("empty"),
+        place("text"),
+        place("other", z.object({ score: z.number() })),
+      ],
+    });
+    const deadline = Date.now() + 10_000;
+    const reserved = await session.call("reserved", { text: " a " }, { deadline });
+    assert.deepEqual([reserved.cause, reserved.outcome], ["finish", ok({ status: "cancelled", reason: "data" })]);
+    assert.deepEqual(server.posted, [{
+      body: { text: "a" },
+      sequence: String(reserved.call),
+      deadline: String(deadline),
+    }]);
+    const broken = await session.call("broken", { text: "a" });
+    assert.equal(codeOf(broken.outcome), "http_error");
+    assert.equal(broken.outcome.status === "error" && broken.outcome.error.retryable, true);
+    assert.deepEqual((await session.call("empty", { text: "a" })).outcome, ok(null));
+    for (const name of ["text", "other"]) {
+      const end = await session.call(name, { text: "a" });
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_output"], name);
+    }
+  },
+  () => {
+    const posted: JsonValue[] = [];
+    const server = serve(async (request) => {
+      const answer = new URL(request.url).pathname.slice(1);
+      if (answer === "reserved") {
+        const [sequence, deadline] = ["brain-call-sequence", "brain-deadline"].map((h) => request.headers.get(h));
+        posted.push({ body: await request.json(), sequence, deadline });
+        return Response.json({ status: "cancelled", reason: "data" });
+      }
+      if (answer === "broken") return Response.json({ error: "boom" }, { status: 503 });
+      if (answer === "empty") return new Response(null, { status: 204 });
+      if (answer === "text") return new Response("not json");
+      return Response.json({ unexpected: true });
+    });
+    v1 = Object.assign(server, { posted });
+    return { allow: { net: [server.host] } };
+  },
+);

@@ -1,0 +1,38 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
+import { specTest } from "./_brains.ts";
+
+specTest(
+  "preparation finishes before any call's entrypoint, also for calls that arrive together, and runs once",
+  async (brain) => {
+    let setups = 0;
+    let ready = false;
+    const started = Promise.withResolvers<void>();
+    const release = Promise.withResolvers<void>();
+    const app = hostEnv({
+      name: "app",
+      setup: async () => {
+        setups++;
+        started.resolve();
+        await release.promise;
+        ready = true;
+      },
+    });
+    const probe = tool({
+      name: "probe",
+      description: "Reports whether preparation had finished.",
+      input: z.object({}),
+      run: (_input, ctx) => ctx.finish({ ready }),
+    });
+    const creating = brain.sessions.create({ tools: [probe({ env: app })] });
+    // Preparation may run when the session is created or before its first call: hold it either way.
+    const first = await Promise.race([creating, started.promise]);
+    if (first === undefined) release.resolve();
+    const session: BrainSession = await creating;
+    const calls = await Promise.all([1, 2, 3].map(() => session.start("probe", {})));
+    release.resolve();
+    for (const call of calls) assert.deepEqual((await call.ended).outcome, ok({ ready: true }));
+    assert.equal(setups, 1);
+  },
+);
