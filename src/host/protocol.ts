@@ -196,14 +196,22 @@ export interface StartReply {
   traceparent?: string;
 }
 
+/** What one activation of a session may spend on the server: the budgets it applies, not the client's defaults. */
+export interface Budgets {
+  /** Bytes its Tools' results and events may emit. */
+  maxEmittedBytes: number;
+  /** Model calls it may make. */
+  maxModelCalls: number;
+}
+
 /** The value each request's reply carries. */
 export interface Replies {
-  /** Handles that could not be reopened, and the largest message (bytes) the server reads. */
-  attach: { failed: string[]; maxFrameBytes: number };
-  /** Nothing. */
-  create: null;
-  /** Nothing. */
-  get: null;
+  /** Handles that could not be reopened and why, and the largest message (bytes) the server reads. */
+  attach: { failed: { handle: string; error: WireError }[]; maxFrameBytes: number };
+  /** The budgets the server gives each activation of the new session. */
+  create: Budgets;
+  /** The budgets the server gives each activation of the reopened session. */
+  get: Budgets;
   /** Hashes the server has never received. */
   lacking: string[];
   /** Nothing. */

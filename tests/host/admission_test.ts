@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type Outcome, tool } from "../../mod.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/server.ts";
-import { rawHost } from "./raw_host.ts";
+import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 import { contentHash, UploadedComponents } from "../../src/host/uploaded_components.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
@@ -213,7 +213,7 @@ Deno.test("over the wire, input nested 200,000 deep is invalid_input, not a Rang
   try {
     const tool = { name: "t", description: "A Tool.", inputSchema: {}, implementation: "host" };
     raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "deep-s", tools: [tool] }));
-    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: DEFAULT_BUDGETS });
     const deep = "[".repeat(200_000) + "]".repeat(200_000);
     raw.socket.send(`{"id":2,"op":"start","handle":"h","tool":"t","input":${deep}}`);
     const reply = await raw.next() as { id: number; error?: { code: string } };

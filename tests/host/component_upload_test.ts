@@ -4,7 +4,7 @@ import { z } from "zod";
 import { INSPECT, inspectTool, reader } from "../_support/components.ts";
 import { soon } from "../_support/deadline.ts";
 import { serve } from "../_support/serve.ts";
-import { rawHost } from "./raw_host.ts";
+import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
 const ALLOW: AllowList = { workspaceRoot: ".tmp/ws-remote", filesystem: ["read"] };
@@ -83,7 +83,13 @@ Deno.test("uploads are kept by content hash per host: bytes travel once, another
     host: "uploader",
   });
   await brain.sessions.create({ id: "first", tools: [placed] }).finally(() => brain.close());
-  for (const [host, lacking, reply] of [["uploader", [], { value: null }], ["other", [hash], undefined]] as const) {
+  for (
+    const [host, lacking, reply] of [["uploader", [], { value: DEFAULT_BUDGETS }], [
+      "other",
+      [hash],
+      undefined,
+    ]] as const
+  ) {
     const raw = await rawHost(server.url, host, "upload-token");
     try {
       raw.socket.send(JSON.stringify({ id: 1, op: "lacking", sha256: [hash] }));

@@ -4,6 +4,11 @@ import { Brain, type BrainError, type HostConnectionEvent, tool } from "../../mo
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { withDeadline } from "../_support/deadline.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
+import { closing } from "../_support/closing.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 Deno.test("a socket dropped by the server ends the dispatched call unknown, aborts ctx.signal, and the host reconnects without replay", async () => {
   await using server = await servedBrain({ serverToken: "operator-secret" });
@@ -199,4 +204,93 @@ Deno.test("a second instance of a connected host is refused host_in_use and told
   assert.deepEqual(await third.sessions.list(), [{ ...meta, id: session.id }]);
   await lost.promise;
   assert.equal(server.connections, 2);
+});
+
+Deno.test("a handle the server cannot reopen after a reconnect is told through onConnection, and its calls fail session_closed at once", async () => {
+  const path = `${scratchDir("connection_loss")}/brain.kv`;
+  // Servers go last: the Brain closes while the server it talks to still runs.
+  await using servers = new AsyncDisposableStack();
+  const first = await serveBrain({ serverToken: "operator-secret", path });
+  const { url } = first;
+  const closed = Promise.withResolvers<HostConnectionEvent>();
+  const events: HostConnectionEvent[] = [];
+  await using brain = new Brain({
+    url,
+    serverToken: "operator-secret",
+    token: "gone-token",
+    host: "forgotten",
+    maxReconnectDelayMs: 100,
+    onConnection: (event) => {
+      events.push(event);
+      if (event.type === "session_closed") closed.resolve(event);
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  const gone = await brain.sessions.create({ tools: [quick()] });
+  const kept = await brain.sessions.create({ tools: [quick()] });
+  // While the server is down one session is deleted from its journal: the host cannot get it back on reconnect.
+  await first.shutdown();
+  {
+    await using journal = closing(await KvJournal.open(path));
+    await journal.deleteSession(hostSessionKey("forgotten", gone.id));
+  }
+  servers.use(await servedBrain({ serverToken: "operator-secret", path, port: Number(new URL(url).port) }));
+  const event = await withDeadline(closed.promise, "the session_closed event");
+  assert.deepEqual([event.session, event.url, event.error?.code], [gone.id, url, "session_closed"]);
+  assert.equal((event.error?.cause as BrainError).code, "session_not_found");
+  await assert.rejects(gone.start("quick", {}), hasCode("session_closed", /not reopened/));
+  await assert.rejects(gone.call("quick", {}), hasCode("session_closed", /not reopened/));
+  await assert.rejects(gone.send("hello"), hasCode("session_closed", /not reopened/));
+  await gone.end();
+  assert.deepEqual((await kept.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  assert.deepEqual(events.filter((event) => event.type === "session_closed"), [event], "the other handle was reopened");
+});
+
+Deno.test("a handle the server cannot reopen for a while (a limit) is asked for again, and serves once it can", async () => {
+  const path = `${scratchDir("connection_loss")}/brain.kv`;
+  await using servers = new AsyncDisposableStack();
+  const first = await serveBrain({ serverToken: "operator-secret", path });
+  const { url } = first;
+  const events: HostConnectionEvent[] = [];
+  await using brain = new Brain({
+    url,
+    serverToken: "operator-secret",
+    token: "limited-token",
+    host: "limited",
+    maxReconnectDelayMs: 100,
+    onConnection: (event) => events.push(event),
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish("quick"),
+  });
+  const one = await brain.sessions.create({ tools: [quick()] });
+  const two = await brain.sessions.create({ tools: [quick()] });
+  // The server comes back allowing one handle per host: the second is refused limit_exceeded on reattach.
+  await first.shutdown();
+  servers.use(
+    await servedBrain({
+      serverToken: "operator-secret",
+      path,
+      port: Number(new URL(url).port),
+      limits: { maxHandlesPerHost: 1 },
+    }),
+  );
+  assert.deepEqual((await one.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  await assert.rejects(two.call("quick", {}), hasCode("session_closed"));
+  await one.end();
+  // With the first handle gone there is room: the client asks again by itself and the second serves.
+  let served: unknown;
+  for (const giveUp = Date.now() + 5_000; served === undefined && Date.now() < giveUp;) {
+    served = await two.call("quick", {}).then((end) => end.outcome, () => undefined);
+  }
+  assert.deepEqual(served, { status: "ok", value: "quick" });
+  assert.equal(events.filter((event) => event.type === "session_closed").length, 0, "no handle was given up");
 });

@@ -5,7 +5,7 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { ofKind } from "../_support/until.ts";
-import { rawHost } from "./raw_host.ts";
+import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
 const SECRET = "raw-server-model-key";
@@ -48,7 +48,7 @@ Deno.test("a call the server's Agentloop starts while its host is away ends host
     raw.socket.send(
       JSON.stringify({ id: 2, op: "create", handle: "h", session: "s", tools: advertised, model: "default" }),
     );
-    assert.deepEqual((await replyTo(raw, 2)).reply, { t: "reply", id: 2, value: null });
+    assert.deepEqual((await replyTo(raw, 2)).reply, { t: "reply", id: 2, value: DEFAULT_BUDGETS });
     raw.socket.send(JSON.stringify({ id: 3, op: "send", handle: "h", content: "Start it." }));
     const invoke = await raw.next() as Frame;
     assert.deepEqual([invoke.t, (invoke as { tool?: string }).tool], ["invoke", "background"]);

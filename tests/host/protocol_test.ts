@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { Brain, type CallEnd } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
-import { rawHost } from "./raw_host.ts";
+import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
@@ -45,7 +45,7 @@ Deno.test("a malformed report ends only its own call, with error protocol_error;
   const advertised = { name: "t", description: "t", inputSchema: { type: "object" }, implementation: "host" };
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [advertised] }));
-    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: DEFAULT_BUDGETS });
     raw.socket.send(JSON.stringify({ id: 2, op: "start", handle: "h", tool: "t", input: {} }));
     assert.deepEqual(await raw.next(), { t: "reply", id: 2, value: { call: 1, run: true } });
     raw.socket.send(JSON.stringify({ id: 3, op: "start", handle: "h", tool: "t", input: {} }));
@@ -110,7 +110,7 @@ Deno.test("frames sent together as one JSON array are applied in order, a malfor
   raw.socket.addEventListener("message", (event) => messages.push(JSON.parse(event.data)));
   try {
     raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [advertised] }));
-    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: null });
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: DEFAULT_BUDGETS });
     messages.length = 0;
     raw.socket.send(JSON.stringify([
       { id: 2, op: "start", handle: "h", tool: "t", input: {} },

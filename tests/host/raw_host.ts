@@ -1,3 +1,5 @@
+import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../../mod.ts";
+
 /**
  * A raw host socket speaking the wire protocol by hand (registering with the operator credential); every frame it
  * receives is kept in `seen`, each frame of a batch (a JSON array) on its own.
@@ -32,3 +34,6 @@ export async function rawHost(url: string, host: string, token: string, serverTo
     next: () => frames.length > 0 ? Promise.resolve(frames.shift()) : new Promise((resolve) => waiting.push(resolve)),
   };
 }
+
+/** The reply value of a `create` or `get` on a server with the default budgets: what each activation may spend. */
+export const DEFAULT_BUDGETS = { maxEmittedBytes: BRAIN_MAX_EMITTED_BYTES, maxModelCalls: BRAIN_MAX_MODEL_CALLS };

@@ -5,7 +5,7 @@ import { serveBrain } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { scratchDir } from "../_support/scratch.ts";
-import { rawHost } from "./raw_host.ts";
+import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 
 const OPERATOR = "operator-secret";
 
@@ -95,8 +95,12 @@ Deno.test("over the wire, another host's session ids are neither refused nor fou
     };
     assert.deepEqual(await ask({ op: "list" }), { value: [] }, "the prober lists none of the owner's sessions");
     assert.deepEqual(await ask({ op: "delete", session: "secret-plan" }), { value: null });
-    assert.deepEqual(await ask({ op: "create", handle: "h1", session: "secret-plan", tools }), { value: null });
-    assert.deepEqual(await ask({ op: "create", handle: "h2", session: "never-was", tools }), { value: null });
+    assert.deepEqual(await ask({ op: "create", handle: "h1", session: "secret-plan", tools }), {
+      value: DEFAULT_BUDGETS,
+    });
+    assert.deepEqual(await ask({ op: "create", handle: "h2", session: "never-was", tools }), {
+      value: DEFAULT_BUDGETS,
+    });
     assert.deepEqual(
       (await ask({ op: "read", session: "secret-plan" }) as { value: { sessionId: string }[] }).value,
       [],

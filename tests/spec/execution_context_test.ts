@@ -139,3 +139,25 @@ specTest(
   },
   { maxEmittedBytes: 150 },
 );
+
+specTest(
+  "session.activation() reports the budgets the Brain applies (the server's, when remote), on a reopened handle too",
+  async (brain) => {
+    const { placed, next } = driven();
+    const session = await brain.sessions.create({ tools: [placed] });
+    const activation = session.activation();
+    assert.deepEqual([activation.maxEmittedBytes, activation.maxModelCalls], [200, 3]);
+    assert.deepEqual([activation.emittedBytes, activation.modelCalls], [0, 0]);
+    const reopened = await brain.sessions.get(session.id);
+    const again = reopened.activation();
+    assert.deepEqual([again.maxEmittedBytes, again.maxModelCalls], [200, 3]);
+    assert.notEqual(again.id, activation.id);
+    // The reported byte budget is the one applied: a result of exactly it is committed, one byte more is refused.
+    const call = await session.start("driven", {}, { activation });
+    const ctx = await next();
+    await assert.rejects(ctx.emitResult("x".repeat(201 - resultBytes(""))), hasCode("budget_exceeded"));
+    await ctx.finish("x".repeat(200 - resultBytes("")));
+    assert.equal((await call.ended).cause, "finish");
+  },
+  { maxEmittedBytes: 200, maxModelCalls: 3 },
+);

@@ -42,11 +42,17 @@ export interface HostConnectionEvent {
    * `connection_failed` for a TLS handshake that failed, such as an untrusted
    * certificate, or `connection_lost`); `moved`: the server sent the host to the server of the
    * cluster that owns one of its sessions, at `to`. After `lost`, `failed` and
-   * `moved` the client tries again in `retryInMs`.
+   * `moved` the client tries again in `retryInMs`. `session_closed`: the server
+   * gave up the handle of `session` (it could not reopen it after a reconnect,
+   * with `error.cause` saying why, such as `session_not_found`); that handle is
+   * ended and everything asked of it fails `session_closed` at once. Open the
+   * session again with `brain.sessions.get(id, { tools })` if it still exists.
    */
-  type: "attached" | "lost" | "failed" | "moved";
+  type: "attached" | "lost" | "failed" | "moved" | "session_closed";
   /** The server the event happened with. */
   url: string;
+  /** The session whose handle a `session_closed` ended. */
+  session?: string;
   /** Where a `moved` host goes next: the URL of the server that owns its session, from the cluster's journal. */
   to?: string;
   /** Why the connection was lost or refused. */
@@ -118,6 +124,8 @@ interface HostedHandle {
   tools: ReadonlyMap<string, PlacedTool>;
   conversation: HandleConversation;
   execute: Executor;
+  /** Set once the server opened the handle: told when the server gives it up on its own. */
+  onClosed?: (error: BrainError) => void;
 }
 
 /** The server model a handle's session names and its Agentloop options, resent when the handle is reattached. */
@@ -160,6 +168,8 @@ export class HostConnection {
   #nextId = 1;
   #pending = new Map<number, Pending>();
   #handles = new Map<string, HostedHandle>();
+  /** Handles the server could not reopen for now, by the timer that asks again. */
+  #reopening = new Map<string, ReturnType<typeof setTimeout>>();
   #running = new CallMap<AbortController>();
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
@@ -252,8 +262,19 @@ export class HostConnection {
     });
   }
 
+  /**
+   * Marks a handle the server has opened: should the server give it up on its own,
+   * `onClosed` is told why, the handle is released and `onEvent` hears `session_closed`.
+   */
+  watchHandle(handle: string, onClosed: (error: BrainError) => void): void {
+    const hosted = this.#handles.get(handle);
+    if (hosted) hosted.onClosed = onClosed;
+  }
+
   /** Releases a handle's handlers. */
   removeHandle(handle: string): void {
+    clearTimeout(this.#reopening.get(handle));
+    this.#reopening.delete(handle);
     this.#handles.delete(handle);
   }
 
@@ -279,6 +300,8 @@ export class HostConnection {
     if (this.#state === "closed") return;
     this.#state = "closed";
     clearTimeout(this.#timer);
+    this.#reopening.forEach(clearTimeout);
+    this.#reopening.clear();
     clearInterval(this.#pinger);
     this.#abortRunning();
     this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
@@ -412,12 +435,7 @@ export class HostConnection {
   }
 
   #attach(socket: HostSocket): void {
-    const handles = [...this.#handles].map(([handle, { session, tools, conversation }]) => ({
-      handle,
-      session,
-      ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
-      ...conversation,
-    }));
+    const handles = [...this.#handles].map(([handle, hosted]) => declared(handle, hosted));
     const id = this.#nextId++;
     const frame = { id, op: "attach" as const, handles };
     this.#pending.set(id, {
@@ -426,8 +444,9 @@ export class HostConnection {
       generation: undefined,
       sent: true,
       resolve: (value) => {
-        this.#outbox?.limit((value as Partial<Replies["attach"]>).maxFrameBytes);
-        this.#attached(socket);
+        const { maxFrameBytes, failed } = value as Partial<Replies["attach"]>;
+        this.#outbox?.limit(maxFrameBytes);
+        this.#attached(socket, Array.isArray(failed) ? failed : []);
       },
       reject: (error) => {
         if (this.#socket !== socket) return;
@@ -439,7 +458,7 @@ export class HostConnection {
     this.#write(frame);
   }
 
-  #attached(socket: HostSocket): void {
+  #attached(socket: HostSocket, failed: Replies["attach"]["failed"]): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
     clearTimeout(this.#timer);
     this.#state = "attached";
@@ -448,11 +467,65 @@ export class HostConnection {
     this.#failure = undefined;
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
+    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromFrame(error), 0));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
     for (const stream of this.#followers) if (!subscribed.has(stream)) this.#subscribe(stream);
-    this.#options.onEvent?.({ type: "attached", url: this.#url });
+    this.#tell({ type: "attached", url: this.#url });
+    for (const event of closed) this.#tell(event);
+  }
+
+  /**
+   * The server could not reopen an open handle (`why`). A failure that may pass (the
+   * store, a lease, a limit) is asked again after a backoff; any other ends the
+   * handle: it is released, requests for it that wait to be sent fail, and its
+   * session is told. Returns the event to tell.
+   */
+  #notReopened(handle: string, why: BrainError, attempt: number): HostConnectionEvent[] {
+    const hosted = this.#handles.get(handle);
+    // A handle still being opened is not given up: its create or get request answers with why.
+    if (!hosted?.onClosed || this.#state === "closed") return [];
+    if (PASSING.has(why.code)) {
+      this.#reopenLater(handle, hosted, attempt);
+      return [];
+    }
+    this.#handles.delete(handle);
+    const error = new BrainError(
+      "session_closed",
+      `session ${hosted.session} was not reopened by the Brain server at ${this.#url}: ${why.message}`,
+      { cause: why },
+    );
+    for (const [id, pending] of this.#pending) {
+      if (pending.sent || !("handle" in pending.frame) || pending.frame.handle !== handle) continue;
+      this.#pending.delete(id);
+      pending.reject(error);
+    }
+    hosted.onClosed(error);
+    return [{ type: "session_closed", url: this.#url, session: hosted.session, error }];
+  }
+
+  /** Asks the server to reopen `handle` after a backoff, until it does, gives it up for good, or the client closes. */
+  #reopenLater(handle: string, hosted: HostedHandle, attempt: number): void {
+    const { minDelay, maxDelay } = this.#options;
+    clearTimeout(this.#reopening.get(handle));
+    this.#reopening.set(
+      handle,
+      setTimeout(() => {
+        this.#reopening.delete(handle);
+        if (this.#handles.get(handle) !== hosted) return;
+        this.request("get", declared(handle, hosted), { retry: true }).catch((error) => {
+          // A lost or refused connection is not the handle's: the next attach declares it again.
+          if (!(error instanceof BrainError) || CONNECTION_FAILURES.has(error.code)) return;
+          for (const event of this.#notReopened(handle, error, attempt + 1)) this.#tell(event);
+        });
+      }, Math.min(maxDelay, minDelay * 2 ** attempt)),
+    );
+  }
+
+  /** Tells the application's `onEvent`. */
+  #tell(event: HostConnectionEvent): void {
+    this.#options.onEvent?.(event);
   }
 
   #ping(socket: HostSocket): void {
@@ -678,7 +751,7 @@ export class HostConnection {
     const backoff = Math.min(maxDelay, minDelay * 2 ** this.#attempt++) * (0.5 + Math.random() / 2);
     const retryInMs = to !== undefined && this.#attempt === 1 ? 0 : Math.round(backoff);
     this.#timer = setTimeout(() => this.#connect(), retryInMs);
-    this.#options.onEvent?.({
+    this.#tell({
       type,
       url,
       retryInMs,
@@ -716,6 +789,28 @@ export function isServerUrl(text: string): boolean {
     return false;
   }
 }
+
+/** A handle as the client declares it to the server: its session, the Tools it hosts and its conversation. */
+function declared(handle: string, { session, tools, conversation }: HostedHandle) {
+  return {
+    handle,
+    session,
+    ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
+    ...conversation,
+  };
+}
+
+/** Why a server may fail to reopen a handle for a while: its store, a lease another server holds, a limit. */
+const PASSING = new Set<string>(["storage_unavailable", "storage_full", "session_owned", "limit_exceeded", "fenced"]);
+
+/** Failures of the connection rather than of one request. */
+const CONNECTION_FAILURES = new Set<string>([
+  "connection_lost",
+  "connection_failed",
+  "unauthorized",
+  "host_in_use",
+  "brain_closed",
+]);
 
 /** Ends pushed ahead of their caller kept at most; past it they are dropped (a caller that never asked). */
 const EARLY_ENDS_KEPT = 1024;

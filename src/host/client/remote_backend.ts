@@ -33,7 +33,7 @@ import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
-import type { RequestFrame, WireUpload } from "../protocol.ts";
+import type { Budgets, RequestFrame, WireUpload } from "../protocol.ts";
 import { contentHash } from "../uploaded_components.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
@@ -91,9 +91,11 @@ export interface RemoteBrainOptions {
    */
   deadlineGraceMs?: number;
   /**
-   * Told of every change of the host connection: `attached`, `lost` (it dropped) and
-   * `failed` (an attempt was refused or could not connect), with the error and the
-   * delay before the next attempt. The client retries until `close()`.
+   * Told of every change of the host connection: `attached`, `lost` (it dropped),
+   * `failed` (an attempt was refused or could not connect) and `moved`, with the error
+   * and the delay before the next attempt (the client retries until `close()`), and
+   * `session_closed` when the server gave up a session's handle (it could not reopen
+   * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
    */
   onConnection?: (event: HostConnectionEvent) => void;
 }
@@ -232,9 +234,10 @@ export class RemoteBackend implements BrainBackend {
     const handle = crypto.randomUUID();
     // Handlers are in place before Brain can dispatch to the new handle.
     this.#connection.addHandle(handle, id, tools, execute, conversation);
+    let budgets: Budgets;
     try {
       if (op === "create") {
-        await this.#connection.request("create", {
+        budgets = await this.#connection.request("create", {
           handle,
           session: id,
           tools: advertised,
@@ -242,7 +245,7 @@ export class RemoteBackend implements BrainBackend {
           ...conversation,
         });
       } else {
-        await this.#connection.request("get", {
+        budgets = await this.#connection.request("get", {
           handle,
           session: id,
           ...(tools.length ? { tools: advertised } : {}),
@@ -255,11 +258,12 @@ export class RemoteBackend implements BrainBackend {
       await release();
       throw error;
     }
-    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, async (ended) => {
+    const session = new RemoteSession(this.#connection, id, handle, tools, workspaces, budgets, async (ended) => {
       this.#live.delete(ended);
       await release();
     });
     this.#live.add(session);
+    this.#connection.watchHandle(handle, (error) => session.lose(error));
     return session;
   }
 
@@ -324,7 +328,10 @@ class RemoteSession implements BrainSession {
   #handle: string;
   #tools: Map<string, PlacedTool>;
   #workspaces: ReadonlyMap<string, string>;
+  #budgets: Budgets;
   #ended = false;
+  /** Why the server gave this handle up, when it did. */
+  #lost: BrainError | undefined;
   #onEnd: (session: RemoteSession) => Promise<void>;
 
   constructor(
@@ -333,12 +340,14 @@ class RemoteSession implements BrainSession {
     handle: string,
     tools: readonly PlacedTool[],
     workspaces: ReadonlyMap<string, string>,
+    budgets: Budgets,
     onEnd: (session: RemoteSession) => Promise<void>,
   ) {
     this.id = id;
     this.#connection = connection;
     this.#handle = handle;
     this.#workspaces = workspaces;
+    this.#budgets = budgets;
     this.#tools = new Map(tools.map((placed) => [placed.tool.name, placed]));
     this.#onEnd = onEnd;
   }
@@ -353,11 +362,11 @@ class RemoteSession implements BrainSession {
   }
 
   /**
-   * A new activation. Only its id travels: calls started with it share one
-   * budget on the server, which applies its own byte limit and keeps the count.
+   * A new activation with the budgets the server applies to this session. Only its
+   * id travels: calls started with it share one budget on the server, which keeps the count.
    */
   activation(): Activation {
-    return new Activation();
+    return new Activation(this.#budgets);
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
@@ -391,7 +400,7 @@ class RemoteSession implements BrainSession {
 
   /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
   async #begin(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): Promise<Begun> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
     const { deadline, signal } = checked;
@@ -414,7 +423,7 @@ class RemoteSession implements BrainSession {
    * may have taken the message. Aborting `signal` stops only the wait.
    */
   async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    this.#assertOpen();
     const { signal } = checkSendArguments(content, options);
     const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
@@ -434,6 +443,20 @@ class RemoteSession implements BrainSession {
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
     const { from, signal } = checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, from, signal);
+  }
+
+  /** The server gave this handle up on its own (`error` says why): it ends here too, without asking the server. */
+  lose(error: BrainError): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#lost = error;
+    this.#tools.clear();
+    this.#onEnd(this).catch(() => {});
+  }
+
+  #assertOpen(): void {
+    if (this.#lost) throw new BrainError("session_closed", this.#lost.message, { cause: this.#lost.cause });
+    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
   }
 
   async end(): Promise<void> {

@@ -10,6 +10,7 @@ import type { Session } from "../../session/session.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
+  type Budgets,
   type ClientFrame,
   decodeClientFrames,
   errorFrame,
@@ -142,7 +143,7 @@ export class HostSocketHandler {
     get: async (frame) => {
       await this.#follow(frame);
       await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
-      return null;
+      return budgets(this.#handle(frame.handle));
     },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
     delete: (frame) => this.#delete(frame.session),
@@ -270,14 +271,16 @@ export class HostSocketHandler {
     for (const declared of frame.handles) await this.#follow(declared);
     const declared = new Set(frame.handles.map((declared) => declared.handle));
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
-    const failed: string[] = [];
+    const failed: Replies["attach"]["failed"] = [];
     for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-      await this.#open(id, session, tools, conversation).catch(() => failed.push(id));
+      await this.#open(id, session, tools, conversation).catch((error) =>
+        failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) })
+      );
     }
     return { failed, maxFrameBytes: this.#maxFrameBytes };
   }
 
-  async #create(frame: RequestOf<"create">): Promise<null> {
+  async #create(frame: RequestOf<"create">): Promise<Budgets> {
     // A handle names one open session; reusing it would orphan that session past every handle limit.
     if (this.#host.handles.has(frame.handle)) {
       throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
@@ -300,7 +303,7 @@ export class HostSocketHandler {
       throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
     }
     this.#host.handles.set(frame.handle, session);
-    return null;
+    return budgets(session);
   }
 
   async #open(
@@ -556,6 +559,12 @@ const reports = new Set(["emit", "model", "result", "returned", "finish", "recor
 
 function isReport(kind: string | undefined): boolean {
   return kind !== undefined && reports.has(kind);
+}
+
+/** The budgets `session` gives each of its activations. */
+function budgets(session: Session): Budgets {
+  const { maxEmittedBytes, maxModelCalls } = session.activation();
+  return { maxEmittedBytes, maxModelCalls };
 }
 
 /** The session's server model by name and its Agentloop options, as the backend takes them. */
