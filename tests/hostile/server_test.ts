@@ -59,7 +59,7 @@ Deno.test("hostile host frames: binary, non-JSON, deep, unknown and misplaced fr
 Deno.test("hostile host frames: names of other hosts' sessions, paths and oversized names are refused with codes", async () => {
   await using server = await servedBrain({ serverToken: OPERATOR, pingIntervalMs: 60_000 });
   await using other = await asker(server.url, "other");
-  assert.equal((await other.ask({ op: "create", handle: "h", session: "x", tools: [] })).value, null);
+  assert.equal((await other.ask({ op: "create", handle: "h", session: "x", tools: [] })).error, undefined);
   await using host = await asker(server.url);
   for (const session of ["other~x", "../x", "x".repeat(100_000)]) {
     const reply = await host.ask({ op: "read", session });
@@ -86,7 +86,7 @@ Deno.test("hostile host frames: a reused session handle is refused, so no sessio
     limits: { maxHandlesPerHost: 3 },
   });
   await using host = await asker(server.url);
-  assert.equal((await host.ask({ op: "create", handle: "h", session: "s0", tools: [] })).value, null);
+  assert.equal((await host.ask({ op: "create", handle: "h", session: "s0", tools: [] })).error, undefined);
   for (let index = 1; index <= 5; index++) {
     const reply = await host.ask({ op: "create", handle: "h", session: `s${index}`, tools: [] });
     assert.equal(reply.error?.code, "invalid_argument", `create ${index} on an open handle`);
@@ -98,7 +98,7 @@ Deno.test("hostile host frames: start options past their bounds are refused befo
   await using server = await servedBrain({ serverToken: OPERATOR, pingIntervalMs: 60_000 });
   await using host = await asker(server.url);
   const tool = { name: "t", description: "d", inputSchema: { type: "object" }, implementation: "host" };
-  assert.equal((await host.ask({ op: "create", handle: "h", session: "s", tools: [tool] })).value, null);
+  assert.equal((await host.ask({ op: "create", handle: "h", session: "s", tools: [tool] })).error, undefined);
   const starts = [
     { deadline: 1e300 },
     { deadline: -1 },
