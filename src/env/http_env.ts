@@ -1,3 +1,4 @@
+import { shownValue } from "../util/shown_value.ts";
 import { fetchJson, runJsonCall } from "../run/json_call.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -58,7 +59,10 @@ export function httpEnv(given: HttpEnvOptions): Environment {
   try {
     baseUrl = new URL(options.baseUrl);
   } catch {
-    throw new BrainError("invalid_argument", `environment ${name}: baseUrl ${String(options.baseUrl)} is not a URL`);
+    throw new BrainError(
+      "invalid_argument",
+      `environment ${name}: baseUrl ${shownValue(options.baseUrl)} is not a URL`,
+    );
   }
   if (
     (baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") || baseUrl.search || baseUrl.hash ||

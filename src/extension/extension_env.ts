@@ -1,3 +1,4 @@
+import { shownValue } from "../util/shown_value.ts";
 import { readRecord } from "../outcome/known_keys.ts";
 import { checkHeaderValue } from "../util/http_headers.ts";
 import { readBounded } from "../util/read_bounded.ts";
@@ -76,7 +77,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
   try {
     base = new URL(options.url);
   } catch {
-    throw new BrainError("invalid_argument", `environment ${name}: ${String(options.url)} is not a URL`);
+    throw new BrainError("invalid_argument", `environment ${name}: ${shownValue(options.url)} is not a URL`);
   }
   if ((base.protocol !== "http:" && base.protocol !== "https:") || base.username || base.password) {
     throw new BrainError(

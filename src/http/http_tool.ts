@@ -1,5 +1,6 @@
+import { shownValue } from "../util/shown_value.ts";
 import { checkHeaders } from "../util/http_headers.ts";
-import { readRecord } from "../outcome/known_keys.ts";
+import { readOptions, readRecord } from "../outcome/known_keys.ts";
 import { netAllowed } from "../env/grants.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { Implementation } from "../contract/placement.ts";
@@ -37,12 +38,13 @@ export interface HttpOptions {
  * console.log(score().advertised.implementation); // "http"
  * ```
  */
-export function http(url: string | URL, { headers = {} }: HttpOptions = {}): Implementation {
+export function http(url: string | URL, options: HttpOptions = {}): Implementation {
+  const { headers = {} } = readOptions("http() options", options, ["headers"]);
   let endpoint: URL;
   try {
     endpoint = new URL(url);
   } catch {
-    throw new BrainError("invalid_tool", `http(): ${String(url)} is not a URL`);
+    throw new BrainError("invalid_tool", `http(): ${shownValue(url)} is not a URL`);
   }
   if ((endpoint.protocol !== "http:" && endpoint.protocol !== "https:") || endpoint.username || endpoint.password) {
     throw new BrainError("invalid_tool", `http(): ${endpoint.origin} is not an http(s) URL without credentials`);

@@ -52,6 +52,21 @@ export function readRecord<T extends object>(where: string, value: T): T {
 }
 
 /**
+ * A plain copy of the array `value`, its items read once: a value that is no
+ * array, or a Proxy whose items cannot be read, fails as `invalid_argument`.
+ */
+export function readList(where: string, value: unknown): unknown[] {
+  let copy: unknown[] | undefined;
+  try {
+    if (Array.isArray(value)) copy = [...value];
+  } catch (error) {
+    throw new BrainError("invalid_argument", `${where} cannot be read: ${errorText(error)}`);
+  }
+  if (!copy) throw new BrainError("invalid_argument", `${where} must be a list`);
+  return copy;
+}
+
+/**
  * Every key of `T`, as a list for {@linkcode checkKnownKeys}. The argument
  * must name each key of `T` exactly once, so a new option that is not listed
  * fails to compile instead of being refused at run time.

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { parse } from "@bytecodealliance/jco-transpile/wasm-tools";
 import { buildComponent } from "../../examples/build_components.ts";
-import { type CallEnd, component } from "../../mod.ts";
+import { type CallEnd, Component, component } from "../../mod.ts";
 import { probeTool, reader, readerBrain } from "../_support/components.ts";
 import { runningSandboxes, within } from "../_support/processes.ts";
 import { hasCode } from "../_support/has_code.ts";
@@ -104,4 +104,29 @@ Deno.test("hostile Components: a FIFO, a core module, a truncated Component and 
     await assert.rejects(withDeadline(creating, what, 10_000), hasCode(expected as never), what);
   }
   await Deno.remove(fifo);
+});
+
+Deno.test("hostile component(): unreadable URLs and options, non-function telemetry and unbounded limits are refused", () => {
+  const trap = new Proxy({}, {
+    get: () => {
+      throw new Error("get trap");
+    },
+    ownKeys: () => {
+      throw new Error("ownKeys trap");
+    },
+    getPrototypeOf: () => {
+      throw new Error("getPrototypeOf trap");
+    },
+  });
+  const probe = new URL("../component/fixtures/probe.wasm", import.meta.url);
+  const refusals: [string, () => unknown][] = [
+    ["a Proxy URL", () => component(trap as never)],
+    ["Proxy options", () => component(probe, trap as never)],
+    ["telemetry: 5", () => component(probe, { telemetry: 5 as never })],
+    ["fetchTimeoutMs: 1e300", () => component(probe, { fetchTimeoutMs: 1e300 })],
+    ["maxBytes: 1e300", () => component(probe, { maxBytes: 1e300 })],
+    ["an unknown option", () => component(probe, { bogus: 1 } as never)],
+    ["new Component(5)", () => new Component(5 as never)],
+  ];
+  for (const [what, attempt] of refusals) assert.throws(attempt, hasCode("invalid_argument"), what);
 });

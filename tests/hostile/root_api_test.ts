@@ -1,8 +1,19 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainErrorCode, tool, type ToolContext } from "../../mod.ts";
+import {
+  Brain,
+  brainEnv,
+  type BrainErrorCode,
+  hostEnv,
+  http,
+  httpEnv,
+  openAICompatible,
+  tool,
+  type ToolContext,
+} from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { embeddedSession } from "../_support/embedded_session.ts";
+import { servedBrain } from "../_support/served_brain.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { callRecords } from "../_support/call_records.ts";
 import { handoff } from "../_support/handoff.ts";
@@ -294,4 +305,57 @@ Deno.test("hostile ctx: after finish, a second finish is only late and emits are
   assert.deepEqual(refusals, ["call_finished", "call_finished"]);
   const kinds = (await callRecords(session, end.call)).map((record) => record.kind);
   assert.equal(kinds.filter((kind) => kind === "tool_call_finished").length, 1);
+});
+
+Deno.test("hostile factories: Environments, endpoints and providers refuse unreadable lists, URLs and headers with codes", async () => {
+  const list = () =>
+    new Proxy([], {
+      get: () => {
+        throw new Error("get trap");
+      },
+    });
+  const cases: [string, () => unknown, BrainErrorCode][] = [
+    ["brainEnv net: a Proxy list", () => brainEnv({ name: "a", net: list() }), "invalid_argument"],
+    ["brainEnv control: a Proxy list", () => brainEnv({ name: "a", control: list() }), "invalid_argument"],
+    ["brainEnv filesystem: Proxy", () => brainEnv({ name: "a", filesystem: trap() as never }), "invalid_argument"],
+    ["brainEnv with a function field", () => brainEnv({ name: "a", bogus: () => {} } as never), "invalid_argument"],
+    ["hostEnv name: Proxy", () => hostEnv({ name: trap() as never }), "invalid_argument"],
+    ["httpEnv baseUrl: Proxy", () => httpEnv({ name: "a", baseUrl: trap() as never }), "invalid_argument"],
+    ["http(Proxy)", () => http(trap() as never), "invalid_tool"],
+    ["http(url, Proxy)", () => http("http://127.0.0.1:1", trap() as never), "invalid_argument"],
+    ["openAICompatible file: URL", () => openAICompatible({ baseUrl: "file:///etc/passwd" }), "invalid_argument"],
+    [
+      "openAICompatible header CRLF",
+      () => openAICompatible({ baseUrl: "http://127.0.0.1:1", headers: { a: "b\r\nc: d" } }),
+      "invalid_argument",
+    ],
+    [
+      "openAICompatible timeoutMs: 1e300",
+      () => openAICompatible({ baseUrl: "http://127.0.0.1:1", timeoutMs: 1e300 }),
+      "invalid_argument",
+    ],
+  ];
+  for (const [what, attempt, code] of cases) assert.equal(await codeOf(attempt), code, what);
+});
+
+Deno.test("hostile remote Brain options: listeners, host ids, flags and unbounded timers are checked; a throwing listener is harmless", async () => {
+  const remote = { url: "http://127.0.0.1:1", token: "t" };
+  const cases: [string, Record<string, unknown>][] = [
+    ["onConnection: 5", { onConnection: 5 }],
+    ["host: Proxy", { host: trap() }],
+    ["host: ../x", { host: "../x" }],
+    ["takeover: yes", { takeover: "yes" }],
+    ["pingIntervalMs: 1e300", { pingIntervalMs: 1e300 }],
+    ["maxReconnectDelayMs: 1e300", { maxReconnectDelayMs: 1e300 }],
+    ["deadlineGraceMs: 1e300", { deadlineGraceMs: 1e300 }],
+  ];
+  for (const [what, options] of cases) {
+    assert.equal(await codeOf(() => new Brain({ ...remote, ...options } as never)), "invalid_argument", what);
+  }
+  await using server = await servedBrain({ serverToken: "operator", pingIntervalMs: 60_000 });
+  const onConnection = () => {
+    throw new Error("the listener broke");
+  };
+  await using brain = new Brain({ url: server.url, token: "t", serverToken: "operator", onConnection });
+  assert.deepEqual(await brain.sessions.list(), [], "the connection serves despite its listener");
 });

@@ -525,7 +525,11 @@ export class HostConnection {
 
   /** Tells the application's `onEvent`. */
   #tell(event: HostConnectionEvent): void {
-    this.#options.onEvent?.(event);
+    try {
+      this.#options.onEvent?.(event);
+    } catch {
+      // The application's listener threw: the connection goes on regardless.
+    }
   }
 
   #ping(socket: HostSocket): void {

@@ -1,3 +1,4 @@
+import { checkName } from "../../util/names.ts";
 import { checkAllowList } from "../../env/allow_list.ts";
 import { checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
@@ -100,6 +101,9 @@ export interface RemoteBrainOptions {
   onConnection?: (event: HostConnectionEvent) => void;
 }
 
+/** The longest delay `setTimeout` honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A call started on Brain; `signal` is the caller's, when it was not already aborted at the start. */
 interface Begun {
   sequence: number;
@@ -128,11 +132,23 @@ export class RemoteBackend implements BrainBackend {
     // They travel as header values.
     checkHeaderValue("token", token);
     if (serverToken !== undefined) checkHeaderValue("serverToken", serverToken);
-    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...options })) {
-      if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
-        throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
+    const { takeover, ...durations } = options;
+    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...durations })) {
+      // A timer cannot wait longer than 2^31 - 1 ms: a longer wait would fire at once, over and over.
+      if (value !== undefined && !(typeof value === "number" && value > 0 && value <= MAX_TIMER_MS)) {
+        throw new BrainError(
+          "invalid_argument",
+          `${name} must be a positive number of milliseconds up to ${MAX_TIMER_MS}`,
+        );
       }
     }
+    if (takeover !== undefined && typeof takeover !== "boolean") {
+      throw new BrainError("invalid_argument", "takeover must be a boolean");
+    }
+    if (onConnection !== undefined && typeof onConnection !== "function") {
+      throw new BrainError("invalid_argument", "onConnection must be a function");
+    }
+    checkName("a host id", host);
     this.#allow = checkAllowList(allow);
     this.#connection = new HostConnection({
       url,
