@@ -220,10 +220,10 @@ export class CallState implements CallSink {
     return this.#terminal(undefined, cause, { status: cause, message }, sameEnd);
   }
 
+  /** Claims the terminal cause; the signal aborts once the terminal record is committed or queued (see #terminal). */
   #claim(cause: TerminalCause): void {
     this.#claimed = cause;
     this.#disarm?.();
-    this.#controller.abort(endedReason(cause));
   }
 
   #admit(bytes: number): BrainError | undefined {
@@ -254,6 +254,18 @@ export class CallState implements CallSink {
   ): Promise<T> {
     const finished: RecordBody = { kind: "tool_call_finished", call: this.call, cause, outcome };
     const bodies = result ? [result, finished] : [finished];
+    const ended = this.#terminalCommit(bodies, cause, outcome, as);
+    // Only now: what the signal's listeners commit (a late finish) follows the terminal record.
+    this.#controller.abort(endedReason(cause));
+    return ended;
+  }
+
+  #terminalCommit<T>(
+    bodies: RecordBody[],
+    cause: TerminalCause,
+    outcome: Outcome,
+    as: (end: CallEnd) => T,
+  ): Promise<T> {
     let records;
     try {
       records = this.#committedNow(bodies);

@@ -236,6 +236,27 @@ Deno.test("the first terminal cause is retained; a later finish is recorded as l
   assert.equal((await call.cancel()).cause, "timeout");
 });
 
+Deno.test("a finish from the signal's abort listener is recorded late, after the terminal record of each stop", async () => {
+  const { placed, next } = driven();
+  await using session = await embeddedSession([placed]);
+  for (const stop of ["timeout", "cancelled"] as const) {
+    const call = await session.start(placed, {}, { deadline: Date.now() + (stop === "timeout" ? 50 : 60_000) });
+    const ctx = await next();
+    const receipt = Promise.withResolvers<{ late: boolean; sequence: number }>();
+    ctx.signal.addEventListener("abort", () => void ctx.finish("from the listener").then(receipt.resolve));
+    const end = stop === "timeout" ? await call.ended : await call.cancel();
+    assert.equal(end.cause, stop);
+    const { late, sequence } = await receipt.promise;
+    assert.deepEqual({ late, sequence }, { late: true, sequence: end.sequence });
+    assert.deepEqual((await callRecords(session, call.sequence)).map((record) => record.kind), [
+      "tool_call_started",
+      "tool_returned",
+      "tool_call_finished",
+      "tool_call_late",
+    ]);
+  }
+});
+
 Deno.test("an open Tool that never finishes stays open until its deadline", async () => {
   const { placed, next } = driven();
   await using session = await embeddedSession([placed]);
