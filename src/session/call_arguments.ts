@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
 import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
@@ -72,24 +72,28 @@ export function resolveTarget(
 
 /**
  * Checks a call's input and options before anything is committed and returns
- * a frozen copy of the input (so no getter or Proxy of the caller's runs again)
- * and the options with `timeoutMs` turned into an absolute `deadline`. Throws
+ * the options with `timeoutMs` turned into an absolute `deadline`. Throws
  * `invalid_input` for input that is not JSON and `invalid_argument` for an
- * unknown or malformed option or a deadline that is not an absolute time.
+ * unknown option or a deadline that is not an absolute time.
  */
-export function checkCallArguments(
-  tool: string,
-  input: JsonValue,
-  options: CallOptions = NO_OPTIONS,
-): { input: JsonValue; options: CallOptions } {
-  const copied = frozenJson(input);
-  if (copied === undefined) {
-    throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input) ?? "$ changed"}`);
-  }
-  return { input: copied, options: options === NO_OPTIONS ? options : checkOptions(options) };
+export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions = NO_OPTIONS): CallOptions {
+  checkCallInput(tool, input);
+  return checkCallOptions(options);
 }
 
-function checkOptions(given: CallOptions): CallOptions {
+/** Returns the UTF-8 size of a call's input JSON text; throws `invalid_input` for input that is not JSON. */
+export function checkCallInput(tool: string, input: JsonValue): number {
+  const size = jsonSize(input);
+  if (size < 0) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input)}`);
+  return size;
+}
+
+/**
+ * {@linkcode checkCallArguments} for the options alone: read once into a plain copy (a getter or
+ * Proxy that throws is `invalid_argument`), each checked before anything is committed.
+ */
+export function checkCallOptions(given: CallOptions = NO_OPTIONS): CallOptions {
+  if (given === NO_OPTIONS) return given;
   const options = readOptions("call options", given, CALL_OPTIONS);
   checkText("traceparent", options.traceparent, "a W3C traceparent string");
   checkText("toolCallId", options.toolCallId, "the model's tool-call id");

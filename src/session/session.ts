@@ -8,13 +8,13 @@ import { SessionEnvironments } from "./environments.ts";
 import { type AppendNow, appendNowOf, type Journal, type ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
 import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import type { Invocation } from "../contract/call.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
-import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
+import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
@@ -193,11 +193,12 @@ export class Session implements BrainSession {
   }
 
   /** Checks a call's target, input and options and builds its intent; throws a BrainError for bad ones. */
-  #request(target: PlacedTool | string, given: JsonValue, options: CallOptions | undefined): CallRequest {
+  #request(target: PlacedTool | string, input: JsonValue, options: CallOptions | undefined): CallRequest {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
-    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
+    const size = checkCallInput(placed.tool.name, input);
+    const checked = checkCallOptions(options);
+    checkInputSize(placed.tool.name, size, this.#maxInputBytes);
     const { deadline } = checked;
     const activation = checked.activation ?? this.activation();
     const tool = placed.tool.name;

@@ -273,7 +273,7 @@ Deno.test("hostile Tools: every misuse ends its call once with a coded outcome, 
   );
   await using session = await embeddedSession(tools);
   for (const [index, [what, , code]] of misuse.entries()) {
-    const end = await session.call(`t${index}`, {}, { timeoutMs: 2_000 });
+    const end = await session.call(`t${index}`, {}, { timeoutMs: 30_000 });
     assert.equal(end.outcome.status, "error", what);
     assert.equal(end.outcome.status === "error" && end.outcome.error.code, code, what);
     const message = end.outcome.status === "error" ? end.outcome.error.message : "";

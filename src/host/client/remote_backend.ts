@@ -415,10 +415,10 @@ class RemoteSession implements BrainSession {
   }
 
   /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): Promise<Begun> {
+  async #begin(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<Begun> {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
-    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
+    const checked = checkCallArguments(placed.tool.name, input, options);
     const { deadline, signal } = checked;
     const traceparent = checked.traceparent ?? traceparentOf();
     const frame: RequestFrame<"start"> = { id: 0, op: "start", handle: this.#handle, tool: placed.tool.name, input };
