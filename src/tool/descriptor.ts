@@ -1,5 +1,7 @@
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import { findNonJson, frozenJson } from "../outcome/json.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
@@ -23,7 +25,16 @@ export function descriptorImplementation(
       `tool ${toolName}: a descriptor must be a JSON object with a string type${nonJson ? ` (${nonJson})` : ""}`,
     );
   }
-  env?.checkDescriptor?.(frozen, toolName);
+  try {
+    env?.checkDescriptor?.(frozen, toolName);
+  } catch (error) {
+    if (isInstance(error, BrainError)) throw error;
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${toolName}: environment ${env?.name} refused its descriptor: ${errorText(error)}`,
+      { cause: error },
+    );
+  }
   return Object.freeze(
     {
       kind: "descriptor" as const,
@@ -42,7 +53,8 @@ export function descriptorImplementation(
         return Promise.resolve();
       },
       execute(dispatch) {
-        dispatch.env!.interpret!(frozen, dispatch);
+        // Handed back, so an Environment written as an async function has its rejection seen by the dispatcher.
+        return dispatch.env!.interpret!(frozen, dispatch);
       },
     } satisfies Implementation & { descriptor: Descriptor },
   );
