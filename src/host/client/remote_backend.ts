@@ -104,10 +104,10 @@ export interface RemoteBrainOptions {
 /** The longest delay `setTimeout` honours. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A call started on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-interface Begun {
-  sequence: number;
-  ended: Promise<CallEnd>;
+/** A call's `start` frame, its deadline, and the caller's signal. */
+interface StartFrame {
+  frame: RequestFrame<"start">;
+  deadline: number | undefined;
   signal: AbortSignal | undefined;
 }
 
@@ -386,11 +386,13 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    return this.#watched(await this.#begin(target, input, options));
+    return await this.#started(this.#startFrame(target, input, options));
   }
 
-  /** A begun call as a {@linkcode ToolCall}: its cancel, and the caller's signal watched until it ends. */
-  #watched({ sequence, ended, signal }: Begun): ToolCall {
+  /** Sends a call's `start` frame; the call as a {@linkcode ToolCall}, the caller's signal watched until it ends. */
+  async #started({ frame, deadline, signal }: StartFrame): Promise<ToolCall> {
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -399,7 +401,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -408,14 +410,24 @@ class RemoteSession implements BrainSession {
     return Object.freeze({ sequence, ended, cancel });
   }
 
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    const begun = await this.#begin(target, input, options);
-    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
-    return await (begun.signal === undefined ? begun.ended : this.#watched(begun).ended);
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    let started: StartFrame;
+    try {
+      // The options are read and checked first, so one whose getters throw is refused like any bad argument.
+      started = this.#startFrame(target, input, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (started.signal !== undefined) return this.#started(started).then((call) => call.ended);
+    // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
+    return this.#connection.startAndWait(started.frame, this.id, started.deadline);
   }
 
-  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<Begun> {
+  /**
+   * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
+   * throws a bad argument before anything is sent.
+   */
+  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): StartFrame {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -425,11 +437,8 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const abortedAtStart = signal?.aborted === true;
-    if (abortedAtStart) frame.cancelled = true;
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
-    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
+    if (signal?.aborted) frame.cancelled = true;
+    return { frame, deadline, signal };
   }
 
   /**
