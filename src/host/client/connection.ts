@@ -543,11 +543,7 @@ export class HostConnection {
 
   /** Tells the application's `onEvent`. */
   #tell(event: HostConnectionEvent): void {
-    try {
-      this.#options.onEvent?.(event);
-    } catch {
-      // The application's listener threw: the connection goes on regardless.
-    }
+    this.#options.onEvent?.(event);
   }
 
   #ping(socket: HostSocket): void {
