@@ -95,6 +95,7 @@ export interface RemoteBrainOptions {
    * and the delay before the next attempt (the client retries until `close()`), and
    * `session_closed` when the server gave up a session's handle (it could not reopen
    * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
+   * A callback that throws is reported with `reportError` and changes nothing.
    */
   onConnection?: (event: HostConnectionEvent) => void;
 }
