@@ -371,7 +371,9 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    const { sequence, ended, signal } = await this.#begin(target, input, options);
+    const { frame, deadline, signal } = this.#startFrame(target, input, options);
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -380,7 +382,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -389,18 +391,22 @@ class RemoteSession implements BrainSession {
     return Object.freeze({ sequence, ended, cancel });
   }
 
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
-    if (options?.signal === undefined) return await (await this.#begin(target, input, options)).ended;
-    return await (await this.start(target, input, options)).ended;
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    if (options?.signal !== undefined) return this.start(target, input, options).then((call) => call.ended);
+    // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
+    try {
+      const { frame, deadline } = this.#startFrame(target, input, options);
+      return this.#connection.startAndWait(frame, this.id, deadline);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(
-    target: PlacedTool | string,
-    input: JsonValue,
-    options: CallOptions = {},
-  ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
+  /**
+   * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
+   * throws a bad argument before anything is sent.
+   */
+  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}) {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -410,11 +416,8 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const abortedAtStart = signal?.aborted === true;
-    if (abortedAtStart) frame.cancelled = true;
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
-    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
+    if (signal?.aborted) frame.cancelled = true;
+    return { frame, deadline, signal };
   }
 
   /**
