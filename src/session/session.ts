@@ -16,6 +16,7 @@ import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
+import { IntentCommits } from "./intent_commits.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import { SlotList } from "../util/slot_list.ts";
@@ -69,6 +70,7 @@ export class Session implements BrainSession {
   /** The session's model execution service, started on first use. */
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new SlotList<CallState>();
+  #intents: IntentCommits;
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
@@ -77,6 +79,7 @@ export class Session implements BrainSession {
   constructor(parts: SessionParts) {
     this.id = parts.meta.id;
     this.#journal = parts.journal;
+    this.#intents = new IntentCommits(parts.journal, this.id);
     this.#appendNow = appendNowOf(parts.journal);
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
@@ -129,8 +132,8 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
-    return this.#journal.append(this.id, [request.intent]).then((records) => {
-      const state = this.#begin(request, records[0], end);
+    return this.#intents.commit(request.intent).then((started) => {
+      const state = this.#begin(request, started, end);
       return Object.freeze({
         sequence: state.call,
         ended: this.#settled(end.promise, request.deadline, state.call),
@@ -165,14 +168,14 @@ export class Session implements BrainSession {
       queueMicrotask(() => this.#beginOrReject(request, started, end));
       return end.promise;
     }
-    const committed = this.#journal.append(this.id, [request.intent]);
+    const committed = this.#intents.commit(request.intent);
     if (request.deadline !== undefined) {
-      return committed.then((records) =>
-        this.#settled(end.promise, request.deadline, this.#begin(request, records[0], end).call)
+      return committed.then((started) =>
+        this.#settled(end.promise, request.deadline, this.#begin(request, started, end).call)
       );
     }
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
-    committed.then((records) => this.#beginOrReject(request, records[0], end), end.reject);
+    committed.then((started) => this.#beginOrReject(request, started, end), end.reject);
     return end.promise;
   }
 

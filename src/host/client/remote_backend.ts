@@ -28,7 +28,7 @@ import {
 import { checkHeaderValue } from "./host_socket.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
-import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
+import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
@@ -202,8 +202,14 @@ export class RemoteBackend implements BrainBackend {
     // Everything but an uploaded Component runs here, in this client's Environments, as an embedded Brain runs it.
     const local = tools.filter((placed) => !isComponent(placed));
     const workspaces = await bindEnvironments(id, local, this.#allow);
-    for (const { implementation, env, options } of local) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    for (const placed of local) {
+      const { env, options } = placed;
+      await admitImplementation(placed, {
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+      });
     }
     const created = op === "get" && tools.length > 0
       ? await restoreCreated(id, await this.#connection.request("read", { session: id }, { retry: true }), this.#allow)
@@ -366,7 +372,9 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    const { sequence, ended, signal } = await this.#begin(target, input, options);
+    const { frame, deadline, signal } = this.#startFrame(target, input, options);
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -375,7 +383,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -384,18 +392,22 @@ class RemoteSession implements BrainSession {
     return Object.freeze({ sequence, ended, cancel });
   }
 
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
-    if (options?.signal === undefined) return await (await this.#begin(target, input, options)).ended;
-    return await (await this.start(target, input, options)).ended;
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    if (options?.signal !== undefined) return this.start(target, input, options).then((call) => call.ended);
+    // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
+    try {
+      const { frame, deadline } = this.#startFrame(target, input, options);
+      return this.#connection.startAndWait(frame, this.id, deadline);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
-  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(
-    target: PlacedTool | string,
-    input: JsonValue,
-    options: CallOptions = {},
-  ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
+  /**
+   * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
+   * throws a bad argument before anything is sent.
+   */
+  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}) {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -405,11 +417,8 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const abortedAtStart = signal?.aborted === true;
-    if (abortedAtStart) frame.cancelled = true;
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
-    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
+    if (signal?.aborted) frame.cancelled = true;
+    return { frame, deadline, signal };
   }
 
   /**

@@ -384,31 +384,26 @@ export class HostSocketHandler {
 
   // -- calls this client starts ------------------------------------------------------------------
 
-  async #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
+  #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
     const session = this.#handle(frame.handle);
     const activation = frame.activation === undefined ? undefined : this.#activation(session, frame.activation);
+    this.#host.reserveCall();
     // An invoke to this handle made while the intent commits travels with the reply.
     this.#host.hold(frame.handle);
-    let call: ToolCall;
-    try {
-      call = await this.#host.startCall(() =>
-        session.start(frame.tool, frame.input, {
-          deadline: frame.deadline,
-          activation,
-          traceparent: frame.traceparent,
-          signal: frame.cancelled ? AbortSignal.abort() : undefined,
-        })
-      );
-    } catch (error) {
+    const signal = frame.cancelled ? AbortSignal.abort() : undefined;
+    const options = { deadline: frame.deadline, activation, traceparent: frame.traceparent, signal };
+    return session.start(frame.tool, frame.input, options).then((call) => {
+      const held = this.#host.release(frame.handle, session.id, call.sequence);
+      this.#track(session.id, call);
+      if (!held) return { call: call.sequence };
+      return held.traceparent === undefined
+        ? { call: call.sequence, run: true }
+        : { call: call.sequence, run: true, traceparent: held.traceparent };
+    }, (error) => {
+      this.#host.callEnded();
       this.#host.release(frame.handle, undefined, undefined);
       throw error;
-    }
-    const held = this.#host.release(frame.handle, session.id, call.sequence);
-    this.#track(session.id, call);
-    if (!held) return { call: call.sequence };
-    return held.traceparent === undefined
-      ? { call: call.sequence, run: true }
-      : { call: call.sequence, run: true, traceparent: held.traceparent };
+    });
   }
 
   /** Follows a started call to its end: one subscription frees its room, keeps it for a late cancel, pushes its end. */
