@@ -1,5 +1,5 @@
 import type { AllowList } from "../contract/grant.ts";
-import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
+import { admitEnvironment, admitImplementation, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
 import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
 import { sameText } from "../util/same_text.ts";
@@ -405,8 +405,9 @@ export class EmbeddedBackend implements BrainBackend {
 
   async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
-    for (const { implementation, env, options } of tools) {
-      await implementation?.admit({
+    for (const placed of tools) {
+      const { env, options } = placed;
+      await admitImplementation(placed, {
         env,
         options,
         workspace: env && workspaces.get(env.name),

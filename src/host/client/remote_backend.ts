@@ -30,7 +30,7 @@ import {
 import { checkHeaderValue } from "../../util/http_headers.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
-import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
+import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
@@ -97,6 +97,7 @@ export interface RemoteBrainOptions {
    * and the delay before the next attempt (the client retries until `close()`), and
    * `session_closed` when the server gave up a session's handle (it could not reopen
    * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
+   * A callback that throws is reported with `reportError` and changes nothing.
    */
   onConnection?: (event: HostConnectionEvent) => void;
 }
@@ -222,8 +223,14 @@ export class RemoteBackend implements BrainBackend {
     // Everything but an uploaded Component runs here, in this client's Environments, as an embedded Brain runs it.
     const local = tools.filter((placed) => !isComponent(placed));
     const workspaces = await bindEnvironments(id, local, this.#allow);
-    for (const { implementation, env, options } of local) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    for (const placed of local) {
+      const { env, options } = placed;
+      await admitImplementation(placed, {
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+      });
     }
     const created = op === "get" && tools.length > 0
       ? await restoreCreated(id, await this.#connection.request("read", { session: id }, { retry: true }), this.#allow)
