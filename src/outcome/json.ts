@@ -1,4 +1,5 @@
 import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
+import { errorText } from "../util/error_text.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -22,7 +23,13 @@ export const MAX_JSON_DEPTH = 256;
  * sparse arrays, cycles and nesting deeper than {@linkcode MAX_JSON_DEPTH}.
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
-  return isJson(value) ? undefined : visit(value, path, new Set(), 0);
+  try {
+    return isJson(value) ? undefined : visit(value, path, new Set(), 0);
+  } catch (error) {
+    // A getter, a Proxy trap or a toJSON that throws: such a value is not data. (The borrowed stack
+    // of the failed traversal is dropped; the next one makes a fresh one.)
+    return `${path} cannot be read: ${errorText(error)}`;
+  }
 }
 
 /**
@@ -96,7 +103,12 @@ function inside(ancestors: unknown[], depth: number, value: object): boolean {
 export function frozenJson(value: unknown): JsonValue | undefined {
   if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
   const ancestors = borrowAncestors();
-  const copied = copy(value, ancestors, 0);
+  let copied;
+  try {
+    copied = copy(value, ancestors, 0);
+  } catch {
+    return undefined;
+  }
   spareAncestors = ancestors;
   return copied;
 }
@@ -204,7 +216,13 @@ export function jsonByteLength(value: unknown): number {
 export function jsonSize(value: unknown): number {
   if (typeof value !== "object" || value === null) return leafSize(value);
   const ancestors = borrowAncestors();
-  const size = sizeIn(value, ancestors, 0);
+  let size;
+  try {
+    size = sizeIn(value, ancestors, 0);
+  } catch {
+    // A getter or Proxy trap that throws: not JSON. (The borrowed stack is dropped.)
+    return -1;
+  }
   spareAncestors = ancestors;
   return size;
 }

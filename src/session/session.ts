@@ -1,4 +1,5 @@
 import { checkReadOptions } from "../journal/read_options.ts";
+import { promised } from "../util/promised.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -20,6 +21,7 @@ import { IntentCommits } from "./intent_commits.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import { SlotList } from "../util/slot_list.ts";
+import { checkSendArguments } from "./conversation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -245,14 +247,18 @@ export class Session implements BrainSession {
 
   /** Committed records in sequence order. */
   async read(options?: ReadOptions): Promise<JournalRecord[]> {
-    if (options !== undefined) checkReadOptions("read options", options);
-    return await this.#journal.read(this.id, options);
+    return await this.#journal.read(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("read options", options),
+    );
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
-    if (options !== undefined) checkReadOptions("records options", options, ["signal"]);
-    return this.#journal.subscribe(this.id, options);
+    return this.#journal.subscribe(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("records options", options, ["signal"]),
+    );
   }
 
   /**
@@ -279,7 +285,8 @@ export class Session implements BrainSession {
     if (!this.#conversation) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
     }
-    return this.#conversation.send(content, options);
+    const conversation = this.#conversation;
+    return promised(() => checkSendArguments(content, options)).then((read) => conversation.send(content, read));
   }
 
   /** Interrupts the Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */

@@ -541,9 +541,17 @@ export class HostConnection {
     );
   }
 
-  /** Tells the application's `onEvent`. */
+  /**
+   * Tells the application's `onEvent`. A callback that throws is reported as an
+   * event listener's error is (`reportError`), and changes nothing here: the
+   * connection goes on attaching, serving and reconnecting.
+   */
   #tell(event: HostConnectionEvent): void {
-    this.#options.onEvent?.(event);
+    try {
+      this.#options.onEvent?.(event);
+    } catch (error) {
+      reportError(error);
+    }
   }
 
   #ping(socket: HostSocket): void {

@@ -281,6 +281,10 @@ export class HostSocketHandler {
   }
 
   async #create(frame: RequestOf<"create">): Promise<Budgets> {
+    // A handle names one open session; reusing it would orphan that session past every handle limit.
+    if (this.#host.handles.has(frame.handle)) {
+      throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
+    }
     const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
     const tools = await Promise.all(frame.tools.map(async (tool) => {
       if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
@@ -289,11 +293,15 @@ export class HostSocketHandler {
       const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
       return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
     }));
-    if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
+    this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
       () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
     );
+    if (this.#host.handles.has(frame.handle)) {
+      await session.end();
+      throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
+    }
     this.#host.handles.set(frame.handle, session);
     return budgets(session);
   }
