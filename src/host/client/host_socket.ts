@@ -38,6 +38,8 @@ export class HostSocket {
   #closeCode = 1006;
   #closeReason = "";
   #closeTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Aborts a connect still in progress when the socket is dropped (a blackholed address would hold it for minutes). */
+  #connecting = new AbortController();
 
   /**
    * Connects to a `ws:` or `wss:` URL, sending `headers` with the upgrade;
@@ -75,7 +77,7 @@ export class HostSocket {
       const hostname = url.hostname.replace(/^\[(.*)\]$/, "$1");
       const secure = url.protocol === "wss:";
       const port = Number(url.port || (secure ? 443 : 80));
-      const tcp = await Deno.connect({ hostname, port });
+      const tcp = await Deno.connect({ hostname, port, signal: this.#connecting.signal });
       tcp.setNoDelay(true);
       this.#conn = tcp;
       if (this.readyState !== 0) return;
@@ -235,6 +237,7 @@ export class HostSocket {
 
   /** Closes the connection and tells `onclose`, once. */
   #drop(): void {
+    this.#connecting.abort();
     this.#closeConn();
     if (this.readyState === 3) return;
     this.readyState = 3;
