@@ -69,6 +69,8 @@ export class Session implements BrainSession {
   /** The session's model execution service, started on first use. */
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new SlotList<CallState>();
+  /** Intents being committed through the journal's promise: the session's end waits for their calls to open. */
+  #starting = new Set<Promise<unknown>>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
@@ -129,7 +131,7 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
-    return this.#journal.append(this.id, [request.intent]).then((records) => {
+    return this.#commitIntent(request).then((records) => {
       const state = this.#begin(request, records[0], end);
       return Object.freeze({
         sequence: state.call,
@@ -165,7 +167,7 @@ export class Session implements BrainSession {
       queueMicrotask(() => this.#beginOrReject(request, started, end));
       return end.promise;
     }
-    const committed = this.#journal.append(this.id, [request.intent]);
+    const committed = this.#commitIntent(request);
     if (request.deadline !== undefined) {
       return committed.then((records) =>
         this.#settled(end.promise, request.deadline, this.#begin(request, records[0], end).call)
@@ -174,6 +176,15 @@ export class Session implements BrainSession {
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
     committed.then((records) => this.#beginOrReject(request, records[0], end), end.reject);
     return end.promise;
+  }
+
+  /** Commits the call's intent through the journal's promise, which the session's end waits for. */
+  #commitIntent(request: CallRequest): Promise<JournalRecord[]> {
+    const committed = this.#journal.append(this.id, [request.intent]);
+    this.#starting.add(committed);
+    const forget = () => void this.#starting.delete(committed);
+    committed.then(forget, forget);
+    return committed;
   }
 
   /** {@linkcode #begin}, rejecting `end` when it throws. */
@@ -217,6 +228,11 @@ export class Session implements BrainSession {
     const trace = traceToolCall(started as TracedCall, environment, checked.traceparent);
     const state = new CallState(this.#journal, started, activation, end, this.#callEnded, this.#models, trace);
     this.#open.add(state);
+    if (this.#ended) {
+      // The intent committed as the session ended: the call ends without a dispatch.
+      void state.stop("cancelled", SESSION_ENDED).catch(() => {});
+      return state;
+    }
     state.arm();
     if (checked.signal) cancelOn(checked.signal, state);
     const invocation = {
@@ -288,8 +304,11 @@ export class Session implements BrainSession {
     if (this.#ended) return;
     this.#ended = true;
     await this.#conversation?.close();
+    // Calls whose intents are committing open first, so they end here too.
+    while (this.#starting.size > 0) await Promise.allSettled(this.#starting);
     const open = this.#open.values();
-    await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
+    // A call already ending keeps its own cause; the end waits for its terminal record.
+    await Promise.allSettled(open.map((state) => state.ending ? state.ended : state.stop("cancelled", SESSION_ENDED)));
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
@@ -327,6 +346,8 @@ interface CallRequest {
   activation: Activation;
   intent: Intent;
 }
+
+const SESSION_ENDED = "the session ended";
 
 /** Errors of a journal's store that leave a call's end uncommitted. */
 const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);
