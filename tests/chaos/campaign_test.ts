@@ -34,7 +34,7 @@ for (const journal of ["memory", "kv"] as const) {
   });
 }
 
-Deno.test("remote stress (seed 11, 128 concurrent calls with cancels, deadlines and a link cut): one dispatch each, every caller settles, nothing left open or running", async () => {
+Deno.test("remote stress (seed 11, 128 concurrent calls with cancels, deadlines and a link fault): one dispatch each, every caller settles, nothing left open or running", async () => {
   const report = await remoteStress({ seed: 11, calls: 128 });
   assert.deepEqual(report.violations, []);
 });

@@ -1,7 +1,7 @@
 /**
  * Many concurrent calls of one remote session (an in-process server, a client
  * through a fault proxy) that finish, fail, time out and are cancelled in a
- * seeded random mix, with the link cut while they run. Checks that every caller
+ * seeded random mix, with the link cut, torn or blackholed while they run. Checks that every caller
  * settles by its deadline + 2 s, no call is dispatched twice, every dispatched
  * run is stopped, the client serves calls again, and the server's journal keeps
  * its invariants with nothing left open.
@@ -18,12 +18,14 @@ import type { CampaignReport } from "./remote_campaign.ts";
 
 const GRACE_MS = 2_000;
 const ENDS = ["finish", "fail", "throw", "hang"] as const;
+const FAULTS = ["cut", "tear", "blackhole"] as const;
 
-/** Runs `calls` concurrent calls with one link cut among them; returns what it saw. */
+/** Runs `calls` concurrent calls with one link fault among them; returns what it saw. */
 export async function remoteStress({ seed, calls }: { seed: number; calls: number }): Promise<CampaignReport> {
   const rand = random(seed);
   const violations: string[] = [];
   const outcomes: Record<string, number> = {};
+  const faults: Record<string, number> = {};
   const dispatched = new Map<number, number>();
   let running = 0;
   /** Resolves once no run is going, when waited for. */
@@ -37,9 +39,7 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
       running++;
       try {
         for (let n = 0; n < emits; n++) await ctx.emit("tick", n);
-        if (end === "hang") {
-          await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
-        }
+        if (end === "hang") await ended(ctx.signal);
         if (end === "throw") throw new Error("thrown on purpose");
         if (end === "fail") return await ctx.finish(fail("nope", "failed on purpose"));
         return await ctx.finish(emits);
@@ -72,9 +72,20 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
       const input = { emits: Math.floor(rand() * 3), end };
       let seen: string;
       try {
-        const result = cancelAfter === undefined
-          ? await session.call("work", input, { deadline })
-          : await session.call("work", input, { deadline, signal: AbortSignal.timeout(cancelAfter) });
+        let result;
+        if (cancelAfter === undefined) result = await session.call("work", input, { deadline });
+        else if (n % 2 === 0) {
+          result = await session.call("work", input, { deadline, signal: AbortSignal.timeout(cancelAfter) });
+        } else {
+          // Cancelled by its handle, whose end and cancel must agree.
+          const call = await session.start("work", input, { deadline });
+          await new Promise((resolve) => setTimeout(resolve, cancelAfter));
+          const [cancelled, ended] = await Promise.all([call.cancel(), call.ended]);
+          if (cancelled.sequence !== ended.sequence) {
+            violations.push(`call ${call.sequence}: cancel told ${cancelled.sequence}, its end ${ended.sequence}`);
+          }
+          result = ended;
+        }
         seen = result.outcome.status === "error" ? `error:${result.outcome.error.code}` : result.cause;
       } catch (error) {
         if (!(error instanceof BrainError)) violations.push(`call ${n} threw a non-BrainError: ${error}`);
@@ -91,7 +102,14 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
       await one(n);
     }));
     await new Promise((resolve) => setTimeout(resolve, 50 + rand() * 200));
-    proxy.cut();
+    const fault = FAULTS[Math.floor(rand() * FAULTS.length)];
+    if (fault === "blackhole") {
+      // Silent for longer than the ping interval, so the client notices.
+      proxy.blackhole();
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      proxy.heal();
+    } else proxy[fault]();
+    faults[fault] = 1;
     await all;
     // The client serves calls again.
     const again = Date.now() + 10_000;
@@ -100,7 +118,7 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
       const end = await session.call("work", { emits: 0, end: "finish" }, { timeoutMs: 1_000 }).catch(() => undefined);
       served = end?.outcome.status === "ok";
     }
-    if (!served) violations.push("the client did not serve calls again within 10 s of the cut");
+    if (!served) violations.push(`the client did not serve calls again within 10 s of the ${Object.keys(faults)}`);
     // Every run the client started is stopped: its call ended (by the server's deadline at the latest).
     if (running > 0) {
       idle = Promise.withResolvers();
@@ -132,5 +150,11 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
     stop.abort();
     await http.finished;
   }
-  return { calls, faults: { cut: 1 }, outcomes, violations };
+  return { calls, faults, outcomes, violations };
+}
+
+/** Resolves once `signal` has aborted (at once if it has). */
+function ended(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }

@@ -69,7 +69,7 @@ export async function sessionStress(options: SessionStressOptions): Promise<Camp
       }
       await pause(ms, end === "hang" ? undefined : ctx.signal);
       if (end === "hang") {
-        await new Promise((resolve) => ctx.signal.addEventListener("abort", resolve, { once: true }));
+        await ended(ctx.signal);
         return ctx.finish("too late");
       }
       if (end === "throw") throw new Error("thrown on purpose");
@@ -176,4 +176,10 @@ export async function sessionStress(options: SessionStressOptions): Promise<Camp
     await brain.close();
   }
   return { calls: told.length, faults: {}, outcomes, violations };
+}
+
+/** Resolves once `signal` has aborted (at once if it has). */
+function ended(signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
 }
