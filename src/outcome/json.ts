@@ -1,4 +1,4 @@
-import { utf8Length } from "../util/utf8.ts";
+import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -185,4 +185,85 @@ export function isJsonValue(value: unknown): value is JsonValue {
 /** The UTF-8 size of a value's JSON text, the unit of the emitted-bytes budget. */
 export function jsonByteLength(value: unknown): number {
   return value === undefined ? 0 : utf8Length(JSON.stringify(value));
+}
+
+/**
+ * The UTF-8 size of `value`'s `JSON.stringify` text when `value` is plain JSON
+ * (see {@linkcode findNonJson}), or -1 when it is not: the check and
+ * {@linkcode jsonByteLength} in one traversal, making no text.
+ */
+export function jsonSize(value: unknown): number {
+  if (typeof value !== "object" || value === null) return leafSize(value);
+  const ancestors = borrowAncestors();
+  const size = sizeIn(value, ancestors, 0);
+  spareAncestors = ancestors;
+  return size;
+}
+
+function leafSize(value: unknown): number {
+  switch (typeof value) {
+    case "string":
+      return stringSize(value);
+    case "boolean":
+      return value ? 4 : 5;
+    case "number":
+      return Number.isFinite(value) ? String(value).length : -1;
+    case "object":
+      return value === null ? 4 : -1;
+    default:
+      return -1;
+  }
+}
+
+function sizeIn(value: unknown, ancestors: unknown[], depth: number): number {
+  if (typeof value !== "object" || value === null) return leafSize(value);
+  if (depth >= MAX_JSON_DEPTH || inside(ancestors, depth, value)) return -1;
+  ancestors[depth] = value;
+  let size: number;
+  if (Array.isArray(value)) {
+    // The brackets and a comma between each two elements.
+    size = value.length === 0 ? 2 : value.length + 1;
+    for (let index = 0; index < value.length; index++) {
+      const element = index in value ? sizeIn(value[index], ancestors, depth + 1) : -1;
+      if (element < 0) {
+        size = -1;
+        break;
+      }
+      size += element;
+    }
+  } else size = objectSize(value, ancestors, depth);
+  ancestors[depth] = undefined;
+  return size;
+}
+
+function objectSize(value: object, ancestors: unknown[], depth: number): number {
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return -1;
+  // The braces, and per member its key, a colon, its value and a comma before all but the first.
+  let size = 1;
+  for (const key in value) {
+    if (!Object.hasOwn(value, key)) continue;
+    const member = sizeIn((value as Record<string, unknown>)[key], ancestors, depth + 1);
+    if (member < 0) return -1;
+    size += 1 + stringSize(key) + 1 + member;
+  }
+  return size === 1 ? 2 : size;
+}
+
+/** The UTF-8 size of `text` as a JSON string: quotes, escapes and, escaped, lone surrogates. */
+function stringSize(text: string): number {
+  let size = 2 + text.length;
+  for (let index = 0; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit < 0x80) {
+      if (unit === 0x22 || unit === 0x5c) size += 1; // \" and \\
+      else if (unit < 0x20) size += unit === 8 || unit === 9 || unit === 10 || unit === 12 || unit === 13 ? 1 : 5;
+    } else if (unit < 0x800) size += 1;
+    else if (unit < 0xd800 || unit > 0xdfff) size += 2;
+    else if (unit <= 0xdbff && isLowSurrogate(text.charCodeAt(index + 1))) {
+      size += 2; // two units, four bytes
+      index++;
+    } else size += 5; // a lone surrogate, escaped as \uXXXX
+  }
+  return size;
 }

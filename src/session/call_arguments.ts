@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
 import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
@@ -73,8 +73,19 @@ export function resolveTarget(
  * unknown option or a deadline that is not an absolute time.
  */
 export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions = NO_OPTIONS): CallOptions {
-  const nonJson = findNonJson(input);
-  if (nonJson) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${nonJson}`);
+  checkCallInput(tool, input);
+  return checkCallOptions(options);
+}
+
+/** Returns the UTF-8 size of a call's input JSON text; throws `invalid_input` for input that is not JSON. */
+export function checkCallInput(tool: string, input: JsonValue): number {
+  const size = jsonSize(input);
+  if (size < 0) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input)}`);
+  return size;
+}
+
+/** {@linkcode checkCallArguments} for the options alone. */
+export function checkCallOptions(options: CallOptions = NO_OPTIONS): CallOptions {
   if (options === NO_OPTIONS) return options;
   checkKnownKeys("call options", options, CALL_OPTIONS);
   if (options.traceparent !== undefined && typeof options.traceparent !== "string") {

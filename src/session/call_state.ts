@@ -1,7 +1,7 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../contract/call.ts";
@@ -114,9 +114,11 @@ export class CallState implements CallSink {
     if (typeof event !== "string" || event.length === 0) {
       return Promise.reject(new BrainError("invalid_argument", "an event kind must be a non-empty string"));
     }
-    const nonJson = findNonJson(data);
-    if (nonJson) return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`));
-    const refused = this.#admit(utf8Length(event) + jsonByteLength(data));
+    const size = jsonSize(data);
+    if (size < 0) {
+      return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${findNonJson(data)}`));
+    }
+    const refused = this.#admit(utf8Length(event) + size);
     if (refused) return Promise.reject(refused);
     const committed = this.#commit([{ kind: "tool_event", call: this.call, event, data }], firstSequence);
     return this.#trace ? this.#trace.emit(event, committed) : committed;
@@ -124,9 +126,9 @@ export class CallState implements CallSink {
 
   /** Commits a result; a non-success outcome also ends the call. */
   emitResult(result: PublishedResult): Promise<number> {
-    const unfit = notJournalable(result);
-    if (unfit) return Promise.reject(new BrainError("invalid_argument", unfit));
-    const refused = this.#admit(resultBytes(result));
+    const size = resultSize(result);
+    if (typeof size === "string") return Promise.reject(new BrainError("invalid_argument", size));
+    const refused = this.#admit(size);
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
       this.#claim("finish");
@@ -147,7 +149,9 @@ export class CallState implements CallSink {
       return;
     }
     if (result) {
-      const refused = this.#admit(resultBytes(result));
+      // What the journal cannot keep, it refuses at the commit below.
+      const size = resultSize(result);
+      const refused = this.#admit(typeof size === "number" ? size : 0);
       if (refused) {
         await this.finish({ outcome: budgetFailure(refused) }, "error");
         return;
@@ -171,10 +175,10 @@ export class CallState implements CallSink {
       (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
     if (result) {
       // A result the journal cannot keep still ends the call, with an error saying why: nothing stays open.
-      const unfit = notJournalable(result);
-      const refused = unfit ? undefined : this.#budget(resultBytes(result));
-      if (unfit) {
-        outcome = fail("invalid_output", unfit);
+      const size = resultSize(result);
+      const refused = typeof size === "string" ? undefined : this.#budget(size);
+      if (typeof size === "string") {
+        outcome = fail("invalid_output", size);
         cause = "error";
       } else if (refused) {
         outcome = budgetFailure(refused);
@@ -466,16 +470,16 @@ function resultBody(call: number, { outcome, content }: PublishedResult): Record
     : { kind: "tool_result", call, outcome, content };
 }
 
-function resultBytes({ outcome, content }: PublishedResult): number {
-  return jsonByteLength(outcome) + (content === undefined ? 0 : utf8Length(content));
-}
-
-/** Why a journal would refuse `result` (an outcome that is not JSON, content that is not a string), if it would. */
-function notJournalable({ outcome, content }: PublishedResult): string | undefined {
-  const found = findNonJson(outcome, "$.outcome");
-  if (found !== undefined) return `the call's result is not JSON: ${found}`;
-  if (content !== undefined && typeof content !== "string") return "the call's result content is not a string";
-  return undefined;
+/**
+ * The bytes `result` charges to the emitted-bytes budget, or why a journal
+ * would refuse it (an outcome that is not JSON, content that is not a string).
+ */
+function resultSize({ outcome, content }: PublishedResult): number | string {
+  const size = jsonSize(outcome);
+  if (size < 0) return `the call's result is not JSON: ${findNonJson(outcome, "$.outcome")}`;
+  if (content === undefined) return size;
+  if (typeof content !== "string") return "the call's result content is not a string";
+  return size + utf8Length(content);
 }
 
 function budgetFailure(error: BrainError): Outcome {

@@ -53,9 +53,12 @@ function execute({ placed, invocation, sink, environments, workspace, modelServi
     const { env, options, tool, implementation } = placed;
     if (implementation) {
       const modelAccess = env?.model ? modelService().grant(sink) : undefined;
-      implementation.execute({ invocation, tool, options, env, workspace, sink, modelAccess, resources });
+      failOnRejection(
+        sink,
+        implementation.execute({ invocation, tool, options, env, workspace, sink, modelAccess, resources }),
+      );
     } else if (env?.dispatch) {
-      env.dispatch({ invocation, tool, options, env, workspace, sink });
+      failOnRejection(sink, env.dispatch({ invocation, tool, options, env, workspace, sink }));
     } else {
       const control = environments.controlFor(env, sink.signal, invocation.sequence, sink);
       runHostTool(tool, options, invocation, sink, { environments: control }).catch((error) =>
@@ -65,6 +68,14 @@ function execute({ placed, invocation, sink, environments, workspace, modelServi
   } catch (error) {
     finishFailed(sink, error);
   }
+}
+
+/**
+ * Executors return nothing, but one written as an async function returns a promise: its rejection
+ * fails the call like a throw, instead of going unhandled (which would end the process).
+ */
+function failOnRejection(sink: CallSink, returned: unknown): void {
+  if (returned instanceof Promise) returned.catch((error) => finishFailed(sink, error));
 }
 
 /** Ends the call `tool_error`; a finish that cannot be reported (a lost host connection) is settled by whoever ends the call. */

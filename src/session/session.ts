@@ -7,13 +7,13 @@ import { SessionEnvironments } from "./environments.ts";
 import { type AppendNow, appendNowOf, type Journal, type ReadOptions } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { jsonByteLength, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
 import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import type { Invocation } from "../contract/call.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
-import { type CallOptions, checkCallArguments, resolveTarget } from "./call_arguments.ts";
+import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
@@ -205,8 +205,9 @@ export class Session implements BrainSession {
   #request(target: PlacedTool | string, input: JsonValue, options: CallOptions | undefined): CallRequest {
     if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
     const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
-    checkInputSize(placed.tool.name, jsonByteLength(input), this.#maxInputBytes);
+    const size = checkCallInput(placed.tool.name, input);
+    const checked = checkCallOptions(options);
+    checkInputSize(placed.tool.name, size, this.#maxInputBytes);
     const { deadline } = checked;
     const activation = checked.activation ?? this.activation();
     const tool = placed.tool.name;

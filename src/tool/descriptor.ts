@@ -23,7 +23,18 @@ export function descriptorImplementation(
     );
   }
   const frozen = deepFreeze(structuredClone(descriptor));
-  env?.checkDescriptor?.(frozen, toolName);
+  try {
+    env?.checkDescriptor?.(frozen, toolName);
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${toolName}: environment ${env?.name} refused its descriptor: ${error}`,
+      {
+        cause: error,
+      },
+    );
+  }
   return Object.freeze(
     {
       kind: "descriptor" as const,
@@ -42,7 +53,8 @@ export function descriptorImplementation(
         return Promise.resolve();
       },
       execute(dispatch) {
-        dispatch.env!.interpret!(frozen, dispatch);
+        // Handed back, so an Environment written as an async function has its rejection seen by the dispatcher.
+        return dispatch.env!.interpret!(frozen, dispatch);
       },
     } satisfies Implementation & { descriptor: Descriptor },
   );

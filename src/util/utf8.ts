@@ -16,6 +16,7 @@ export function utf8Length(text: string): number {
   return bytes;
 }
 
-function isLowSurrogate(unit: number): boolean {
+/** True for a UTF-16 low (trailing) surrogate code unit. */
+export function isLowSurrogate(unit: number): boolean {
   return unit >= 0xdc00 && unit <= 0xdfff;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type Environment, type JsonValue, ok, tool } from "../../mod.ts";
+import { BrainError, type Environment, type JsonValue, ok, tool } from "../../mod.ts";
 import type { Descriptor, Dispatch } from "../../src/env/mod.ts";
 import { specTest } from "./_brains.ts";
 
@@ -45,3 +45,59 @@ specTest(
     }
   },
 );
+
+specTest(
+  "an Environment whose interpret throws, or rejects as an async function, fails the call tool_error, leaving nothing open",
+  async (brain) => {
+    const broken = (name: string, interpret: Environment["interpret"]): Environment => ({
+      name,
+      kind: "custom",
+      describe: () => ({ kind: "custom" }),
+      interpret,
+    });
+    const throwing = broken("throwing", () => {
+      throw new TypeError("interpret bug");
+    });
+    const rejecting = broken(
+      "rejecting",
+      (async () => {
+        await Promise.resolve();
+        throw new TypeError("async interpret bug");
+      }) as unknown as Environment["interpret"],
+    );
+    const declared = (name: string) =>
+      tool({ name, description: "Opaque.", input: z.object({}), implementation: () => ({ type: "opaque" }) });
+    const session = await brain.sessions.create({
+      tools: [declared("sync")({ env: throwing }), declared("async")({ env: rejecting })],
+    });
+    for (const [name, message] of [["sync", "interpret bug"], ["async", "async interpret bug"]]) {
+      const end = await session.call(name, {}, { timeoutMs: 5_000 });
+      assert.deepEqual(
+        [end.cause, end.outcome.status === "error" && [end.outcome.error.code, end.outcome.error.message]],
+        ["error", ["tool_error", message]],
+      );
+    }
+  },
+);
+
+Deno.test("an Environment's descriptor check that throws something other than a BrainError is invalid_tool at placement", () => {
+  const picky: Environment = {
+    name: "picky",
+    kind: "custom",
+    describe: () => ({ kind: "custom" }),
+    interpret: () => {},
+    checkDescriptor: () => {
+      throw new RangeError("no such route");
+    },
+  };
+  const declared = tool({
+    name: "t",
+    description: "Opaque.",
+    input: z.object({}),
+    implementation: () => ({ type: "x" }),
+  });
+  assert.throws(
+    () => declared({ env: picky }),
+    (error) => error instanceof BrainError && error.code === "invalid_tool",
+  );
+});

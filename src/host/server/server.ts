@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
+import { PendingUpgrades } from "./pending_upgrades.ts";
 import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
@@ -89,8 +90,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const cluster = new ClusterNode(backend.journal, backend.node);
   if (advertiseUrl !== undefined) cluster.start(advertiseUrl, backend.leaseMs, (id) => backend.recover(id));
   const calls = new OpenCalls();
-  /** Upgraded sockets that never opened: their client was gone before the upgrade answered. */
-  const unopened = new Set<WebSocket>();
+  // A socket whose client was gone before its upgrade was answered never opens: it is given up after one ping interval.
+  const upgrades = new PendingUpgrades(pingIntervalMs);
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
@@ -119,37 +120,42 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     let upgraded: { socket: WebSocket; response: Response };
     try {
       upgraded = Deno.upgradeWebSocket(c.req.raw);
-      unopened.add(upgraded.socket);
-      upgraded.socket.addEventListener("open", () => unopened.delete(upgraded.socket), { once: true });
     } catch {
       return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
     }
+    const { socket, response } = upgraded;
+    upgrades.track(socket);
     const host = hosts.admit(registration);
     if (!host) {
-      upgraded.socket.onopen = () => upgraded.socket.close(4003, "unauthorized");
-      return upgraded.response;
+      socket.onopen = () => socket.close(4003, "unauthorized");
+      return response;
     }
     const instance = c.req.query("instance") ?? crypto.randomUUID();
-    if (!host.admits(instance, c.req.query("takeover") === "1")) {
+    const takeover = c.req.query("takeover") === "1";
+    const inUse = () => socket.close(HOST_IN_USE, `host ${id} is connected from another instance`);
+    if (!host.admits(instance, takeover)) {
       // Another instance of this host is connected: refused, rather than evicting it.
-      upgraded.socket.onopen = () =>
-        upgraded.socket.close(HOST_IN_USE, `host ${id} is connected from another instance`);
-      return upgraded.response;
+      socket.onopen = inUse;
+      return response;
     }
-    connections++;
-    host.attach(upgraded.socket, instance);
-    const handler = new HostSocketHandler({
-      socket: upgraded.socket,
-      host,
-      backend,
-      calls,
-      cluster,
-      maxFrameBytes: limits.maxFrameBytes,
-      pingIntervalMs,
-    });
-    sockets.add(handler.closed);
-    handler.closed.then(() => sockets.delete(handler.closed));
-    return upgraded.response;
+    // The socket becomes the host's only once it opens: an upgrade whose client left never takes the host's place.
+    socket.onopen = () => {
+      if (!host.admits(instance, takeover)) return inUse();
+      connections++;
+      host.attach(socket, instance);
+      const handler = new HostSocketHandler({
+        socket,
+        host,
+        backend,
+        calls,
+        cluster,
+        maxFrameBytes: limits.maxFrameBytes,
+        pingIntervalMs,
+      });
+      sockets.add(handler.closed);
+      handler.closed.then(() => sockets.delete(handler.closed));
+    };
+    return response;
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
 
@@ -166,6 +172,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       return true;
     },
     async close() {
+      upgrades.close();
       hosts.closeAll();
       // A graceful HTTP shutdown hangs on a WebSocket still closing, so wait (a little) until they have.
       const waited = Promise.withResolvers<void>();
@@ -176,12 +183,17 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       await backend.close();
     },
   };
-  halfOpen.set(built, unopened);
+  halfOpen.set(built, upgrades);
   return built;
 }
 
-/** The upgrades of each server whose socket never opened, which Deno's graceful HTTP shutdown waits on forever. */
-const halfOpen = new WeakMap<BrainServer, ReadonlySet<WebSocket>>();
+/** The upgrades of each server whose socket has not opened, on which Deno's graceful HTTP shutdown may wait forever. */
+const halfOpen = new WeakMap<BrainServer, PendingUpgrades>();
+
+/** How many upgrades of `server` wait for their socket to open: bounded, whatever clients do. */
+export function pendingUpgrades(server: BrainServer): number {
+  return halfOpen.get(server)?.size ?? 0;
+}
 
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
@@ -236,7 +248,7 @@ export async function serveBrain(
     throw error;
   }
   ready.resolve(server);
-  return {
+  const listening: ServedBrain = {
     fetch: server.fetch,
     journal: server.journal,
     get connections() {
@@ -250,11 +262,13 @@ export async function serveBrain(
       // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, and on
       // a request still waiting for a store that stopped answering: then every connection is closed at once.
       const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
-      if (answered && halfOpen.get(server)?.size === 0) await http.shutdown();
+      if (answered && halfOpen.get(server)?.settled) await http.shutdown();
       else {
         stop.abort();
         await http.finished;
       }
     },
   };
+  halfOpen.set(listening, halfOpen.get(server)!);
+  return listening;
 }
