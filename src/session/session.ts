@@ -235,7 +235,7 @@ export class Session implements BrainSession {
       return state;
     }
     state.arm();
-    if (checked.signal) cancelOn(checked.signal, state);
+    if (checked.signal) state.cancelOn(checked.signal);
     const invocation = {
       sessionId: this.id,
       sequence: state.call,
@@ -327,12 +327,6 @@ export class Session implements BrainSession {
       resources: this.#resources,
     });
   }
-}
-
-/** Cancels the call when `signal` aborts (at once if it has). */
-function cancelOn(signal: AbortSignal, state: CallState): void {
-  if (signal.aborted) state.stop("cancelled");
-  else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
 }
 
 /** The body of a `tool_call_started` record. */
