@@ -4,8 +4,9 @@
  * some finishing from their signal's abort listener, and some sessions ended
  * while their calls run. Checks each session's records (the journal
  * invariants), that each caller is told the end its journal has, that no call
- * is dispatched twice, that the open-call index ends empty, and that every
- * subscriber sees every committed record exactly once, in order.
+ * is dispatched twice, that the open-call index and each handle's open calls
+ * end empty, and that every subscriber sees every committed record exactly
+ * once, in order.
  */
 import { z } from "zod";
 import { Brain, BrainError, type BrainSession, fail, tool } from "../../mod.ts";
@@ -171,6 +172,13 @@ export async function sessionStress(options: SessionStressOptions): Promise<Camp
       }
     }
     for (const [key, count] of dispatched) if (count > 1) violations.push(`call ${key} was dispatched ${count} times`);
+    // The handles hold no open call either: ending one that still runs commits nothing.
+    for (const session of handles) {
+      const head = (await session.read()).length;
+      await session.end();
+      const after = await session.read({ from: head + 1 });
+      if (after.length > 0) violations.push(`${session.id}: its end still ended ${after.map((r) => r.kind)}`);
+    }
   } finally {
     stop.abort();
     await brain.close();
