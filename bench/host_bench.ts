@@ -140,6 +140,23 @@ Deno.bench(
   },
 );
 
+/** Each call with its own deadline, 30 s away: the caller's and the server's timers for it. */
+const withDeadline = () => ({ deadline: Date.now() + 30_000 });
+Deno.bench({
+  name: "64 concurrent embedded Tool calls with a deadline",
+  group: "64 concurrent calls with a deadline",
+  baseline: true,
+}, async () => {
+  await Promise.all(Array.from({ length: CONCURRENT }, () => embeddedSession.call("noop", {}, withDeadline())));
+});
+
+Deno.bench({
+  name: "64 concurrent WebSocket Tool calls with a deadline on loopback",
+  group: "64 concurrent calls with a deadline",
+}, async () => {
+  await Promise.all(Array.from({ length: CONCURRENT }, () => remoteSession.call("noop", {}, withDeadline())));
+});
+
 Deno.bench({ name: "embedded Tool call with ctx.model", group: "ctx.model round trip", baseline: true }, async () => {
   await embeddedSession.call("ask", {});
 });

@@ -1,4 +1,5 @@
 import type { ModelToolCall } from "../model/types.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import type { Activation } from "../session/activation.ts";
@@ -26,6 +27,34 @@ export interface AgentloopOptions {
 
 /** Default deadline of a Tool call the Agentloop starts. */
 export const AGENTLOOP_TOOL_DEADLINE_MS = 300_000;
+
+const AGENTLOOP_OPTIONS = allKeys<AgentloopOptions>({ system: true, toolDeadlineMs: true });
+
+/**
+ * Agentloop options read once and checked, before a session is stored: `system`
+ * a string, `toolDeadlineMs` a positive number of milliseconds (`Infinity` for none). Throws `invalid_argument`.
+ */
+export function checkAgentloopOptions(options: AgentloopOptions | undefined): AgentloopOptions | undefined {
+  if (options === undefined) return undefined;
+  const read = readOptions("agentloop options", options, AGENTLOOP_OPTIONS);
+  if (read.system !== undefined && typeof read.system !== "string") {
+    throw new BrainError("invalid_argument", `agentloop system must be a string, got a ${typeof read.system}`);
+  }
+  const { toolDeadlineMs } = read;
+  const number = typeof toolDeadlineMs === "number";
+  if (
+    toolDeadlineMs !== undefined &&
+    !(number && toolDeadlineMs > 0 && (toolDeadlineMs <= 1e15 || toolDeadlineMs === Infinity))
+  ) {
+    throw new BrainError(
+      "invalid_argument",
+      `toolDeadlineMs must be a positive number of milliseconds (Infinity for none), got ${
+        number ? toolDeadlineMs : typeof toolDeadlineMs
+      }`,
+    );
+  }
+  return read;
+}
 
 /**
  * Observations of the Tool calls the loop started: they wake it after the
@@ -74,10 +103,7 @@ export class Agentloop implements Conversation {
 
   /** Sessions create their loop; applications use `session.send`. */
   constructor({ session, models, append }: ConversationParts, options: AgentloopOptions = {}) {
-    const { system = "", toolDeadlineMs = AGENTLOOP_TOOL_DEADLINE_MS } = options;
-    if (!(toolDeadlineMs > 0)) {
-      throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
-    }
+    const { system = "", toolDeadlineMs = AGENTLOOP_TOOL_DEADLINE_MS } = checkAgentloopOptions(options)!;
     this.#session = session;
     this.#models = models;
     this.#append = append;

@@ -3,7 +3,9 @@ import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } 
 import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
-import { allKeys, checkKnownKeys, checkObject } from "../outcome/known_keys.ts";
+import { allKeys, readOptions, readRecord } from "../outcome/known_keys.ts";
+import type { HostCredentials } from "../embedded/host_token.ts";
+import { checkAgentloopOptions } from "../agentloop/agentloop.ts";
 import { promised } from "../util/promised.ts";
 import { isPostgresUrl } from "../journal/postgres_url.ts";
 
@@ -50,15 +52,15 @@ export class Brain {
    * {@linkcode Brain.open} for a `path`), or a client of the server at `options.url`.
    */
   constructor(options: BrainOptions | RemoteBrainOptions = {}) {
-    if (!Brain.#opened) checkBrainOptions(options);
+    const read = Brain.#opened ? options : checkBrainOptions(options);
     const backend = this.#backend = Brain.#opened ??
-      (remote(options) ? new RemoteBackend(options) : new EmbeddedBackend(options));
+      (remote(read) ? new RemoteBackend(read) : new EmbeddedBackend(read));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
       create: (create: CreateSessionOptions = {}) =>
-        promised(() => checkKnownKeys("session options", create, CREATE_OPTIONS)).then(() => backend.create(create)),
+        promised(() => readSessionOptions(create, CREATE_OPTIONS)).then((read) => backend.create(read)),
       get: (id: string, get: GetSessionOptions = {}) =>
-        promised(() => checkGetOptions(get)).then(() => backend.get(id, get)),
+        promised(() => checkGetOptions(get)).then((read) => backend.get(id, read)),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });
@@ -87,9 +89,9 @@ export class Brain {
    * ```
    */
   static async open(options: BrainOptions | RemoteBrainOptions = {}): Promise<Brain> {
-    checkBrainOptions(options);
-    if (remote(options)) return new Brain(options);
-    Brain.#opened = await EmbeddedBackend.open(options);
+    const read = checkBrainOptions(options);
+    if (remote(read)) return new Brain(read);
+    Brain.#opened = await EmbeddedBackend.open(read);
     return new Brain();
   }
 
@@ -189,19 +191,38 @@ const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   onConnection: true,
 });
 
+const HOST_CREDENTIALS = allKeys<HostCredentials>({ id: true, token: true });
+
+/**
+ * Session options read once into plain objects (the host credentials too), refusing a misspelt
+ * option, and a getter or Proxy that throws, with `invalid_argument`.
+ */
+function readSessionOptions<T extends CreateSessionOptions | GetSessionOptions>(
+  options: T,
+  known: readonly string[],
+): T {
+  const read = readOptions("session options", options, known);
+  if (read.host !== undefined) read.host = readOptions("host credentials", read.host, HOST_CREDENTIALS);
+  if (read.agentloop !== undefined) read.agentloop = checkAgentloopOptions(read.agentloop);
+  return read;
+}
+
 /** Refuses a misspelt option of `sessions.get`, or a wait that is not a number of ms. */
-function checkGetOptions(options: GetSessionOptions): void {
-  checkKnownKeys("session options", options, GET_OPTIONS);
-  const { waitMs } = options;
+function checkGetOptions(options: GetSessionOptions): GetSessionOptions {
+  const read = readSessionOptions(options, GET_OPTIONS);
+  const { waitMs } = read;
   if (waitMs !== undefined && !(typeof waitMs === "number" && waitMs >= 0)) {
     throw new BrainError("invalid_argument", `waitMs must be a number of milliseconds, got ${waitMs}`);
   }
+  return read;
 }
 
 /** Refuses a misspelt Brain option, which would otherwise silently give a different Brain (in memory, say). */
-function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): void {
-  if (remote(checkObject("Brain options", options))) checkKnownKeys("remote Brain options", options, REMOTE_OPTIONS);
-  else checkKnownKeys("Brain options", options, EMBEDDED_OPTIONS);
+function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): BrainOptions | RemoteBrainOptions {
+  const read = readRecord("Brain options", options);
+  return remote(read)
+    ? readOptions("remote Brain options", read, REMOTE_OPTIONS)
+    : readOptions("Brain options", read, EMBEDDED_OPTIONS);
 }
 
 /** True for the options of a Brain server's client: a `url` that is not a PostgreSQL journal's. */

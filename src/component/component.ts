@@ -1,5 +1,6 @@
 import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { isInstance, readOptions } from "../outcome/known_keys.ts";
 import { findNonJson } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
 import type { Admission, BrainResources, Dispatch, Environment, Implementation } from "../contract/placement.ts";
@@ -11,6 +12,8 @@ import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
 import { WASI_INTERFACES } from "./wasi/interfaces.ts";
+
+const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
 
 /** Options of a {@linkcode Component}. */
 export interface ComponentOptions {
@@ -59,12 +62,22 @@ export class Component implements Implementation {
    * a remote client uploaded; `url` then only names the Component.
    */
   constructor(url: URL, options: ComponentOptions = {}, bytes?: Uint8Array) {
+    if (!isInstance(url, URL)) throw new BrainError("invalid_argument", "a Component needs a URL: use component(url)");
+    const { telemetry, maxBytes, fetchTimeoutMs } = readOptions("component() options", options, COMPONENT_OPTIONS);
+    if (telemetry !== undefined && typeof telemetry !== "function") {
+      throw new BrainError("invalid_argument", "component() option telemetry must be a function");
+    }
+    for (const [name, value] of [["maxBytes", maxBytes], ["fetchTimeoutMs", fetchTimeoutMs]] as const) {
+      if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+        throw new BrainError("invalid_argument", `component() option ${name} must be a positive integer, got ${value}`);
+      }
+    }
     this.url = url;
     if (bytes) this.#bytes = Promise.resolve(bytes);
-    this.#telemetry = options.telemetry;
+    this.#telemetry = telemetry;
     this.#limits = {
-      maxBytes: options.maxBytes ?? DEFAULT_LOAD_LIMITS.maxBytes,
-      timeoutMs: options.fetchTimeoutMs ?? DEFAULT_LOAD_LIMITS.timeoutMs,
+      maxBytes: maxBytes ?? DEFAULT_LOAD_LIMITS.maxBytes,
+      timeoutMs: fetchTimeoutMs ?? DEFAULT_LOAD_LIMITS.timeoutMs,
     };
   }
 
@@ -208,17 +221,15 @@ function sandboxPools(resources: BrainResources | undefined): SandboxPools {
  * ```
  */
 export function component(url: URL | string, options: ComponentOptions = {}): Component {
-  let parsed: URL;
+  let parsed: URL | undefined;
   try {
-    parsed = new URL(url);
+    if (isInstance(url, URL) || typeof url === "string") parsed = new URL(url);
   } catch {
-    throw new BrainError("invalid_argument", `component() needs an absolute URL, got ${JSON.stringify(String(url))}`);
+    // Not an absolute URL: refused below.
   }
-  for (const name of ["maxBytes", "fetchTimeoutMs"] as const) {
-    const value = options[name];
-    if (value !== undefined && !(Number.isFinite(value) && value > 0)) {
-      throw new BrainError("invalid_argument", `component() option ${name} must be a positive number, got ${value}`);
-    }
+  if (!parsed) {
+    const shown = typeof url === "string" ? JSON.stringify(url.slice(0, 200)) : `a ${typeof url}`;
+    throw new BrainError("invalid_argument", `component() needs an absolute URL, got ${shown}`);
   }
   return new Component(parsed, options);
 }

@@ -32,9 +32,12 @@ export function loadComponentBytes(url: URL, limits: LoadLimits = DEFAULT_LOAD_L
 
 async function readFile(url: URL, maxBytes: number): Promise<Uint8Array> {
   try {
-    const { size } = await Deno.stat(url);
+    // Only a regular file: a device such as /dev/zero or a FIFO would be read forever.
+    const { size, isFile } = await Deno.stat(url);
+    if (!isFile) throw new BrainError("invalid_tool", `cannot read the Component ${url.href}: not a regular file`);
     if (size > maxBytes) throw tooLarge(url, maxBytes);
-    return await Deno.readFile(url);
+    using file = await Deno.open(url);
+    return await readBoundedBytes(file.readable, maxBytes, () => tooLarge(url, maxBytes));
   } catch (error) {
     if (error instanceof BrainError) throw error;
     throw new BrainError("invalid_tool", `cannot read the Component ${url.href}: ${(error as Error).message}`, {

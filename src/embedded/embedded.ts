@@ -1,5 +1,5 @@
 import type { AllowList } from "../contract/grant.ts";
-import { admitEnvironment, bindEnvironments } from "../session/bindings.ts";
+import { admitEnvironment, admitImplementation, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
 import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts";
 import { sameText } from "../util/same_text.ts";
@@ -20,6 +20,8 @@ import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
 import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
 import { Resources } from "./resources.ts";
+import { allKeys, readOptions, readRecord } from "../outcome/known_keys.ts";
+import { checkAllowList } from "../env/allow_list.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
 import { endOrphanedCalls } from "./recover.ts";
@@ -72,6 +74,30 @@ const CLOSE_WAIT_MS = 2_000;
 
 /** The default {@linkcode BrainOptions.leaseMs}. */
 export const DEFAULT_LEASE_MS = 10_000;
+/** The longest lease: its renewal timer must fit `setTimeout`, or it would fire at once, over and over. */
+const MAX_LEASE_MS = 2 ** 31 - 1;
+
+const BRAIN_OPTIONS = allKeys<BrainOptions>({
+  journal: true,
+  path: true,
+  url: true,
+  maxEmittedBytes: true,
+  maxInputBytes: true,
+  maxModelCalls: true,
+  allow: true,
+  models: true,
+  leaseMs: true,
+  components: true,
+});
+const COMPONENT_SETTINGS = allKeys<ComponentSettings>({
+  cacheDir: true,
+  memoryMb: true,
+  maxSandboxes: true,
+  maxQueuedCalls: true,
+  warm: true,
+});
+/** What a Brain calls on its journal; a value without them is no journal. */
+const JOURNAL_METHODS = ["append", "read", "subscribe", "createSession", "getSession", "listSessions", "close"];
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -99,24 +125,30 @@ export class EmbeddedBackend implements BrainBackend {
   /** Aborted when the Brain closes, ending any wait to retry the store. */
   #closing = new AbortController();
 
-  constructor(options: BrainOptions = {}) {
+  constructor(given: BrainOptions = {}) {
+    const options = readOptions("Brain options", given, BRAIN_OPTIONS);
     if (options.path !== undefined || options.url !== undefined) {
       throw new BrainError(
         "invalid_argument",
         "a Brain over a path or a url opens asynchronously: use await Brain.open({ path }) or Brain.open({ url })",
       );
     }
-    this.journal = options.journal ?? new MemoryJournal();
-    this.#maxEmittedBytes = options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES;
+    this.journal = options.journal === undefined ? new MemoryJournal() : checkJournal(options.journal);
+    this.#maxEmittedBytes = positiveLimit("maxEmittedBytes", options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES);
     this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
-    this.#maxModelCalls = options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS;
-    this.#allow = options.allow;
-    this.#models = { ...options.models };
+    this.#maxModelCalls = positiveLimit("maxModelCalls", options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS);
+    this.#allow = checkAllowList(options.allow);
+    this.#models = options.models === undefined ? {} : readRecord("models", options.models);
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
-    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0) {
-      throw new BrainError("invalid_argument", `leaseMs must be a positive number, got ${options.leaseMs}`);
+    if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0 || this.#leaseMs > MAX_LEASE_MS) {
+      throw new BrainError(
+        "invalid_argument",
+        `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${options.leaseMs}`,
+      );
     }
-    this.#resources = new Resources(options.components);
+    this.#resources = new Resources(
+      options.components === undefined ? undefined : readOptions("components", options.components, COMPONENT_SETTINGS),
+    );
     for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
@@ -373,8 +405,9 @@ export class EmbeddedBackend implements BrainBackend {
 
   async #admit(id: string, tools: readonly PlacedTool[], ended: AbortSignal): Promise<Map<string, string>> {
     const workspaces = await bindEnvironments(id, tools, this.#allow);
-    for (const { implementation, env, options } of tools) {
-      await implementation?.admit({
+    for (const placed of tools) {
+      const { env, options } = placed;
+      await admitImplementation(placed, {
         env,
         options,
         workspace: env && workspaces.get(env.name),
@@ -464,6 +497,22 @@ export function ownedBy(registered: HostRegistration | undefined, host: HostRegi
   return registered?.id === host.id && sameText(registered.tokenHash, host.tokenHash);
 }
 
+/** Returns `journal` when it has a journal's methods; otherwise throws `invalid_argument`. */
+function checkJournal(journal: unknown): Journal {
+  try {
+    const methods = journal as Record<string, unknown>;
+    if (
+      typeof journal === "object" && journal !== null &&
+      JOURNAL_METHODS.every((name) => typeof methods[name] === "function")
+    ) {
+      return journal as Journal;
+    }
+  } catch {
+    // A getter or Proxy that throws is no journal either.
+  }
+  throw new BrainError("invalid_argument", "journal must be a Journal, such as new MemoryJournal()");
+}
+
 function positiveLimit(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
     throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
@@ -472,10 +521,15 @@ function positiveLimit(name: string, value: unknown): number {
 }
 
 function modelNames(model: SessionModel): { provider: string; model: string } {
-  if (typeof model.model !== "string" || model.model === "" || typeof model.provider?.complete !== "function") {
-    throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
+  try {
+    const { provider, model: name } = model;
+    if (typeof name === "string" && name !== "" && typeof provider?.complete === "function") {
+      return { provider: String(provider.name), model: name };
+    }
+  } catch {
+    // A getter or Proxy that throws is no model either.
   }
-  return { provider: model.provider.name, model: model.model };
+  throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
 }
 
 function checkModelName(name: string, model: SessionModel): void {

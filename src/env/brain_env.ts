@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readList, readOptions } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -14,6 +14,8 @@ export interface BrainEnvironment extends Environment {
   readonly grant: Readonly<BrainEnvGrant>;
 }
 
+const BRAIN_ENV_OPTIONS = ["name", "control", "setup", "filesystem", "net", "env", "run"];
+
 /**
  * Declares a Brain-hosted Environment binding. Its grant is checked against the
  * Brain's allow-list when a session is created; a denied grant fails there.
@@ -28,22 +30,28 @@ export interface BrainEnvironment extends Environment {
  * ```
  */
 export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvironment {
-  const { name: _name, control: _control, setup: _setup, ...grant } = checkObject("brainEnv options", options);
-  const { name, control, setup } = environmentOptions(options);
-  const mode = grant.filesystem?.workspace;
-  if (grant.filesystem && mode !== "read" && mode !== "write") {
-    throw new BrainError("invalid_argument", `environment ${name}: filesystem.workspace must be "read" or "write"`);
-  }
-  for (const key of ["net", "env"] as const) {
-    const list = grant[key];
-    if (list !== undefined && (!Array.isArray(list) || list.some((entry) => typeof entry !== "string" || !entry))) {
-      throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
-    }
-  }
-  if (grant.run !== undefined) {
+  const read = readOptions("brainEnv options", options, BRAIN_ENV_OPTIONS);
+  const { name, control, setup } = environmentOptions(read);
+  if (read.run !== undefined) {
     throw new BrainError("invalid_argument", `environment ${name}: a Brain-hosted Environment starts no programs`);
   }
-  const frozen = deepFreeze(structuredClone(grant));
+  const grant: BrainEnvGrant = {};
+  if (read.filesystem !== undefined) {
+    const { workspace } = readOptions(`environment ${name}: filesystem`, read.filesystem, ["workspace"]);
+    if (workspace !== "read" && workspace !== "write") {
+      throw new BrainError("invalid_argument", `environment ${name}: filesystem.workspace must be "read" or "write"`);
+    }
+    grant.filesystem = { workspace };
+  }
+  for (const key of ["net", "env"] as const) {
+    if (read[key] === undefined) continue;
+    const list = readList(`environment ${name}: ${key}`, read[key]);
+    if (list.some((entry) => typeof entry !== "string" || !entry)) {
+      throw new BrainError("invalid_argument", `environment ${name}: ${key} must be a list of non-empty strings`);
+    }
+    grant[key] = list as string[];
+  }
+  const frozen = deepFreeze(grant);
   return Object.freeze({
     name,
     kind: "brain" as const,
@@ -56,5 +64,9 @@ export function brainEnv(options: EnvironmentOptions & BrainEnvGrant): BrainEnvi
 
 /** True when `env` is a {@linkcode BrainEnvironment}. */
 export function isBrainEnv(env: Environment | undefined): env is BrainEnvironment {
-  return env?.kind === "brain" && "grant" in env;
+  try {
+    return env?.kind === "brain" && "grant" in env;
+  } catch {
+    return false;
+  }
 }

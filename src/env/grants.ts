@@ -1,14 +1,15 @@
 import type { AllowList } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 
 /** Throws `permission_denied` naming the first part of `env`'s grant outside `allow`. */
 export function checkGrant(env: { name: string; grant?: Readonly<BrainEnvGrant> }, allow: AllowList = {}): void {
-  const grant: Readonly<BrainEnvGrant> = checkObject("checkGrant's environment", env).grant ?? {};
+  const { name, grant: given } = readRecord("checkGrant's environment", env);
+  const grant: Readonly<BrainEnvGrant> = given === undefined ? {} : readRecord("a grant", given);
   const deny = (what: string) => {
-    throw new BrainError("permission_denied", `environment ${env.name}: ${what} is outside this Brain's allow-list`, {
-      details: { environment: env.name, denied: what },
+    throw new BrainError("permission_denied", `environment ${name}: ${what} is outside this Brain's allow-list`, {
+      details: { environment: name, denied: what },
     });
   };
   const mode = grant.filesystem?.workspace;
@@ -28,7 +29,7 @@ export function netAllowed(host: string, allowed: readonly string[] | undefined)
 
 /** The Deno permissions that are exactly `grant`, with `workspace` as the only path. */
 export function grantPermissions(grant: BrainEnvGrant, workspace: string | undefined): Deno.PermissionOptionsObject {
-  const mode = checkObject("a grant", grant).filesystem?.workspace;
+  const mode = readRecord("a grant", grant).filesystem?.workspace;
   return {
     read: mode && workspace ? [workspace] : false,
     write: mode === "write" && workspace ? [workspace] : false,

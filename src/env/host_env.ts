@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readList, readRecord } from "../outcome/known_keys.ts";
 import type { Environment, EnvironmentOptions, SetupScript } from "../contract/placement.ts";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -8,11 +8,10 @@ import { checkName } from "../util/names.ts";
 export function environmentOptions(
   options: EnvironmentOptions,
 ): { name: string; control: readonly EnvironmentOperation[]; setup: SetupScript | undefined } {
-  const { name, control, setup } = checkObject("Environment options", options);
+  const { name, control, setup } = readRecord("Environment options", options);
   checkName("an Environment name", name);
-  if (
-    control !== undefined && (!Array.isArray(control) || control.some((op) => !ENVIRONMENT_OPERATIONS.includes(op)))
-  ) {
+  const operations = control === undefined ? [] : readList(`environment ${name}: control`, control);
+  if (operations.some((op) => !ENVIRONMENT_OPERATIONS.includes(op as EnvironmentOperation))) {
     throw new BrainError(
       "invalid_argument",
       `environment ${name}: control must list operations among ${ENVIRONMENT_OPERATIONS.join(", ")}`,
@@ -21,7 +20,7 @@ export function environmentOptions(
   if (setup !== undefined && typeof setup !== "function") {
     throw new BrainError("invalid_argument", `environment ${name}: setup must be a function`);
   }
-  return { name, control: Object.freeze([...new Set(control ?? [])]), setup };
+  return { name, control: Object.freeze([...new Set(operations as EnvironmentOperation[])]), setup };
 }
 
 /**

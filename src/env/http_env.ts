@@ -1,9 +1,12 @@
+import { shownValue } from "../util/shown_value.ts";
 import { fetchJson, runJsonCall } from "../run/json_call.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 import { environmentOptions } from "./host_env.ts";
+import { readRecord } from "../outcome/known_keys.ts";
+import { checkHeaders } from "../util/http_headers.ts";
 import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 import { checkHttpJson, httpJsonRequest } from "./http_json.ts";
 import { MODEL_TOKEN_HEADER, MODEL_URL_HEADER, type ModelAccess } from "../contract/placement.ts";
@@ -49,18 +52,28 @@ export interface HttpEnvOptions extends EnvironmentOptions {
  * console.log(placed.advertised.env); // "github"
  * ```
  */
-export function httpEnv(options: HttpEnvOptions): Environment {
+export function httpEnv(given: HttpEnvOptions): Environment {
+  const options = readRecord("httpEnv options", given);
   const { name, control, setup } = environmentOptions(options);
   let baseUrl: URL;
   try {
     baseUrl = new URL(options.baseUrl);
   } catch {
-    throw new BrainError("invalid_argument", `environment ${name}: baseUrl ${String(options.baseUrl)} is not a URL`);
+    throw new BrainError(
+      "invalid_argument",
+      `environment ${name}: baseUrl ${shownValue(options.baseUrl)} is not a URL`,
+    );
   }
-  if ((baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") || baseUrl.search || baseUrl.hash) {
-    throw new BrainError("invalid_argument", `environment ${name}: baseUrl must be http(s) without query or fragment`);
+  if (
+    (baseUrl.protocol !== "http:" && baseUrl.protocol !== "https:") || baseUrl.search || baseUrl.hash ||
+    baseUrl.username || baseUrl.password
+  ) {
+    throw new BrainError(
+      "invalid_argument",
+      `environment ${name}: baseUrl must be http(s) without credentials, query or fragment`,
+    );
   }
-  const headers = Object.freeze({ ...options.headers });
+  const headers = checkHeaders(`environment ${name}`, options.headers);
   if (options.model !== undefined && typeof options.model !== "boolean") {
     throw new BrainError("invalid_argument", `environment ${name}: model must be a boolean`);
   }

@@ -1,5 +1,5 @@
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -9,6 +9,8 @@ import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type Invocation, type PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
 import { sameText } from "../util/same_text.ts";
+import { callAt } from "../util/timer.ts";
+import { checkPlacedTools } from "../tool/placed_tools.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 
@@ -65,7 +67,7 @@ const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
  * ```
  */
 export function toolExtension(options: ToolExtensionOptions): ToolExtension {
-  const { tools, lifetimeMs = 30_000, token, maxRequestBytes = MAX_BODY_BYTES } = checkObject(
+  const { tools, lifetimeMs = 30_000, token, maxRequestBytes = MAX_BODY_BYTES } = readRecord(
     "toolExtension options",
     options,
   );
@@ -75,6 +77,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   if (!Array.isArray(tools)) {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
+  checkPlacedTools(tools);
   if (token !== undefined && (typeof token !== "string" || token === "")) {
     throw new BrainError("invalid_argument", "toolExtension's token must be a non-empty string");
   }
@@ -149,7 +152,7 @@ class RequestCall implements CallSink {
   #pending = new Map<number, PromiseWithResolvers<ExtensionAck>>();
   #next = 1;
   #closed = false;
-  #timer: ReturnType<typeof setTimeout>;
+  #cancelTimer: () => void;
   #byDeadline: boolean;
   #onClose: () => void;
 
@@ -161,7 +164,8 @@ class RequestCall implements CallSink {
       start: (controller) => void (this.#stream = controller),
       cancel: () => this.close(),
     });
-    this.#timer = setTimeout(() => this.#expire(), Math.max(0, bound - Date.now()));
+    // callAt: a bound further away than setTimeout can wait would otherwise fire at once.
+    this.#cancelTimer = callAt(bound, () => this.#expire());
   }
 
   get signal(): AbortSignal {
@@ -220,7 +224,7 @@ class RequestCall implements CallSink {
   close(reason?: BrainError): void {
     if (this.#closed) return;
     this.#closed = true;
-    clearTimeout(this.#timer);
+    this.#cancelTimer();
     const refused = this.#refusal();
     this.#controller.abort(reason ?? refused);
     for (const waiting of this.#pending.values()) waiting.reject(refused);

@@ -1,9 +1,12 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { shownValue } from "../util/shown_value.ts";
+import { readRecord } from "../outcome/known_keys.ts";
+import { checkHeaderValue } from "../util/http_headers.ts";
+import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import { fail, parseEnvelope } from "../outcome/outcome.ts";
+import { fail, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
 import type { TerminalCause } from "../journal/records.ts";
@@ -63,8 +66,9 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * console.log(lookup({ env: app }).advertised.env); // "app-http"
  * ```
  */
-export function extensionEnv(options: ExtensionEnvOptions): Environment {
-  const { name } = environmentOptions({ name: checkObject("extensionEnv options", options).name });
+export function extensionEnv(given: ExtensionEnvOptions): Environment {
+  const options = readRecord("extensionEnv options", given);
+  const { name } = environmentOptions({ name: options.name });
   const maxReportBytes = options.maxReportBytes ?? EXTENSION_MAX_REPORT_BYTES;
   if (!Number.isSafeInteger(maxReportBytes) || maxReportBytes <= 0) {
     throw new BrainError("invalid_argument", `environment ${name}: maxReportBytes must be a positive integer`);
@@ -73,11 +77,15 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
   try {
     base = new URL(options.url);
   } catch {
-    throw new BrainError("invalid_argument", `environment ${name}: ${String(options.url)} is not a URL`);
+    throw new BrainError("invalid_argument", `environment ${name}: ${shownValue(options.url)} is not a URL`);
   }
-  if (base.protocol !== "http:" && base.protocol !== "https:") {
-    throw new BrainError("invalid_argument", `environment ${name}: ${base.href} is not an http(s) URL`);
+  if ((base.protocol !== "http:" && base.protocol !== "https:") || base.username || base.password) {
+    throw new BrainError(
+      "invalid_argument",
+      `environment ${name}: ${base.origin} is not an http(s) URL without credentials`,
+    );
   }
+  if (options.token !== undefined) checkHeaderValue(`environment ${name}: token`, options.token);
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -128,13 +136,7 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
       return lost(sink, `the extension request failed: ${(error as Error).message}`);
     }
     if (!response.ok || !response.body) {
-      const refused = await response.json().catch(() => undefined) as { error?: { code?: string; message?: string } };
-      await sink.finish({
-        outcome: fail(
-          refused?.error?.code ?? "protocol_error",
-          refused?.error?.message ?? `the extension answered ${response.status}`,
-        ),
-      }, "error");
+      await sink.finish({ outcome: await refusal(response) }, "error");
       return;
     }
     const acknowledge = (ack: Omit<ExtensionAck, "sessionId" | "call">) =>
@@ -148,7 +150,15 @@ export function extensionEnv(options: ExtensionEnvOptions): Environment {
     try {
       for await (const line of lines(response.body, maxReportBytes)) {
         if (line.trim() === "") continue;
-        const report = JSON.parse(line) as ExtensionReport;
+        const report = reportOf(line);
+        if (!report) {
+          // A line that is no report: the extension broke the protocol, and nothing may stay open.
+          await sink.finish(
+            { outcome: fail("protocol_error", "the extension sent a line that is not a report") },
+            "error",
+          );
+          return;
+        }
         if (report.type === "expired") {
           // The call's own deadline bounded the request: Brain's deadline ends it timeout, whichever clock ran first.
           if (report.cause === "timeout" && invocation.deadline !== undefined) return await aborted(sink.signal);
@@ -242,6 +252,36 @@ function published(report: { outcome?: PublishedResult["outcome"]; content?: str
 function aborted(signal: AbortSignal): Promise<void> {
   if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => signal.addEventListener("abort", () => resolve(), { once: true }));
+}
+
+/** The most bytes of a refusal (a non-2xx answer) Brain reads. */
+const MAX_REFUSAL_BYTES = 64 * 1024;
+
+/**
+ * The outcome of an extension's refusal: its `{ error: { code, message } }` when that is a well-formed
+ * error, else `protocol_error` naming the status. At most {@linkcode MAX_REFUSAL_BYTES} of it are read.
+ */
+async function refusal(response: Response): Promise<Outcome> {
+  try {
+    const { error } = JSON.parse(await readBounded(response.body, "the extension's refusal", MAX_REFUSAL_BYTES));
+    return fail(error.code, error.message);
+  } catch {
+    return fail("protocol_error", `the extension answered ${response.status}`);
+  }
+}
+
+/** The report a response line carries, or undefined when it is not JSON or not a report object. */
+function reportOf(line: string): ExtensionReport | undefined {
+  let report: unknown;
+  try {
+    report = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  const type = (report as { type?: unknown } | null)?.type;
+  return typeof report === "object" && !Array.isArray(report) && typeof type === "string"
+    ? report as ExtensionReport
+    : undefined;
 }
 
 async function lost(sink: CallSink, message: string): Promise<void> {

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
+import { errorText } from "../util/error_text.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
@@ -33,7 +34,9 @@ export const MOVED = 4010;
 
 // Frames come from JSON.parse, so every present value is already JSON.
 const json = z.custom<JsonValue>((value) => value !== undefined, { message: "a JSON value is required" });
-const name = z.string().min(1);
+/** The longest name a frame carries: a host-scoped session key (`host~session`) with room to spare. */
+const MAX_FRAME_NAME = 300;
+const name = z.string().min(1).max(MAX_FRAME_NAME);
 const sequence = z.number().int().positive();
 
 const advertised = z.strictObject({
@@ -363,7 +366,7 @@ export function errorFrame(error: unknown): WireError {
       ? { code: error.code, message: error.message }
       : { code: error.code, message: error.message, details: error.details };
   }
-  return { code: "protocol_error", message: error instanceof Error ? error.message : String(error) };
+  return { code: "protocol_error", message: errorText(error) };
 }
 
 /** Rebuilds the BrainError a reply carries. */
@@ -495,7 +498,7 @@ function malformed(frame: unknown, message: string): Malformed {
 }
 
 function isName(value: unknown): value is string {
-  return typeof value === "string" && value.length > 0;
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_FRAME_NAME;
 }
 
 function isSequence(value: unknown): value is number {

@@ -1,4 +1,6 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { shownValue } from "../util/shown_value.ts";
+import { checkHeaders } from "../util/http_headers.ts";
+import { readOptions, readRecord } from "../outcome/known_keys.ts";
 import { netAllowed } from "../env/grants.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { Implementation } from "../contract/placement.ts";
@@ -36,17 +38,18 @@ export interface HttpOptions {
  * console.log(score().advertised.implementation); // "http"
  * ```
  */
-export function http(url: string | URL, { headers = {} }: HttpOptions = {}): Implementation {
+export function http(url: string | URL, options: HttpOptions = {}): Implementation {
+  const { headers = {} } = readOptions("http() options", options, ["headers"]);
   let endpoint: URL;
   try {
     endpoint = new URL(url);
   } catch {
-    throw new BrainError("invalid_tool", `http(): ${String(url)} is not a URL`);
+    throw new BrainError("invalid_tool", `http(): ${shownValue(url)} is not a URL`);
   }
-  if (endpoint.protocol !== "http:" && endpoint.protocol !== "https:") {
-    throw new BrainError("invalid_tool", `http(): ${endpoint.href} is not an http(s) URL`);
+  if ((endpoint.protocol !== "http:" && endpoint.protocol !== "https:") || endpoint.username || endpoint.password) {
+    throw new BrainError("invalid_tool", `http(): ${endpoint.origin} is not an http(s) URL without credentials`);
   }
-  const fixed = Object.freeze({ ...headers });
+  const fixed = checkHeaders("http()", headers);
   return Object.freeze(
     {
       kind: "http" as const,
@@ -96,7 +99,7 @@ export function http(url: string | URL, { headers = {} }: HttpOptions = {}): Imp
 export function httpTool<I extends Schema, O extends Schema | undefined = undefined>(
   spec: Omit<ToolSpec<I, O, undefined>, "run" | "implementation" | "options"> & { url: string | URL } & HttpOptions,
 ): ToolFactory<undefined> {
-  const { url, headers, ...contract } = checkObject("httpTool spec", spec);
+  const { url, headers, ...contract } = readRecord("httpTool spec", spec);
   return tool<I, O, undefined>({ ...contract, implementation: http(url, { headers }) });
 }
 

@@ -1,3 +1,4 @@
+import { isInstance } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { type CommitWakes, follow } from "./follow.ts";
@@ -129,6 +130,12 @@ export class KvJournal implements Journal {
    * the database's file `path` so subscribers see other processes' commits.
    */
   constructor(kv: Deno.Kv, path?: string) {
+    if (!isInstance(kv, Deno.Kv) || (path !== undefined && typeof path !== "string")) {
+      throw new BrainError(
+        "invalid_argument",
+        "a KvJournal wraps an open Deno.Kv and its path: use await KvJournal.open(path)",
+      );
+    }
     this.#kv = kv;
     if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }
@@ -141,7 +148,7 @@ export class KvJournal implements Journal {
     if (typeof path !== "string" || path.length === 0) {
       throw new BrainError(
         "invalid_argument",
-        `a journal path must be a non-empty string, got ${JSON.stringify(path)}`,
+        `a journal path must be a non-empty string, got ${typeof path === "string" ? '""' : typeof path}`,
       );
     }
     if (typeof Deno.openKv !== "function") {

@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { readRecord } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
@@ -73,6 +74,9 @@ export class PostgresJournal implements Journal {
   #closed = false;
 
   private constructor(sql: Sql) {
+    if (typeof sql !== "function" || typeof sql.end !== "function") {
+      throw new BrainError("invalid_argument", "a PostgresJournal is opened with await PostgresJournal.open(url)");
+    }
     this.#sql = sql;
   }
 
@@ -86,10 +90,12 @@ export class PostgresJournal implements Journal {
     if (!isPostgresUrl(url)) {
       throw new BrainError(
         "invalid_argument",
-        `a PostgreSQL journal needs a postgres:// URL, got ${JSON.stringify(url)}`,
+        `a PostgreSQL journal needs a postgres:// URL, got ${
+          typeof url === "string" ? JSON.stringify(url) : typeof url
+        }`,
       );
     }
-    const { maxConnections = 10, schema = "public" } = options;
+    const { maxConnections = 10, schema = "public" } = readRecord("PostgreSQL journal options", options);
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
     }

@@ -16,7 +16,7 @@ const USAGE = "usage: brain-tools check <module>";
 
 /** Runs the command with `args` and returns its exit code; output goes to stdout and stderr. */
 export async function runCli(args: string[]): Promise<number> {
-  if (args.length !== 2 || args[0] !== "check") {
+  if (!Array.isArray(args) || args.length !== 2 || args[0] !== "check" || typeof args[1] !== "string") {
     console.error(USAGE);
     return 2;
   }

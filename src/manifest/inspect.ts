@@ -1,5 +1,6 @@
 import { Component } from "../component/component.ts";
 import type { AdvertisedTool } from "../journal/records.ts";
+import { isInstance } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { factoryImplementation } from "../tool/tool.ts";
@@ -95,7 +96,10 @@ export async function inspectToolModule(specifier: string | URL): Promise<ToolMa
 }
 
 function resolveSpecifier(specifier: string | URL): URL {
-  if (specifier instanceof URL) return specifier;
+  if (isInstance(specifier, URL)) return specifier;
+  if (typeof specifier !== "string") {
+    throw new BrainError("invalid_argument", `a Tool module is a URL or a path, got a ${typeof specifier}`);
+  }
   try {
     return new URL(specifier);
   } catch {

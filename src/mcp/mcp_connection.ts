@@ -6,6 +6,7 @@ import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { fail } from "../outcome/outcome.ts";
+import { errorText } from "../util/error_text.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { raceSignal } from "../util/signal.ts";
 import { progressData, publishedResult } from "./call_result.ts";
@@ -92,7 +93,11 @@ export class McpConnection {
         await sink.finish({ outcome: fail("connection_lost", `the call was not sent: ${message}`) }, "error");
       } else if (error instanceof McpError && !LOST.includes(error.code)) {
         await sink.finish({
-          outcome: fail("protocol_error", message, { details: { code: error.code, data: error.data as JsonValue } }),
+          outcome: fail("protocol_error", errorText(error), {
+            details: error.data === undefined
+              ? { code: error.code }
+              : { code: error.code, data: error.data as JsonValue },
+          }),
         }, "error");
       } else {
         await sink.finish({
@@ -168,7 +173,8 @@ function httpTransport({ url, headers }: HttpTarget, streamEnded: (id: string | 
   // client that never reuses connections never does that.
   const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const watched = async (input: string | URL, init?: RequestInit): Promise<Response> => {
-    const response = await fetch(input, { ...init, client });
+    // A redirect is not followed: it could lead past the server's net grant and send a call again.
+    const response = await fetch(input, { ...init, client, redirect: "manual" });
     const id = init?.method === "POST" ? toolsCallId(init.body) : undefined;
     if (id === undefined || !response.body) return response;
     const body = endWatched(response.body, () => setTimeout(() => streamEnded(id)));

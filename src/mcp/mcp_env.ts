@@ -1,3 +1,4 @@
+import { shownValue } from "../util/shown_value.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import type { Environment, EnvironmentAdmission, EnvironmentTools } from "../contract/placement.ts";
 import { grantPermissions } from "../env/grants.ts";
@@ -5,6 +6,8 @@ import { environmentOptions } from "../env/host_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
+import { readList, readRecord } from "../outcome/known_keys.ts";
+import { checkHeaders } from "../util/http_headers.ts";
 import { McpConnection, type McpTarget } from "./mcp_connection.ts";
 import { mcpTool } from "./mcp_tool.ts";
 
@@ -86,8 +89,9 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  * }
  * ```
  */
-export function mcpEnv(options: McpEnvOptions): Environment {
-  const { name } = environmentOptions({ name: options?.name });
+export function mcpEnv(given: McpEnvOptions): Environment {
+  const options = readRecord("mcpEnv options", given);
+  const { name } = environmentOptions({ name: options.name });
   const invalid = (why: string): never => {
     throw new BrainError("invalid_argument", `environment ${name}: ${why}`);
   };
@@ -189,11 +193,12 @@ function httpServer(options: McpHttpOptions, invalid: (why: string) => never): S
   try {
     url = new URL(options.url);
   } catch {
-    return invalid(`url ${String(options.url)} is not a URL`);
+    return invalid(`url ${shownValue(options.url)} is not a URL`);
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") invalid("url must be http(s)");
-  const headers = Object.freeze({ ...options.headers });
-  if (Object.values(headers).some((value) => typeof value !== "string")) invalid("header values must be strings");
+  if ((url.protocol !== "http:" && url.protocol !== "https:") || url.username || url.password) {
+    invalid("url must be http(s) without credentials");
+  }
+  const headers = checkHeaders(`environment ${options.name}`, options.headers);
   const grant = deepFreeze<BrainEnvGrant>({ net: [url.host] });
   return {
     grant,
@@ -223,8 +228,14 @@ function stringList(
   invalid: (why: string) => never,
   allowEmpty = false,
 ): readonly string[] {
-  if (!Array.isArray(value) || value.some((entry) => typeof entry !== "string" || (!allowEmpty && entry === ""))) {
+  let list: unknown[] | undefined;
+  try {
+    list = readList(field, value);
+  } catch {
+    // Refused below, as any other value that is not a list of strings.
+  }
+  if (!list || list.some((entry) => typeof entry !== "string" || (!allowEmpty && entry === ""))) {
     invalid(`${field} must be a list of ${allowEmpty ? "" : "non-empty "}strings`);
   }
-  return Object.freeze([...value as string[]]);
+  return Object.freeze(list as string[]);
 }

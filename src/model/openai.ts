@@ -1,4 +1,6 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readOptions } from "../outcome/known_keys.ts";
+import { checkHeaders } from "../util/http_headers.ts";
+import { shownValue } from "../util/shown_value.ts";
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { fetchFailure } from "./fetch_failure.ts";
@@ -47,19 +49,27 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
-  const { name = "openai-compatible", timeoutMs = 60_000, headers = {}, stream = false } = checkObject(
-    "openAICompatible options",
-    options,
-  );
-  let base: URL;
+  const read = readOptions("openAICompatible options", options, ["baseUrl", "name", "timeoutMs", "headers", "stream"]);
+  const { name = "openai-compatible", timeoutMs = 60_000, stream = false } = read;
+  const headers = checkHeaders("openAICompatible", read.headers);
+  let base: URL | undefined;
   try {
-    base = new URL(options.baseUrl);
+    base = new URL(read.baseUrl);
   } catch {
-    throw new BrainError("invalid_argument", `openAICompatible needs a baseUrl, got ${String(options.baseUrl)}`);
+    // Refused below.
+  }
+  if (!base || (base.protocol !== "http:" && base.protocol !== "https:") || base.username || base.password) {
+    throw new BrainError(
+      "invalid_argument",
+      `openAICompatible needs an http(s) baseUrl without credentials, got ${shownValue(read.baseUrl)}`,
+    );
+  }
+  if (typeof name !== "string" || name === "" || typeof stream !== "boolean") {
+    throw new BrainError("invalid_argument", "openAICompatible: name is a non-empty string and stream a boolean");
   }
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const endpoint = new URL("chat/completions", base);
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+  if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
     throw new BrainError("invalid_argument", `timeoutMs must be a positive number, got ${timeoutMs}`);
   }
   const settings = { name, endpoint, timeoutMs, headers, stream };

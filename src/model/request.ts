@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
 import type { ModelRequest, ModelResult, NormalizedModelRequest } from "./types.ts";
 
 const json = z.custom<JsonValue>((value) => findNonJson(value) === undefined, { message: "not a JSON value" });
@@ -57,7 +57,12 @@ const result = z.strictObject({
  * also for fields a request may not set, such as the model.
  */
 export function normalizeModelRequest(value: unknown): NormalizedModelRequest {
-  const parsed = request.safeParse(value);
+  // A request is JSON: checked on a copy, so no getter or Proxy of the caller's runs in the check or after it.
+  const copy = frozenJson(value);
+  if (copy === undefined) {
+    throw new BrainError("invalid_argument", `invalid model request: not JSON: ${findNonJson(value) ?? "$ changed"}`);
+  }
+  const parsed = request.safeParse(copy);
   if (!parsed.success) {
     throw new BrainError("invalid_argument", `invalid model request: ${z.prettifyError(parsed.error)}`, {
       details: issuesJson(parsed.error),
@@ -69,7 +74,11 @@ export function normalizeModelRequest(value: unknown): NormalizedModelRequest {
 
 /** Checks what a provider returned; a malformed result is a `protocol_error`. */
 export function checkModelResult(value: unknown, provider: string): ModelResult {
-  const parsed = result.safeParse(value);
+  const copy = frozenJson(value);
+  if (copy === undefined) {
+    throw new BrainError("protocol_error", `provider ${provider} returned a result that is not JSON`);
+  }
+  const parsed = result.safeParse(copy);
   if (!parsed.success) {
     throw new BrainError(
       "protocol_error",

@@ -1,4 +1,5 @@
 import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
+import { errorText } from "../util/error_text.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -22,7 +23,13 @@ export const MAX_JSON_DEPTH = 256;
  * sparse arrays, cycles and nesting deeper than {@linkcode MAX_JSON_DEPTH}.
  */
 export function findNonJson(value: unknown, path = "$"): string | undefined {
-  return isJson(value) ? undefined : visit(value, path, new Set(), 0);
+  try {
+    return isJson(value) ? undefined : visit(value, path, new Set(), 0);
+  } catch (error) {
+    // A getter, a Proxy trap or a toJSON that throws: such a value is not data. (The borrowed stack
+    // of the failed traversal is dropped; the next one makes a fresh one.)
+    return `${path} cannot be read: ${errorText(error)}`;
+  }
 }
 
 /**
@@ -96,7 +103,12 @@ function inside(ancestors: unknown[], depth: number, value: object): boolean {
 export function frozenJson(value: unknown): JsonValue | undefined {
   if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
   const ancestors = borrowAncestors();
-  const copied = copy(value, ancestors, 0);
+  let copied;
+  try {
+    copied = copy(value, ancestors, 0);
+  } catch {
+    return undefined;
+  }
   spareAncestors = ancestors;
   return copied;
 }
@@ -126,7 +138,7 @@ function copyArray(value: unknown[], ancestors: unknown[], depth: number): JsonV
 function copyObject(value: object, ancestors: unknown[], depth: number): { [key: string]: JsonValue } | undefined {
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return undefined;
-  const copied: { [key: string]: JsonValue } = {};
+  const copied = new PlainObject();
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
     const child = copy((value as Record<string, unknown>)[key], ancestors, depth);
@@ -137,6 +149,15 @@ function copyObject(value: object, ancestors: unknown[], depth: number): { [key:
   }
   return copied;
 }
+
+/**
+ * Builds copied objects: a constructor rather than `{}`, so V8 sizes them for
+ * the fields copies have (a literal reserves four, which a kept copy of a
+ * two-field object would carry for the journal's lifetime). Its prototype is
+ * Object's: a copy is a plain object.
+ */
+const PlainObject = function () {} as unknown as new () => { [key: string]: JsonValue };
+PlainObject.prototype = Object.prototype;
 
 function visit(value: unknown, path: string, seen: Set<object>, depth: number): string | undefined {
   switch (typeof value) {
@@ -195,7 +216,13 @@ export function jsonByteLength(value: unknown): number {
 export function jsonSize(value: unknown): number {
   if (typeof value !== "object" || value === null) return leafSize(value);
   const ancestors = borrowAncestors();
-  const size = sizeIn(value, ancestors, 0);
+  let size;
+  try {
+    size = sizeIn(value, ancestors, 0);
+  } catch {
+    // A getter or Proxy trap that throws: not JSON. (The borrowed stack is dropped.)
+    return -1;
+  }
   spareAncestors = ancestors;
   return size;
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
+import { errorText } from "../util/error_text.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import { fail, isEnvelope, ok, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { type SafeParsed, safeParseNow } from "./parse_now.ts";
@@ -25,20 +26,29 @@ export function normalizeOutputNow(
   output: z.ZodType | undefined,
   value: unknown,
 ): NormalizedOutput | Promise<NormalizedOutput> {
-  let raw = value;
-  if (isEnvelope(value)) {
-    const parsed = parseEnvelope(value);
-    if ("malformed" in parsed) return invalid(`malformed outcome envelope: ${parsed.malformed}`);
-    if (parsed.outcome.status !== "ok") {
-      // An optional field set to undefined is no JSON either; refused here so every transport agrees.
-      const nonJson = findNonJson(value);
-      return nonJson ? invalid(`the outcome is not JSON: ${nonJson}`) : { outcome: parsed.outcome as Outcome };
+  try {
+    let raw = value;
+    if (isEnvelope(value)) {
+      const parsed = parseEnvelope(value);
+      if ("malformed" in parsed) return invalid(`malformed outcome envelope: ${parsed.malformed}`);
+      if (parsed.outcome.status !== "ok") {
+        // An optional field set to undefined is no JSON either; refused here so every transport agrees.
+        const nonJson = findNonJson(value);
+        return nonJson ? invalid(`the outcome is not JSON: ${nonJson}`) : { outcome: parsed.outcome as Outcome };
+      }
+      raw = parsed.outcome.value;
     }
-    raw = parsed.outcome.value;
+    if (!output) return validated(raw);
+    const parsed = safeParseNow(output, raw);
+    return parsed instanceof Promise ? parsed.then(checked, unreadable) : checked(parsed);
+  } catch (error) {
+    return unreadable(error);
   }
-  if (!output) return validated(raw);
-  const parsed = safeParseNow(output, raw);
-  return parsed instanceof Promise ? parsed.then(checked) : checked(parsed);
+}
+
+/** A value whose getters, Proxy traps or output checks threw: not output Brain can validate. */
+function unreadable(error: unknown): NormalizedOutput {
+  return invalid(`output validation threw: ${errorText(error)}`);
 }
 
 function checked(parsed: SafeParsed): NormalizedOutput {
@@ -49,9 +59,10 @@ function checked(parsed: SafeParsed): NormalizedOutput {
 }
 
 function validated(value: unknown): NormalizedOutput {
-  const nonJson = findNonJson(value);
-  if (nonJson) return invalid(`output is not JSON: ${nonJson}`);
-  return { outcome: ok(value as JsonValue) };
+  // A frozen copy: what was checked is what is committed, whatever a getter or Proxy does next.
+  const copy = frozenJson(value);
+  if (copy === undefined) return invalid(`output is not JSON: ${findNonJson(value) ?? "$ changed while read"}`);
+  return { outcome: ok(copy) };
 }
 
 function invalid(message: string, details?: JsonValue): NormalizedOutput {

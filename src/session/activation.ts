@@ -1,4 +1,4 @@
-import { checkObject } from "../outcome/known_keys.ts";
+import { readRecord } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 
 /** Default bytes a single activation may emit across all its Tools' results and events. */
@@ -40,7 +40,7 @@ export class Activation {
       id = crypto.randomUUID(),
       maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES,
       maxModelCalls = BRAIN_MAX_MODEL_CALLS,
-    } = checkObject("Activation options", options);
+    } = readRecord("Activation options", options);
     if (typeof id !== "string" || id === "") {
       throw new BrainError("invalid_argument", "an activation id is a non-empty string");
     }

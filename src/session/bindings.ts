@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import type { PlacedTool } from "../contract/placement.ts";
+import type { Admission, PlacedTool } from "../contract/placement.ts";
 import { checkGrant } from "../env/grants.ts";
 import type { AllowList } from "../contract/grant.ts";
 import type { Environment } from "../contract/placement.ts";
@@ -55,4 +55,23 @@ export async function admitEnvironment(
   checkGrant(env, allow);
   if (!env.grant.filesystem) return undefined;
   return await makeWorkspace(allow!.workspaceRoot!, sessionId, env.name);
+}
+
+/**
+ * Admits one placed Tool's implementation, if it has one. A refusal that is not a
+ * BrainError (a custom implementation's bug) becomes `invalid_tool` naming the Tool.
+ */
+export async function admitImplementation(placed: PlacedTool, admission: Admission): Promise<void> {
+  try {
+    await placed.implementation?.admit(admission);
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${placed.tool.name}: its implementation refused admission: ${
+        error instanceof Error ? error.message : error
+      }`,
+      { cause: error },
+    );
+  }
 }

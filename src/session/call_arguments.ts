@@ -1,9 +1,9 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
-import { allKeys, checkKnownKeys } from "../outcome/known_keys.ts";
+import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
-import type { Activation } from "./activation.ts";
+import { Activation } from "./activation.ts";
 
 /** Options for one Tool call. */
 export interface CallOptions {
@@ -41,6 +41,10 @@ const NO_OPTIONS: CallOptions = Object.freeze({});
 
 /** Epoch milliseconds before which a deadline must be a duration given by mistake (September 2001). */
 const EARLIEST_DEADLINE = 1e12;
+/** The latest time a `Date` can hold: a deadline past it is no time at all. */
+const LATEST_DEADLINE = 8.64e15;
+/** The longest model tool-call id or traceparent a call records. */
+const MAX_ID_LENGTH = 512;
 
 /**
  * The placed Tool a call names, by name or by the placement itself; throws
@@ -84,15 +88,20 @@ export function checkCallInput(tool: string, input: JsonValue): number {
   return size;
 }
 
-/** {@linkcode checkCallArguments} for the options alone. */
-export function checkCallOptions(options: CallOptions = NO_OPTIONS): CallOptions {
-  if (options === NO_OPTIONS) return options;
-  checkKnownKeys("call options", options, CALL_OPTIONS);
-  if (options.traceparent !== undefined && typeof options.traceparent !== "string") {
-    throw new BrainError(
-      "invalid_argument",
-      `traceparent must be a W3C traceparent string, got a ${typeof options.traceparent}`,
-    );
+/**
+ * {@linkcode checkCallArguments} for the options alone: read once into a plain copy (a getter or
+ * Proxy that throws is `invalid_argument`), each checked before anything is committed.
+ */
+export function checkCallOptions(given: CallOptions = NO_OPTIONS): CallOptions {
+  if (given === NO_OPTIONS) return given;
+  const options = readOptions("call options", given, CALL_OPTIONS);
+  checkText("traceparent", options.traceparent, "a W3C traceparent string");
+  checkText("toolCallId", options.toolCallId, "the model's tool-call id");
+  if (options.signal !== undefined && !isInstance(options.signal, AbortSignal)) {
+    throw new BrainError("invalid_argument", "signal must be an AbortSignal");
+  }
+  if (options.activation !== undefined && !isInstance(options.activation, Activation)) {
+    throw new BrainError("invalid_argument", "activation must be an Activation of this Brain");
   }
   const { timeoutMs, ...rest } = options;
   if (timeoutMs === undefined) {
@@ -105,12 +114,24 @@ export function checkCallOptions(options: CallOptions = NO_OPTIONS): CallOptions
   if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
     throw new BrainError("invalid_argument", `timeoutMs must be a finite number of milliseconds, got ${timeoutMs}`);
   }
-  return { ...rest, deadline: Date.now() + timeoutMs };
+  const deadline = Date.now() + timeoutMs;
+  checkDeadline(deadline);
+  return { ...rest, deadline };
+}
+
+function checkText(name: string, value: unknown, what: string): void {
+  if (value === undefined || (typeof value === "string" && value.length > 0 && value.length <= MAX_ID_LENGTH)) return;
+  throw new BrainError(
+    "invalid_argument",
+    `${name} must be ${what}, 1 to ${MAX_ID_LENGTH} characters, got ${
+      typeof value === "string" ? `${value.length} characters` : `a ${typeof value}`
+    }`,
+  );
 }
 
 function checkDeadline(deadline: unknown): void {
   if (deadline === undefined) return;
-  if (typeof deadline !== "number" || !Number.isFinite(deadline)) {
+  if (typeof deadline !== "number" || !Number.isFinite(deadline) || deadline > LATEST_DEADLINE) {
     throw new BrainError(
       "invalid_argument",
       `deadline must be a finite time in milliseconds since the epoch, such as Date.now() + 5_000, got ${deadline}`,

@@ -1,3 +1,5 @@
+import { BrainError } from "../outcome/errors.ts";
+import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import type { ModelCaller } from "./model_call.ts";
 import type { PlacedTool } from "../contract/placement.ts";
@@ -11,6 +13,19 @@ export type AssistantMessage = Extract<JournalRecord, { kind: "assistant_message
 export interface SendOptions {
   /** Aborting stops waiting for the reply; the loop keeps going (use `session.interrupt()` to stop it). */
   signal?: AbortSignal;
+}
+
+const SEND_OPTIONS = allKeys<SendOptions>({ signal: true });
+
+/** The arguments of `session.send`, read once and checked: a string message, options with an AbortSignal. */
+export function checkSendArguments(content: unknown, options: SendOptions | undefined): SendOptions {
+  if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+  if (options === undefined) return {};
+  const read = readOptions("send options", options, SEND_OPTIONS);
+  if (read.signal !== undefined && !isInstance(read.signal, AbortSignal)) {
+    throw new BrainError("invalid_argument", "send options: signal must be an AbortSignal");
+  }
+  return read;
 }
 
 /** What a session's Agentloop offers the session: the conversation with its model. */

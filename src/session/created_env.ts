@@ -2,20 +2,26 @@ import type { JournalRecord } from "../journal/records.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment } from "./bindings.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { readOptions, readRecord } from "../outcome/known_keys.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { brainEnv } from "../env/brain_env.ts";
 import type { EnvironmentSpec } from "../contract/control.ts";
 import type { Environment } from "../contract/placement.ts";
 import { httpEnv } from "../env/http_env.ts";
 
+// `control` may be given and is ignored: a spec never grants control.
+const HTTP_SPEC = ["kind", "name", "baseUrl", "headers", "control"];
+const BRAIN_SPEC = ["kind", "name", "filesystem", "net", "env", "control"];
+
 /** An Environment from a Tool's spec. Only the listed fields are read: it never carries control or a setup script. */
-export function fromSpec(spec: EnvironmentSpec): Environment {
-  if (spec?.kind === "http") {
-    const { name, baseUrl, headers } = spec;
+export function fromSpec(given: EnvironmentSpec): Environment {
+  const spec = readRecord("an environment spec", given);
+  if (spec.kind === "http") {
+    const { name, baseUrl, headers } = readOptions("an http environment spec", spec, HTTP_SPEC);
     return httpEnv(defined({ name, baseUrl, headers }));
   }
-  if (spec?.kind === "brain") {
-    const { name, filesystem, net, env } = spec;
+  if (spec.kind === "brain") {
+    const { name, filesystem, net, env } = readOptions("a brain environment spec", spec, BRAIN_SPEC);
     return brainEnv(defined({ name, filesystem, net, env }));
   }
   throw new BrainError("invalid_argument", `an environment spec's kind must be "http" or "brain"`);

@@ -1,9 +1,9 @@
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
+import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
 import { fail, ok, type Outcome } from "../outcome/outcome.ts";
 import type { Descriptor } from "../contract/grant.ts";
-import { deepFreeze } from "../util/freeze.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment } from "./bindings.ts";
@@ -138,6 +138,9 @@ export class SessionEnvironments {
   }
 
   #entry(name: string): Entry {
+    if (typeof name !== "string") {
+      throw new BrainError("invalid_argument", `an Environment name is a string, got a ${typeof name}`);
+    }
     const entry = this.#entries.get(name);
     if (!entry) {
       throw new BrainError("environment_not_found", `session ${this.#sessionId} has no environment ${name}`, {
@@ -154,7 +157,7 @@ export class SessionEnvironments {
       } catch (error) {
         throw new BrainError(
           "setup_failed",
-          `environment ${env.name}: setup failed: ${error instanceof Error ? error.message : String(error)}`,
+          `environment ${env.name}: setup failed: ${errorText(error)}`,
           { details: { environment: env.name }, cause: error },
         );
       }
@@ -220,14 +223,14 @@ export class SessionEnvironments {
     if (!env.invoke) {
       throw new BrainError("unsupported_runtime", `environment ${name} (${env.kind}) cannot run descriptors directly`);
     }
-    const nonJson = findNonJson(descriptor) ?? findNonJson(input);
-    if (nonJson || typeof descriptor?.type !== "string") {
+    // Frozen copies, checked: a getter or Proxy of the Tool's never runs again.
+    const frozen = frozenJson(descriptor) as Descriptor | undefined;
+    if (frozen === undefined || typeof frozen.type !== "string" || findNonJson(input) !== undefined) {
       throw new BrainError(
         "invalid_argument",
         `ctx.environments.call needs a JSON descriptor with a type and JSON input`,
       );
     }
-    const frozen = deepFreeze(structuredClone(descriptor));
     env.checkDescriptor?.(frozen, `ctx.environments.call(${name})`);
     await this.prepare(name, signal);
     return await env.invoke(frozen, input, signal);

@@ -1,6 +1,8 @@
 import type { Journal } from "../journal/journal.ts";
 import type { ConversationRequest, JournalRecord, RecordBody } from "../journal/records.ts";
 import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import type { ModelCallOrigin, ModelResult, NormalizedModelRequest, SessionModel } from "../model/types.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -145,8 +147,9 @@ function failure(error: unknown, signal: AbortSignal): { outcome: Outcome; throw
   if (signal.aborted) {
     return { outcome: { status: "unknown", message: "the model call was interrupted" }, thrown: signal.reason };
   }
-  if (!(error instanceof BrainError)) {
-    const message = error instanceof Error ? error.message : String(error);
+  if (!isInstance(error, BrainError)) {
+    // Whatever a provider throws, even a value whose message or prototype cannot be read, ends the call model_error.
+    const message = errorText(error) || "the model provider failed";
     return {
       outcome: fail("model_error", message),
       thrown: new BrainError("model_error", message, { cause: error }),

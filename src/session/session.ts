@@ -1,4 +1,5 @@
 import { checkReadOptions } from "../journal/read_options.ts";
+import { promised } from "../util/promised.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { uniqueBindings } from "./bindings.ts";
 import type { CreatedEnvironment } from "./created_env.ts";
@@ -16,9 +17,11 @@ import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { settledBy } from "./settled_by.ts";
+import { IntentCommits } from "./intent_commits.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import { SlotList } from "../util/slot_list.ts";
+import { checkSendArguments } from "./conversation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -69,6 +72,7 @@ export class Session implements BrainSession {
   /** The session's model execution service, started on first use. */
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new SlotList<CallState>();
+  #intents: IntentCommits;
   /** Intents being committed through the journal's promise: the session's end waits for their calls to open. */
   #starting = new Set<Promise<unknown>>();
   #ended = false;
@@ -79,6 +83,7 @@ export class Session implements BrainSession {
   constructor(parts: SessionParts) {
     this.id = parts.meta.id;
     this.#journal = parts.journal;
+    this.#intents = new IntentCommits(parts.journal, this.id);
     this.#appendNow = appendNowOf(parts.journal);
     this.#tools = new Map(parts.tools.map((placed) => [placed.tool.name, placed]));
     this.#maxEmittedBytes = parts.maxEmittedBytes;
@@ -131,8 +136,8 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
-    return this.#commitIntent(request).then((records) => {
-      const state = this.#begin(request, records[0], end);
+    return this.#commitIntent(request).then((started) => {
+      const state = this.#begin(request, started, end);
       return Object.freeze({
         sequence: state.call,
         ended: this.#settled(end.promise, request.deadline, state.call),
@@ -169,18 +174,18 @@ export class Session implements BrainSession {
     }
     const committed = this.#commitIntent(request);
     if (request.deadline !== undefined) {
-      return committed.then((records) =>
-        this.#settled(end.promise, request.deadline, this.#begin(request, records[0], end).call)
+      return committed.then((started) =>
+        this.#settled(end.promise, request.deadline, this.#begin(request, started, end).call)
       );
     }
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
-    committed.then((records) => this.#beginOrReject(request, records[0], end), end.reject);
+    committed.then((started) => this.#beginOrReject(request, started, end), end.reject);
     return end.promise;
   }
 
   /** Commits the call's intent through the journal's promise, which the session's end waits for. */
-  #commitIntent(request: CallRequest): Promise<JournalRecord[]> {
-    const committed = this.#journal.append(this.id, [request.intent]);
+  #commitIntent(request: CallRequest): Promise<JournalRecord> {
+    const committed = this.#intents.commit(request.intent);
     this.#starting.add(committed);
     const forget = () => void this.#starting.delete(committed);
     committed.then(forget, forget);
@@ -258,14 +263,18 @@ export class Session implements BrainSession {
 
   /** Committed records in sequence order. */
   async read(options?: ReadOptions): Promise<JournalRecord[]> {
-    if (options !== undefined) checkReadOptions("read options", options);
-    return await this.#journal.read(this.id, options);
+    return await this.#journal.read(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("read options", options),
+    );
   }
 
   /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
-    if (options !== undefined) checkReadOptions("records options", options, ["signal"]);
-    return this.#journal.subscribe(this.id, options);
+    return this.#journal.subscribe(
+      this.id,
+      options === undefined ? undefined : checkReadOptions("records options", options, ["signal"]),
+    );
   }
 
   /**
@@ -292,7 +301,8 @@ export class Session implements BrainSession {
     if (!this.#conversation) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
     }
-    return this.#conversation.send(content, options);
+    const conversation = this.#conversation;
+    return promised(() => checkSendArguments(content, options)).then((read) => conversation.send(content, read));
   }
 
   /** Interrupts the Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */

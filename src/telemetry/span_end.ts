@@ -1,9 +1,13 @@
 import { type Span, SpanStatusCode } from "@opentelemetry/api";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorName, errorText } from "../util/error_text.ts";
 
 /** Records `error` on `span`, marks it failed and ends it. */
 export function failSpan(span: Span, error: unknown): void {
-  span.recordException(error instanceof Error ? error : String(error));
-  span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+  // errorText: what a Tool threw may be a value whose message or prototype cannot even be read.
+  const message = errorText(error);
+  span.recordException(isInstance(error, Error) ? { name: errorName(error), message } : message);
+  span.setStatus({ code: SpanStatusCode.ERROR, message });
   span.end();
 }
 

@@ -1,7 +1,8 @@
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson } from "../outcome/json.ts";
-import { deepFreeze } from "../util/freeze.ts";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
+import { findNonJson, frozenJson } from "../outcome/json.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 
@@ -15,24 +16,23 @@ export function descriptorImplementation(
   descriptor: Descriptor,
   env: Environment | undefined,
 ): Implementation {
-  const nonJson = findNonJson(descriptor);
-  if (typeof descriptor?.type !== "string" || nonJson) {
+  // One frozen copy, checked: a getter or Proxy of the application's never runs again.
+  const frozen = frozenJson(descriptor) as Descriptor | undefined;
+  if (typeof frozen?.type !== "string") {
+    const nonJson = frozen === undefined ? findNonJson(descriptor) : undefined;
     throw new BrainError(
       "invalid_tool",
       `tool ${toolName}: a descriptor must be a JSON object with a string type${nonJson ? ` (${nonJson})` : ""}`,
     );
   }
-  const frozen = deepFreeze(structuredClone(descriptor));
   try {
     env?.checkDescriptor?.(frozen, toolName);
   } catch (error) {
-    if (error instanceof BrainError) throw error;
+    if (isInstance(error, BrainError)) throw error;
     throw new BrainError(
       "invalid_tool",
-      `tool ${toolName}: environment ${env?.name} refused its descriptor: ${error}`,
-      {
-        cause: error,
-      },
+      `tool ${toolName}: environment ${env?.name} refused its descriptor: ${errorText(error)}`,
+      { cause: error },
     );
   }
   return Object.freeze(

@@ -22,7 +22,7 @@ export function checkPlacedTools(tools: unknown): asserts tools is readonly Plac
           `(or ${name}({ env, ...options }))`,
       );
     }
-    if (typeof placed?.tool?.name !== "string" || typeof placed?.advertised !== "object") {
+    if (!looksPlaced(placed)) {
       throw new BrainError(
         "invalid_tool",
         `tools[${index}] is not a placed Tool: declare it with tool({ ... }) and place it, as in tools: [lookup()]`,
@@ -32,5 +32,15 @@ export function checkPlacedTools(tools: unknown): asserts tools is readonly Plac
       throw new BrainError("duplicate_tool", `tool ${placed.tool.name} is placed twice in one session`);
     }
     names.add(placed.tool.name);
+  }
+}
+
+/** True for a value shaped as a placement; false also for one whose getters or Proxy traps throw. */
+function looksPlaced(placed: unknown): placed is PlacedTool {
+  try {
+    const { tool, advertised } = placed as PlacedTool;
+    return typeof tool?.name === "string" && typeof advertised === "object" && advertised !== null;
+  } catch {
+    return false;
   }
 }

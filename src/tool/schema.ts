@@ -47,11 +47,23 @@ export function exportInputSchema(toolName: string, schema: z.ZodType): Record<s
  * (which has `_def` but no `_zod`) would otherwise fail deep inside zod.
  */
 export function checkZod4(toolName: string, role: string, schema: unknown): void {
-  if (typeof schema === "object" && schema !== null && "_zod" in schema) return;
-  const zod3 = typeof schema === "object" && schema !== null && "_def" in schema;
+  if (isZod4(schema)) return;
+  const zod3 = typeof schema === "object" && schema !== null && "_def" in schema && !("_zod" in schema);
   throw new BrainError(
     "invalid_schema",
     `tool ${toolName}: its ${role} schema is ${zod3 ? "a zod 3 schema" : "not a zod schema"}; Brain needs zod 4: ` +
       'run deno add npm:zod@4 and import { z } from "zod"',
   );
+}
+
+/** True for a zod 4 schema: one whose `_zod` core can run a parse; false for a look-alike, even one whose getters throw. */
+function isZod4(schema: unknown): boolean {
+  if (typeof schema !== "object" || schema === null) return false;
+  try {
+    const core = (schema as { _zod?: { run?: unknown } })._zod;
+    return typeof core === "object" && core !== null && typeof core.run === "function" &&
+      typeof (schema as { safeParse?: unknown }).safeParse === "function";
+  } catch {
+    return false;
+  }
 }

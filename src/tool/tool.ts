@@ -10,6 +10,7 @@ import { descriptorImplementation } from "./descriptor.ts";
 import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 import { checkZod4, exportInputSchema, exportSchema } from "./schema.ts";
+import { errorText } from "../util/error_text.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
@@ -116,10 +117,11 @@ export function tool<
   I extends Schema,
   O extends Schema | undefined = undefined,
   P extends Schema | undefined = undefined,
->(spec: ToolSpec<I, O, P>): ToolFactory<P> {
-  if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
+>(given: ToolSpec<I, O, P>): ToolFactory<P> {
+  if (given === null || typeof given !== "object" || Array.isArray(given)) {
     throw new BrainError("invalid_tool", "tool() takes a declaration object: { name, description, input, run }");
   }
+  const spec = readDeclaration(given);
   const { name, description } = spec;
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
     throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
@@ -131,6 +133,15 @@ export function tool<
   }
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
+  }
+  if (spec.run !== undefined && typeof spec.run !== "function") {
+    throw new BrainError("invalid_tool", `tool ${name}: run must be a function, got ${typeof spec.run}`);
+  }
+  if (spec.implementation !== undefined && !isImplementation(spec.implementation)) {
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${name}: implementation must be a Component, an http() endpoint or a function returning a descriptor`,
+    );
   }
   if (typeof description !== "string" || description.trim() === "") {
     throw new BrainError(
@@ -158,7 +169,8 @@ export function tool<
     if (typeof placement !== "object" || placement === null || Array.isArray(placement)) {
       throw new BrainError("invalid_options", `tool ${name}: place it with an options object, as in ${name}({ ... })`);
     }
-    const { env, ...raw } = placement as { env?: Environment } & Record<string, unknown>;
+    const { env, ...raw } = readPlacement(name, placement);
+    const envName = env === undefined ? undefined : environmentName(name, env);
     const options = parseOptions(name, spec.options, raw);
     const implementation = typeof spec.implementation === "function"
       ? descriptorImplementation(name, describe(name, spec.implementation, options as ParsedOptions<P>), env)
@@ -170,7 +182,7 @@ export function tool<
       implementation: kind,
     };
     if (declaration.outputSchema) advertised.outputSchema = declaration.outputSchema;
-    if (env) advertised.env = env.name;
+    if (envName !== undefined) advertised.env = envName;
     return Object.freeze({ tool: declaration, options, env, implementation, advertised: deepFreeze(advertised) });
   };
   for (const [key, value] of Object.entries(declaration)) {
@@ -191,10 +203,6 @@ function describe<O>(name: string, implementation: (options: O) => Descriptor, o
       cause: error,
     });
   }
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 function parseOptions(
@@ -224,4 +232,45 @@ function parseOptions(
     });
   }
   return frozenCopy(parsed.data as Record<string, unknown>);
+}
+
+/** The declaration's fields read once, so a getter or Proxy that throws fails as `invalid_tool`. */
+function readDeclaration<T extends object>(spec: T): T {
+  try {
+    return { ...spec };
+  } catch (error) {
+    throw new BrainError("invalid_tool", `tool(): the declaration cannot be read: ${errorText(error)}`);
+  }
+}
+
+/** The placement argument read once, so a getter or Proxy that throws fails as `invalid_options`. */
+function readPlacement(name: string, placement: object): { env?: Environment } & Record<string, unknown> {
+  try {
+    return { ...placement };
+  } catch (error) {
+    throw new BrainError("invalid_options", `tool ${name}: its placement cannot be read: ${errorText(error)}`);
+  }
+}
+
+/** True for an implementation `tool()` can place: a descriptor function or an object with a kind, admit and execute. */
+function isImplementation(value: unknown): boolean {
+  if (typeof value === "function") return true;
+  if (typeof value !== "object" || value === null) return false;
+  try {
+    const { kind, admit, execute } = value as Implementation;
+    return typeof kind === "string" && typeof admit === "function" && typeof execute === "function";
+  } catch {
+    return false;
+  }
+}
+
+/** The name of a placement's Environment; `invalid_options` for a value that is not one. */
+function environmentName(name: string, env: unknown): string {
+  try {
+    const { name: envName } = env as Environment;
+    if (typeof env === "object" && env !== null && typeof envName === "string") return envName;
+  } catch {
+    // A getter or Proxy that throws is no Environment either.
+  }
+  throw new BrainError("invalid_options", `tool ${name}: env must be an Environment, such as hostEnv({ name: "app" })`);
 }

@@ -4,7 +4,8 @@
  * after the request was written (measured: one POST reached the server twice),
  * and a Tool call must never be sent twice. This request gets its own client
  * that keeps no idle connection, so it never travels on a reused one; the client
- * closes when the response body ends, fails or is cancelled (or the fetch fails).
+ * closes when the response body ends, fails or is cancelled (or the fetch fails). A redirect is
+ * answered as it is, never followed: it could lead past a net grant, and a 307 would send the request again.
  */
 export async function fetchOnce(input: URL | string, init: RequestInit = {}): Promise<Response> {
   const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
@@ -15,7 +16,7 @@ export async function fetchOnce(input: URL | string, init: RequestInit = {}): Pr
   };
   let response: Response;
   try {
-    response = await fetch(input, { ...init, client });
+    response = await fetch(input, { ...init, client, redirect: "manual" });
   } catch (error) {
     close();
     throw error;

@@ -20,6 +20,18 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
   });
 }
 
+/**
+ * Calls `callback` once `signal` aborts (at once when it already has). A
+ * {@linkcode RacedAbortController}'s signal calls it from its own `abort`, with
+ * no event listener: for signals many watch, such as each call's.
+ */
+export function onAborted(signal: AbortSignal, callback: () => void): void {
+  if (signal.aborted) return callback();
+  const controller = (signal as RacedSignal)[CONTROLLER];
+  if (controller) controller.watch(callback);
+  else signal.addEventListener("abort", callback, { once: true });
+}
+
 const CONTROLLER = Symbol("raceSignal's controller");
 type RacedSignal = AbortSignal & { [CONTROLLER]?: RacedAbortController };
 
@@ -29,7 +41,7 @@ type RacedSignal = AbortSignal & { [CONTROLLER]?: RacedAbortController };
  * many short waits race, such as a call's.
  */
 export class RacedAbortController extends AbortController {
-  /** The rejections of the waits still racing the signal; made by the first wait. */
+  /** The rejections of the waits still racing the signal, and the watchers; made by the first. */
   #waiting: Set<(reason: unknown) => void> | undefined;
 
   /** A controller whose signal's races it settles itself. */
@@ -38,12 +50,24 @@ export class RacedAbortController extends AbortController {
     (this.signal as RacedSignal)[CONTROLLER] = this;
   }
 
-  /** Aborts the signal, then rejects every race still waiting on it with its reason. */
+  /** Aborts the signal, then rejects every race still waiting on it with its reason and tells every watcher. */
   override abort(reason?: unknown): void {
     super.abort(reason);
     if (!this.#waiting) return;
-    for (const reject of this.#waiting) reject(this.signal.reason);
+    for (const settle of this.#waiting) {
+      try {
+        settle(this.signal.reason);
+      } catch (error) {
+        // As an event listener's would be: reported, and the others still told.
+        reportError(error);
+      }
+    }
     this.#waiting.clear();
+  }
+
+  /** {@linkcode onAborted} on this controller's signal, which has not aborted yet. */
+  watch(callback: () => void): void {
+    (this.#waiting ??= new Set()).add(callback);
   }
 
   /** {@linkcode raceSignal} on this controller's signal. */

@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { type Principal, sees, VIEWER_COOKIE, ViewerAccess } from "./access.ts";
 import { pageAsset } from "./page_assets.ts";
@@ -17,6 +18,8 @@ export interface ViewerOptions {
    */
   operatorToken?: string;
 }
+
+const VIEWER_OPTIONS = allKeys<ViewerOptions>({ operatorToken: true });
 
 /** A journal viewer: its read API and web page as one `fetch` handler. */
 export interface Viewer {
@@ -60,7 +63,11 @@ export function createViewer(journal: ReadableJournal, options: ViewerOptions = 
 }
 
 /** The viewer's routes as a hono app, for a server that mounts them beside its own. */
-export function viewerRoutes(journal: ReadableJournal, { operatorToken }: ViewerOptions = {}): Hono {
+export function viewerRoutes(journal: ReadableJournal, options: ViewerOptions = {}): Hono {
+  const { operatorToken } = readOptions("viewer options", options, VIEWER_OPTIONS);
+  if (operatorToken !== undefined && (typeof operatorToken !== "string" || operatorToken === "")) {
+    throw new BrainError("invalid_argument", "operatorToken must be a non-empty string");
+  }
   const access = new ViewerAccess(operatorToken);
   const app = new Hono();
 

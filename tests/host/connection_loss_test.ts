@@ -294,3 +294,50 @@ Deno.test("a handle the server cannot reopen for a while (a limit) is asked for 
   assert.deepEqual(served, { status: "ok", value: "quick" });
   assert.equal(events.filter((event) => event.type === "session_closed").length, 0, "no handle was given up");
 });
+
+Deno.test("an onConnection callback that throws is reported, and the client still attaches, serves and reconnects", async () => {
+  await using server = await servedBrain({ serverToken: "operator-secret" });
+  const reported: unknown[] = [];
+  const report = (event: ErrorEvent) => {
+    event.preventDefault();
+    reported.push(event.error);
+  };
+  globalThis.addEventListener("error", report);
+  try {
+    const told: string[] = [];
+    const reattached = Promise.withResolvers<void>();
+    await using brain = new Brain({
+      url: server.url,
+      serverToken: "operator-secret",
+      token: "throwing-token",
+      host: "throwing",
+      maxReconnectDelayMs: 100,
+      onConnection: (event) => {
+        told.push(event.type);
+        if (told.filter((type) => type === "attached").length === 2) reattached.resolve();
+        throw new Error(`the application's callback failed on ${event.type}`);
+      },
+    });
+    const quick = tool({
+      name: "quick",
+      description: "Finishes at once.",
+      input: z.object({}),
+      run: (_input, ctx) => ctx.finish("quick"),
+    });
+    const session = await withDeadline(brain.sessions.create({ tools: [quick()] }), "the session");
+    assert.equal(server.dropHost("throwing"), true);
+    await withDeadline(reattached.promise, "the client to attach again");
+    assert.deepEqual((await withDeadline(session.call("quick", {}), "a call after the drop")).outcome, {
+      status: "ok",
+      value: "quick",
+    });
+    assert.deepEqual(told, ["attached", "lost", "attached"]);
+    assert.deepEqual(
+      reported.map((error) => (error as Error).message),
+      told.map((type) => `the application's callback failed on ${type}`),
+    );
+    assert.equal(server.connections, 2);
+  } finally {
+    globalThis.removeEventListener("error", report);
+  }
+});

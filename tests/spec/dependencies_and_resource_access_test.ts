@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
+import { BrainError, type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
+import type { Implementation } from "../../src/env/mod.ts";
 import { specTest } from "./_brains.ts";
 
 specTest(
@@ -34,5 +35,30 @@ specTest(
     release.resolve();
     for (const call of calls) assert.deepEqual((await call.ended).outcome, ok({ ready: true }));
     assert.equal(setups, 1);
+  },
+);
+
+specTest(
+  "an implementation that refuses admission fails session creation explicitly, with a BrainError naming the Tool",
+  async (brain) => {
+    const refusing = (admit: () => Promise<void>): Implementation => ({ kind: "http", admit, execute: () => {} });
+    const bugs = {
+      throws: refusing(() => {
+        throw new TypeError("no runtime here");
+      }),
+      rejects: refusing(() => Promise.reject(new TypeError("no runtime here"))),
+      denies: refusing(() => Promise.reject(new BrainError("unsupported_runtime", "no runtime here"))),
+    };
+    for (const [name, implementation] of Object.entries(bugs)) {
+      const declared = tool({ name, description: "Refused.", input: z.object({}), implementation });
+      await assert.rejects(
+        (async () => await brain.sessions.create({ tools: [declared()] }))(),
+        (error) =>
+          error instanceof BrainError && error.code === (name === "denies" ? "unsupported_runtime" : "invalid_tool") &&
+          error.message.includes(name === "denies" ? "no runtime here" : `tool ${name}`),
+        name,
+      );
+    }
+    assert.deepEqual(await brain.sessions.list(), []);
   },
 );

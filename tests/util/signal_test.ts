@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { RacedAbortController, raceSignal } from "../../src/util/signal.ts";
+import { onAborted, RacedAbortController, raceSignal } from "../../src/util/signal.ts";
 
 for (const Controller of [AbortController, RacedAbortController]) {
   Deno.test(`raceSignal on ${Controller.name}: settles with its promise, every race rejects with the reason on abort`, async () => {
@@ -25,4 +25,40 @@ Deno.test("RacedAbortController's signal aborts like any other: listeners, reaso
   assert.deepEqual(heard, ["why"]);
   assert.equal(controller.signal.aborted, true);
   assert.ok(controller.signal instanceof AbortSignal);
+});
+
+for (const Controller of [AbortController, RacedAbortController]) {
+  Deno.test(`onAborted on ${Controller.name}: tells each watcher once on abort, at once when already aborted`, () => {
+    const controller = new Controller();
+    const heard: string[] = [];
+    onAborted(controller.signal, () => heard.push("first"));
+    onAborted(controller.signal, () => heard.push("second"));
+    assert.equal(heard.length, 0);
+    controller.abort("why");
+    controller.abort("again");
+    assert.deepEqual(heard.sort(), ["first", "second"]);
+    onAborted(controller.signal, () => heard.push("late"));
+    assert.deepEqual(heard.slice(2), ["late"]);
+  });
+}
+
+Deno.test("a RacedAbortController's watcher that throws is reported; the other watchers and races are still told", async () => {
+  const errors: unknown[] = [];
+  const onError = (event: ErrorEvent) => (event.preventDefault(), errors.push(event.error));
+  globalThis.addEventListener("error", onError);
+  try {
+    const controller = new RacedAbortController();
+    const heard: string[] = [];
+    onAborted(controller.signal, () => {
+      throw new Error("watcher failed");
+    });
+    onAborted(controller.signal, () => heard.push("after"));
+    const race = raceSignal(new Promise<never>(() => {}), controller.signal);
+    controller.abort("stop");
+    assert.deepEqual(heard, ["after"]);
+    await assert.rejects(race, (error) => error === "stop");
+    assert.equal((errors[0] as Error).message, "watcher failed");
+  } finally {
+    globalThis.removeEventListener("error", onError);
+  }
 });

@@ -7,6 +7,7 @@ import { issuesJson } from "../../outcome/issues.ts";
 import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
+import { RacedAbortController } from "../../util/signal.ts";
 import {
   type ClientFrame,
   decodeServerFrames,
@@ -223,13 +224,31 @@ export class HostConnection {
    * Call it right after the `start` reply, before the push can arrive.
    */
   awaitEnd(session: string, call: number, deadline?: number): Promise<CallEnd> {
+    const end = Promise.withResolvers<CallEnd>();
+    end.promise.catch(() => {});
+    this.#waitEnd(session, call, deadline, end);
+    return end.promise;
+  }
+
+  /**
+   * Sends a call's `start` and resolves with the call's end, as {@linkcode awaitEnd}
+   * would, for a caller that needs nothing in between: one wait from the start to
+   * the end. A start that fails rejects it.
+   */
+  startAndWait(frame: RequestFrame<"start">, session: string, deadline?: number): Promise<CallEnd> {
+    const end = Promise.withResolvers<CallEnd>();
+    const options = deadline === undefined ? {} : { deadline };
+    const started = (reply: unknown) => this.#waitEnd(session, (reply as StartReply).call, deadline, end);
+    this.#enqueue(frame, options, started, end.reject);
+    return end.promise;
+  }
+
+  #waitEnd(session: string, call: number, deadline: number | undefined, end: EndWait["end"]): void {
     const early = this.#early.get(session, call);
     if (early) {
       this.#early.delete(session, call);
-      return Promise.resolve(early);
+      return end.resolve(early);
     }
-    const end = Promise.withResolvers<CallEnd>();
-    end.promise.catch(() => {});
     const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
       if (this.#ends.get(session, call) !== wait) return;
       this.#ends.delete(session, call);
@@ -243,7 +262,6 @@ export class HostConnection {
     });
     const wait: EndWait = { end, disarm };
     this.#ends.set(session, call, wait);
-    return end.promise;
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them. */
@@ -523,9 +541,17 @@ export class HostConnection {
     );
   }
 
-  /** Tells the application's `onEvent`. */
+  /**
+   * Tells the application's `onEvent`. A callback that throws is reported as an
+   * event listener's error is (`reportError`), and changes nothing here: the
+   * connection goes on attaching, serving and reconnecting.
+   */
   #tell(event: HostConnectionEvent): void {
-    this.#options.onEvent?.(event);
+    try {
+      this.#options.onEvent?.(event);
+    } catch (error) {
+      reportError(error);
+    }
   }
 
   #ping(socket: HostSocket): void {
@@ -626,7 +652,8 @@ export class HostConnection {
 
   #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
     const { session, call: sequence, tool, input, deadline, traceparent } = call;
-    const controller = new AbortController();
+    // Raced, as a call's own signal is embedded: the Tool's reports race it with no event listener each.
+    const controller = new RacedAbortController();
     const trace = traceHostedRun({ sessionId: session, sequence, tool }, traceparent, controller.signal);
     this.#running.set(session, sequence, controller);
     const generation = { generation: this.#generation };

@@ -1,3 +1,4 @@
+import { checkHeaders } from "../../util/http_headers.ts";
 import { BrainError } from "../../outcome/errors.ts";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -47,8 +48,7 @@ export class HostSocket {
     if (url.protocol !== "ws:" && url.protocol !== "wss:") {
       throw new BrainError("invalid_argument", `a host socket connects to ws: or wss:, not ${url.protocol}`);
     }
-    checkHeaders(headers);
-    this.#run(url, headers);
+    this.#run(url, { ...checkHeaders("a host socket", headers) });
   }
 
   /** Sends one text message; dropped unless the socket is open. */
@@ -240,26 +240,6 @@ export class HostSocket {
     this.readyState = 3;
     clearTimeout(this.#closeTimer);
     this.onclose?.({ code: this.#closeCode, reason: this.#closeReason });
-  }
-}
-
-/** Header names are HTTP tokens. */
-function checkHeaders(headers: Record<string, string>): void {
-  for (const [name, value] of Object.entries(headers)) {
-    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      throw new BrainError("invalid_argument", `${JSON.stringify(name)} is not an HTTP header name`);
-    }
-    checkHeaderValue(`the ${name} header`, value);
-  }
-}
-
-/**
- * Throws `invalid_argument` unless `value` can travel as an HTTP header value: a string
- * without control characters but tab, so no CR or LF can end the header early.
- */
-export function checkHeaderValue(what: string, value: unknown): void {
-  if (typeof value !== "string" || /[^\t -~\u0080-\uffff]/.test(value)) {
-    throw new BrainError("invalid_argument", `${what} must be a string without control characters such as CR or LF`);
   }
 }
 

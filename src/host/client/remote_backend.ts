@@ -1,6 +1,8 @@
+import { checkName } from "../../util/names.ts";
+import { checkAllowList } from "../../env/allow_list.ts";
 import { checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
-import type { AssistantMessage, SendOptions } from "../../session/conversation.ts";
+import { type AssistantMessage, checkSendArguments, type SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
 import type { BrainSession } from "../../session/handle.ts";
 import { checkPlacedTools } from "../../tool/placed_tools.ts";
@@ -25,10 +27,10 @@ import {
   type HostConnectionEvent,
   isServerUrl,
 } from "./connection.ts";
-import { checkHeaderValue } from "./host_socket.ts";
+import { checkHeaderValue } from "../../util/http_headers.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
-import { bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
+import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
 import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
@@ -95,8 +97,19 @@ export interface RemoteBrainOptions {
    * and the delay before the next attempt (the client retries until `close()`), and
    * `session_closed` when the server gave up a session's handle (it could not reopen
    * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
+   * A callback that throws is reported with `reportError` and changes nothing.
    */
   onConnection?: (event: HostConnectionEvent) => void;
+}
+
+/** The longest delay `setTimeout` honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A call's `start` frame, its deadline, and the caller's signal. */
+interface StartFrame {
+  frame: RequestFrame<"start">;
+  deadline: number | undefined;
+  signal: AbortSignal | undefined;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -120,15 +133,24 @@ export class RemoteBackend implements BrainBackend {
     // They travel as header values.
     checkHeaderValue("token", token);
     if (serverToken !== undefined) checkHeaderValue("serverToken", serverToken);
-    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...options })) {
-      if (value !== undefined && name !== "takeover" && !(typeof value === "number" && value > 0)) {
-        throw new BrainError("invalid_argument", `${name} must be a positive number of milliseconds`);
+    const { takeover, ...durations } = options;
+    for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...durations })) {
+      // A timer cannot wait longer than 2^31 - 1 ms: a longer wait would fire at once, over and over.
+      if (value !== undefined && !(typeof value === "number" && value > 0 && value <= MAX_TIMER_MS)) {
+        throw new BrainError(
+          "invalid_argument",
+          `${name} must be a positive number of milliseconds up to ${MAX_TIMER_MS}`,
+        );
       }
     }
-    if (allow !== undefined && (typeof allow !== "object" || allow === null || Array.isArray(allow))) {
-      throw new BrainError("invalid_argument", "allow must be an allow-list object");
+    if (takeover !== undefined && typeof takeover !== "boolean") {
+      throw new BrainError("invalid_argument", "takeover must be a boolean");
     }
-    this.#allow = allow;
+    if (onConnection !== undefined && typeof onConnection !== "function") {
+      throw new BrainError("invalid_argument", "onConnection must be a function");
+    }
+    checkName("a host id", host);
+    this.#allow = checkAllowList(allow);
     this.#connection = new HostConnection({
       url,
       cluster,
@@ -201,8 +223,14 @@ export class RemoteBackend implements BrainBackend {
     // Everything but an uploaded Component runs here, in this client's Environments, as an embedded Brain runs it.
     const local = tools.filter((placed) => !isComponent(placed));
     const workspaces = await bindEnvironments(id, local, this.#allow);
-    for (const { implementation, env, options } of local) {
-      await implementation?.admit({ env, options, workspace: env && workspaces.get(env.name), allow: this.#allow });
+    for (const placed of local) {
+      const { env, options } = placed;
+      await admitImplementation(placed, {
+        env,
+        options,
+        workspace: env && workspaces.get(env.name),
+        allow: this.#allow,
+      });
     }
     const created = op === "get" && tools.length > 0
       ? await restoreCreated(id, await this.#connection.request("read", { session: id }, { retry: true }), this.#allow)
@@ -365,7 +393,13 @@ class RemoteSession implements BrainSession {
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
-    const { sequence, ended, signal } = await this.#begin(target, input, options);
+    return await this.#started(this.#startFrame(target, input, options));
+  }
+
+  /** Sends a call's `start` frame; the call as a {@linkcode ToolCall}, the caller's signal watched until it ends. */
+  async #started({ frame, deadline, signal }: StartFrame): Promise<ToolCall> {
+    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -374,7 +408,7 @@ class RemoteSession implements BrainSession {
           retry: true,
         })
       );
-    if (signal) {
+    if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();
       else signal.addEventListener("abort", onAbort, { once: true });
@@ -383,18 +417,24 @@ class RemoteSession implements BrainSession {
     return Object.freeze({ sequence, ended, cancel });
   }
 
-  async call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
-    // Without a signal to watch, nothing but the end is needed: no cancel function is made.
-    if (options?.signal === undefined) return await (await this.#begin(target, input, options)).ended;
-    return await (await this.start(target, input, options)).ended;
+  call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd> {
+    let started: StartFrame;
+    try {
+      // The options are read and checked first, so one whose getters throw is refused like any bad argument.
+      started = this.#startFrame(target, input, options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (started.signal !== undefined) return this.#started(started).then((call) => call.ended);
+    // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
+    return this.#connection.startAndWait(started.frame, this.id, started.deadline);
   }
 
-  /** Starts a call on Brain; `signal` is the caller's, when it was not already aborted at the start. */
-  async #begin(
-    target: PlacedTool | string,
-    input: JsonValue,
-    options: CallOptions = {},
-  ): Promise<{ sequence: number; ended: Promise<CallEnd>; signal: AbortSignal | undefined }> {
+  /**
+   * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
+   * throws a bad argument before anything is sent.
+   */
+  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): StartFrame {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
@@ -404,11 +444,8 @@ class RemoteSession implements BrainSession {
     if (deadline !== undefined) frame.deadline = deadline;
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
-    const abortedAtStart = signal?.aborted === true;
-    if (abortedAtStart) frame.cancelled = true;
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
-    return { sequence, ended, signal: abortedAtStart ? undefined : signal };
+    if (signal?.aborted) frame.cancelled = true;
+    return { frame, deadline, signal };
   }
 
   /**
@@ -417,9 +454,9 @@ class RemoteSession implements BrainSession {
    * resent after a lost connection: it fails `connection_lost`, and the loop
    * may have taken the message. Aborting `signal` stops only the wait.
    */
-  async send(content: string, { signal }: SendOptions = {}): Promise<AssistantMessage> {
+  async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     this.#assertOpen();
-    if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+    const { signal } = checkSendArguments(content, options);
     const reply = this.#connection.request("send", { handle: this.#handle, content });
     return await (signal ? raceSignal(reply, signal) : reply);
   }
@@ -431,13 +468,13 @@ class RemoteSession implements BrainSession {
   }
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
-    checkReadOptions("read options", options);
-    return await this.#connection.request("read", { session: this.id, ...options }, { retry: true });
+    const read = checkReadOptions("read options", options);
+    return await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
-    checkReadOptions("records options", options, ["signal"]);
-    return this.#connection.follow(this.id, options.from, options.signal);
+    const { from, signal } = checkReadOptions("records options", options, ["signal"]);
+    return this.#connection.follow(this.id, from, signal);
   }
 
   /** The server gave this handle up on its own (`error` says why): it ends here too, without asking the server. */

@@ -71,18 +71,26 @@ export class RemoteSink implements CallSink {
    * Ends the call; `unknown` when an Environment this host runs lost its connection
    * after sending the call, so no one knows whether it did its work.
    */
-  async finish(
+  finish(
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
+    let reported: Promise<Replies["finish"]>;
     try {
       const frame: RequestFrame<"finish"> = { id: 0, op: "finish", session: this.#session, call: this.#call, cause };
-      const { sequence, late } = await this.#report(published(frame, result));
-      this.#ended(cause);
-      return new Finished(sequence, late);
-    } finally {
+      reported = this.#report(published(frame, result));
+    } catch (error) {
       this.#done();
+      return Promise.reject(error);
     }
+    return reported.then(({ sequence, late }) => {
+      this.#ended(cause);
+      this.#done();
+      return new Finished(sequence, late);
+    }, (error) => {
+      this.#done();
+      throw error;
+    });
   }
 
   /**

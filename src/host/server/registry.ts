@@ -13,6 +13,7 @@ import { overLimit, type ServerLimits } from "./limits.ts";
 import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
+import { onAborted } from "../../util/signal.ts";
 
 /** A call dispatched to a host and not yet finished by it. */
 interface Inflight {
@@ -127,24 +128,18 @@ export class RegisteredHost {
   }
 
   /**
-   * Runs `start` when the host has room for one more call in flight under
-   * `maxCallsPerHost`, before any intent is journaled; the room frees at {@linkcode callEnded}.
+   * Takes the room of one more call in flight under `maxCallsPerHost`, before
+   * any intent is journaled, or throws `limit_exceeded`; {@linkcode callEnded} frees it.
    */
-  async startCall<T>(start: () => Promise<T>): Promise<T> {
+  reserveCall(): void {
     const max = this.#limits.maxCallsPerHost;
     if (this.#started >= max) {
       throw overLimit("maxCallsPerHost", max, `host ${this.id} has ${this.#started} calls in flight`);
     }
     this.#started++;
-    try {
-      return await start();
-    } catch (error) {
-      this.#started--;
-      throw error;
-    }
   }
 
-  /** Frees the room of a call {@linkcode startCall} started, once it ended. */
+  /** Frees the room {@linkcode reserveCall} took, once its call ended or did not start. */
   callEnded(): void {
     this.#started--;
   }
@@ -205,12 +200,12 @@ export class RegisteredHost {
     const { sessionId: session, sequence: call, tool, input, deadline } = invocation;
     const inflight: Inflight = { sink, socket, endedByHost: false };
     this.#inflight.set(session, call, inflight);
-    sink.signal.addEventListener("abort", () => {
+    onAborted(sink.signal, () => {
       if (inflight.endedByHost || this.#inflight.get(session, call) !== inflight) return;
       const cause = endedCause(sink.signal.reason) ?? "cancelled";
       if (this.#unhold(session, call)) return;
       send(socket, { t: "abort", session: this.sessionId(session), call, cause });
-    }, { once: true });
+    });
     const frame: InvokeFrame = { t: "invoke", handle, session, call, tool, input };
     if (deadline !== undefined) frame.deadline = deadline;
     if (invocation.traceparent !== undefined) frame.traceparent = invocation.traceparent;

@@ -7,7 +7,7 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../prot
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import { checkObject } from "../../outcome/known_keys.ts";
+import { readRecord } from "../../outcome/known_keys.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
@@ -69,11 +69,10 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * session there under its key, and a host's id and token see the sessions placed in it under its own ids.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } =
-    checkObject(
-      "Brain server options",
-      options,
-    );
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } = readRecord(
+    "Brain server options",
+    options,
+  );
   if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
     throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
   }
@@ -95,7 +94,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const sockets = new Set<Promise<void>>();
   const app = new Hono();
   let connections = 0;
-  const refuse = (status: 400 | 401 | 426 | 429 | 503, error: BrainError) =>
+  const refuse = (status: 400 | 401 | 404 | 426 | 429 | 503, error: BrainError) =>
     Response.json({ error: errorFrame(error) }, { status });
 
   app.get(HEALTH_PATH, (c) => c.json({ ok: true, node: backend.node }));
@@ -158,6 +157,9 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     return response;
   });
   app.route("/", viewerRoutes(backend.journal, { operatorToken: serverToken }));
+  app.notFound((c) =>
+    refuse(404, new BrainError("invalid_argument", `no route ${c.req.method} ${new URL(c.req.url).pathname}`))
+  );
 
   const built: BrainServer = {
     fetch: app.fetch,
@@ -195,6 +197,23 @@ export function pendingUpgrades(server: BrainServer): number {
   return halfOpen.get(server)?.size ?? 0;
 }
 
+/** The most bytes of an unread request body the server reads to its end; past it the body counts as never ending. */
+const MAX_DRAINED_BYTES = 1024 * 1024;
+
+/** Reads an unread request body to its end, true once it ended; false when it is over the limit or failed. */
+async function drained(body: ReadableStream<Uint8Array>): Promise<boolean> {
+  let bytes = 0;
+  try {
+    for await (const chunk of body) {
+      bytes += chunk.length;
+      if (bytes > MAX_DRAINED_BYTES) return false;
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
   /** The base URL clients pass to `new Brain({ url, token })`. */
@@ -226,16 +245,25 @@ export interface ServedBrain extends BrainServer {
 export async function serveBrain(
   served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
-  const { hostname = "127.0.0.1", port = 0, ...options } = checkObject("Brain server options", served);
+  const { hostname = "127.0.0.1", port = 0, ...options } = readRecord("Brain server options", served);
   // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
   const ready = Promise.withResolvers<BrainServer>();
   ready.promise.catch(() => {});
   const stop = new AbortController();
   const answering = new Set<Promise<Response>>();
+  /** Request bodies no route read, still arriving: Deno's graceful shutdown would wait for their last byte. */
+  const receiving = new Set<ReadableStream<Uint8Array>>();
   const http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, (request) => {
+    // Taken now: once answered, Deno may have closed the request.
+    const body = request.body;
     const answer = ready.promise.then((server) => server.fetch(request));
     answering.add(answer);
-    answer.finally(() => answering.delete(answer)).catch(() => {});
+    answer.finally(() => {
+      answering.delete(answer);
+      if (!body || body.locked) return;
+      receiving.add(body);
+      drained(body).then((done) => done && receiving.delete(body));
+    }).catch(() => {});
     return answer;
   });
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
@@ -259,10 +287,11 @@ export async function serveBrain(
     url,
     async shutdown() {
       await server.close();
-      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, and on
-      // a request still waiting for a store that stopped answering: then every connection is closed at once.
+      // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, on a
+      // request still waiting for a store that stopped answering, and on a request body that never ends: then
+      // every connection is closed at once.
       const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
-      if (answered && halfOpen.get(server)?.settled) await http.shutdown();
+      if (answered && halfOpen.get(server)?.settled && receiving.size === 0) await http.shutdown();
       else {
         stop.abort();
         await http.finished;

@@ -281,6 +281,10 @@ export class HostSocketHandler {
   }
 
   async #create(frame: RequestOf<"create">): Promise<Budgets> {
+    // A handle names one open session; reusing it would orphan that session past every handle limit.
+    if (this.#host.handles.has(frame.handle)) {
+      throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
+    }
     const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
     const tools = await Promise.all(frame.tools.map(async (tool) => {
       if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
@@ -289,11 +293,15 @@ export class HostSocketHandler {
       const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
       return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
     }));
-    if (!this.#host.handles.has(frame.handle)) this.#host.checkHandleRoom();
+    this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
       () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
     );
+    if (this.#host.handles.has(frame.handle)) {
+      await session.end();
+      throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
+    }
     this.#host.handles.set(frame.handle, session);
     return budgets(session);
   }
@@ -384,31 +392,26 @@ export class HostSocketHandler {
 
   // -- calls this client starts ------------------------------------------------------------------
 
-  async #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
+  #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
     const session = this.#handle(frame.handle);
     const activation = frame.activation === undefined ? undefined : this.#activation(session, frame.activation);
+    this.#host.reserveCall();
     // An invoke to this handle made while the intent commits travels with the reply.
     this.#host.hold(frame.handle);
-    let call: ToolCall;
-    try {
-      call = await this.#host.startCall(() =>
-        session.start(frame.tool, frame.input, {
-          deadline: frame.deadline,
-          activation,
-          traceparent: frame.traceparent,
-          signal: frame.cancelled ? AbortSignal.abort() : undefined,
-        })
-      );
-    } catch (error) {
+    const signal = frame.cancelled ? AbortSignal.abort() : undefined;
+    const options = { deadline: frame.deadline, activation, traceparent: frame.traceparent, signal };
+    return session.start(frame.tool, frame.input, options).then((call) => {
+      const held = this.#host.release(frame.handle, session.id, call.sequence);
+      this.#track(session.id, call);
+      if (!held) return { call: call.sequence };
+      return held.traceparent === undefined
+        ? { call: call.sequence, run: true }
+        : { call: call.sequence, run: true, traceparent: held.traceparent };
+    }, (error) => {
+      this.#host.callEnded();
       this.#host.release(frame.handle, undefined, undefined);
       throw error;
-    }
-    const held = this.#host.release(frame.handle, session.id, call.sequence);
-    this.#track(session.id, call);
-    if (!held) return { call: call.sequence };
-    return held.traceparent === undefined
-      ? { call: call.sequence, run: true }
-      : { call: call.sequence, run: true, traceparent: held.traceparent };
+    });
   }
 
   /** Follows a started call to its end: one subscription frees its room, keeps it for a late cancel, pushes its end. */

@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { Brain, type CallEnd } from "../../mod.ts";
+import { mcpEnv } from "../../src/mcp/mod.ts";
+import { DENO } from "../_support/mcp_servers.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { runningChildren, within } from "../_support/processes.ts";
+
+const SERVER = new URL("./fixtures/hostile_mcp_server.ts", import.meta.url).pathname;
+
+/** The hostile MCP server (made with the official SDK) in `mode`, over stdio. */
+const hostile = (mode: string, tools?: string[]) =>
+  mcpEnv({
+    name: "hostile",
+    command: DENO,
+    args: ["run", SERVER, mode],
+    // Only the server that never lists waits out the timeout; the others answer, however loaded the machine.
+    timeoutMs: mode === "list_never" ? 1_000 : 30_000,
+    ...(tools ? { tools } : {}),
+  });
+
+const code = ({ outcome }: CallEnd) => outcome.status === "error" ? outcome.error.code : outcome.status;
+const serversGone = () =>
+  within(5_000, "every hostile server gone", async () => (await runningChildren("hostile_mcp_server.ts")).length === 0);
+
+Deno.test("hostile MCP listings: names, duplicates, schemas and servers that fail fail session creation with codes", async () => {
+  const refused: [string, string][] = [
+    ["names", "invalid_tool"],
+    ["duplicate", "duplicate_tool"],
+    ["not_object", "setup_failed"],
+    ["no_schema", "setup_failed"],
+    ["exit_now", "setup_failed"],
+    ["garbage", "setup_failed"],
+    ["list_never", "setup_failed"],
+    ["list_throws", "setup_failed"],
+  ];
+  for (const [mode, expected] of refused) {
+    await using brain = new Brain({ allow: { run: [DENO] } });
+    await assert.rejects(brain.sessions.create({ environments: [hostile(mode)] }), hasCode(expected as never), mode);
+  }
+  await using brain = new Brain({ allow: { run: [DENO] } });
+  const chosen = await brain.sessions.create({ environments: [hostile("names", ["ok", "__proto__"])] });
+  assert.deepEqual(
+    chosen.tools.map((placed) => placed.tool.name),
+    ["ok", "__proto__"],
+    "choosing the good tools works",
+  );
+  await brain.close();
+  await serversGone();
+});
+
+Deno.test("hostile MCP results: huge, deep, unknown and failing results end each call once with a code", async () => {
+  {
+    await using brain = new Brain({ allow: { run: [DENO] } });
+    const session = await brain.sessions.create({ environments: [hostile("results")] });
+    const expected: [string, string][] = [
+      ["huge_text", "budget_exceeded"],
+      ["huge_error", "budget_exceeded"],
+      ["deep_structured", "invalid_output"],
+      ["unknown_block", "protocol_error"],
+      ["structured_string", "protocol_error"],
+      ["throws", "protocol_error"],
+      ["error_no_content", "tool_error"],
+      ["never", "timeout"],
+      ["exit", "unknown"],
+    ];
+    for (const [name, want] of expected) {
+      // Only "never" waits out its deadline; the others end on their own, however loaded the machine.
+      const end = await session.call(name, {}, { timeoutMs: name === "never" ? 500 : 15_000 });
+      assert.equal(code(end), want, name);
+      if (end.outcome.status === "error") {
+        assert.ok(
+          end.outcome.error.message.length <= 8_192,
+          `${name}: a ${end.outcome.error.message.length}-character message`,
+        );
+      }
+      const finished = (await session.read()).filter((record) =>
+        record.kind === "tool_call_finished" && record.call === end.call
+      );
+      assert.equal(finished.length, 1, name);
+    }
+  }
+  await serversGone();
+});
