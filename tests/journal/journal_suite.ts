@@ -472,8 +472,10 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   Deno.test(
     `${name}: nodes beat in the journal, expired beats age out; holder names a live lease's owner`,
     withJournal(async (journal) => {
+      // Long enough that a loaded machine still reads the beat and the lease before they lapse.
+      const shortMs = 400;
       await journal.beat("n1", "http://127.0.0.1:8787", 60_000);
-      await journal.beat("n2", "http://127.0.0.1:8788", 20);
+      await journal.beat("n2", "http://127.0.0.1:8788", shortMs);
       await journal.beat("n1", "http://127.0.0.1:8789", 60_000);
       const beats = await journal.nodes();
       assert.deepEqual(beats.map(({ node, url }) => [node, url]).sort(), [
@@ -499,8 +501,8 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
 
       // A session whose owner stopped renewing with a call open is stranded until a new owner ends the call.
       await journal.createSession(session("idle"));
-      await journal.acquire("idle", { owner: "n2", ttlMs: 20 });
-      const dying = await journal.acquire("s", { owner: "n2", ttlMs: 20 });
+      await journal.acquire("idle", { owner: "n2", ttlMs: shortMs });
+      const dying = await journal.acquire("s", { owner: "n2", ttlMs: shortMs });
       const [call] = await journal.append("s", [started], { lease: dying });
       assert.deepEqual(await journal.stranded(), []);
       await untilExpired(dying.expiresAt);
