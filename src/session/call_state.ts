@@ -106,7 +106,7 @@ export class CallState implements CallSink {
 
   /** Arms the deadline; an already expired deadline ends the call at once. */
   arm(): void {
-    if (this.#deadline !== undefined) this.#disarm = callAt(this.#deadline, () => this.stop("timeout"));
+    if (this.#deadline !== undefined) this.#disarm = callAt(this.#deadline, () => this.#stopQuietly("timeout"));
   }
 
   /** Commits an extension Event. */
@@ -222,6 +222,20 @@ export class CallState implements CallSink {
     }
     this.#claim(cause);
     return this.#terminal(undefined, cause, { status: cause, message }, sameEnd);
+  }
+
+  /**
+   * {@linkcode stop} for a stop no one waits on (a deadline, an aborted signal): a
+   * terminal commit the store refuses for good rejects `ended` for its waiters, not here.
+   */
+  #stopQuietly(cause: "timeout" | "cancelled"): void {
+    this.stop(cause).catch(ignore);
+  }
+
+  /** Stops the call `cancelled` when `signal` aborts (at once if it has), while the call is open. */
+  cancelOn(signal: AbortSignal): void {
+    if (signal.aborted) this.#stopQuietly("cancelled");
+    else signal.addEventListener("abort", () => this.#stopQuietly("cancelled"), { once: true, signal: this.#signal });
   }
 
   /** Claims the terminal cause; the signal aborts once the terminal record is committed or queued (see #terminal). */

@@ -73,6 +73,8 @@ export class Session implements BrainSession {
   #startedModelService = (): ModelService => this.#modelService ??= new ModelService();
   #open = new SlotList<CallState>();
   #intents: IntentCommits;
+  /** Intents being committed through the journal's promise: the session's end waits for their calls to open. */
+  #starting = new Set<Promise<unknown>>();
   #ended = false;
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
@@ -134,7 +136,7 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
-    return this.#intents.commit(request.intent).then((started) => {
+    return this.#commitIntent(request).then((started) => {
       const state = this.#begin(request, started, end);
       return Object.freeze({
         sequence: state.call,
@@ -170,7 +172,7 @@ export class Session implements BrainSession {
       queueMicrotask(() => this.#beginOrReject(request, started, end));
       return end.promise;
     }
-    const committed = this.#intents.commit(request.intent);
+    const committed = this.#commitIntent(request);
     if (request.deadline !== undefined) {
       return committed.then((started) =>
         this.#settled(end.promise, request.deadline, this.#begin(request, started, end).call)
@@ -179,6 +181,15 @@ export class Session implements BrainSession {
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
     committed.then((started) => this.#beginOrReject(request, started, end), end.reject);
     return end.promise;
+  }
+
+  /** Commits the call's intent through the journal's promise, which the session's end waits for. */
+  #commitIntent(request: CallRequest): Promise<JournalRecord> {
+    const committed = this.#intents.commit(request.intent);
+    this.#starting.add(committed);
+    const forget = () => void this.#starting.delete(committed);
+    committed.then(forget, forget);
+    return committed;
   }
 
   /** {@linkcode #begin}, rejecting `end` when it throws. */
@@ -223,8 +234,13 @@ export class Session implements BrainSession {
     const trace = traceToolCall(started as TracedCall, environment, checked.traceparent);
     const state = new CallState(this.#journal, started, activation, end, this.#callEnded, this.#models, trace);
     this.#open.add(state);
+    if (this.#ended) {
+      // The intent committed as the session ended: the call ends without a dispatch.
+      void state.stop("cancelled", SESSION_ENDED).catch(() => {});
+      return state;
+    }
     state.arm();
-    if (checked.signal) cancelOn(checked.signal, state);
+    if (checked.signal) state.cancelOn(checked.signal);
     const invocation = {
       sessionId: this.id,
       sequence: state.call,
@@ -299,8 +315,11 @@ export class Session implements BrainSession {
     if (this.#ended) return;
     this.#ended = true;
     await this.#conversation?.close();
+    // Calls whose intents are committing open first, so they end here too.
+    while (this.#starting.size > 0) await Promise.allSettled(this.#starting);
     const open = this.#open.values();
-    await Promise.allSettled(open.map((state) => state.stop("cancelled", "the session ended")));
+    // A call already ending keeps its own cause; the end waits for its terminal record.
+    await Promise.allSettled(open.map((state) => state.ending ? state.ended : state.stop("cancelled", SESSION_ENDED)));
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();
@@ -320,12 +339,6 @@ export class Session implements BrainSession {
   }
 }
 
-/** Cancels the call when `signal` aborts (at once if it has). */
-function cancelOn(signal: AbortSignal, state: CallState): void {
-  if (signal.aborted) state.stop("cancelled");
-  else signal.addEventListener("abort", () => state.stop("cancelled"), { once: true, signal: state.signal });
-}
-
 /** The body of a `tool_call_started` record. */
 type Intent = Extract<RecordBody, { kind: "tool_call_started" }>;
 
@@ -338,6 +351,8 @@ interface CallRequest {
   activation: Activation;
   intent: Intent;
 }
+
+const SESSION_ENDED = "the session ended";
 
 /** Errors of a journal's store that leave a call's end uncommitted. */
 const STORE_FAILURES = new Set<string>(["storage_unavailable", "storage_full", "journal_conflict"]);

@@ -115,16 +115,17 @@ Deno.test("a waiting get takes the session once its owner's lease lapses, ending
   }
 });
 
-/** A KV journal whose store fails the next `failures` terminal commits with `storage_unavailable`. */
+/** A KV journal whose store fails the next `failures` terminal commits with `code` (`storage_unavailable`). */
 class FlakyJournal extends KvJournal {
   static async at(path: string): Promise<FlakyJournal> {
     return new FlakyJournal(await Deno.openKv(path), path);
   }
   failures = 0;
+  code: "storage_unavailable" | "journal_closed" = "storage_unavailable";
   override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     if (this.failures > 0 && bodies.some((body) => body.kind === "tool_call_finished")) {
       this.failures--;
-      return Promise.reject(new BrainError("storage_unavailable", "the disk went away for a moment"));
+      return Promise.reject(new BrainError(this.code, "the disk went away"));
     }
     return super.append(sessionId, bodies, options);
   }
@@ -167,6 +168,25 @@ Deno.test("a terminal commit that keeps failing rejects the caller; once the sto
   assert.ok(terminal?.kind === "tool_call_finished" && terminal.cause === "unknown");
   const again = await brain.sessions.get("s", { tools: [held().placed()] });
   assert.equal(terminals(await again.read(), call.sequence).length, 1);
+});
+
+Deno.test("a deadline's or a signal's end that the store refuses for good rejects the caller's end and nothing else", async () => {
+  const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
+  journal.code = "journal_closed";
+  journal.failures = 100;
+  await using brain = new Brain({ journal });
+  const hold = held();
+  const session = await brain.sessions.create({ tools: [hold.placed()] });
+  // Neither the deadline's timer nor the signal's listener leaves a rejection unhandled: the test would fail on one.
+  const timed = await session.start("hold", { n: 7 }, { deadline: Date.now() + 50 });
+  await assert.rejects(timed.ended, hasCode("journal_closed"));
+  const again = await brain.sessions.create({ tools: [hold.placed()] });
+  const signal = new AbortController();
+  const cancelled = await again.start("hold", { n: 8 }, { signal: signal.signal });
+  await hold.started.promise;
+  signal.abort();
+  await assert.rejects(cancelled.ended, hasCode("journal_closed"));
+  hold.release.resolve();
 });
 
 Deno.test("a remote caller settles when its call's end fails to commit: the server's next try ends it unknown", async () => {

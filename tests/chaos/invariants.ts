@@ -4,7 +4,8 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 /**
  * The journal invariants of one session, as violations: sequences dense from 1,
  * every started call ended by exactly one terminal record, nothing of a call
- * after its terminal (but `tool_call_late`), and no call left open.
+ * after its terminal but `tool_call_late` (and no `tool_call_late` before it), and no
+ * call left open.
  */
 export function journalViolations(records: readonly JournalRecord[]): string[] {
   const violations: string[] = [];
@@ -24,7 +25,11 @@ export function journalViolations(records: readonly JournalRecord[]): string[] {
         violations.push(`call ${call} has a second terminal record ${record.sequence} (first ${ended.get(call)})`);
       }
       ended.set(call, record.sequence);
-    } else if (ended.has(call) && record.kind !== "tool_call_late") {
+    } else if (record.kind === "tool_call_late") {
+      if (!ended.has(call)) {
+        violations.push(`late record ${record.sequence} of call ${call} precedes its terminal record`);
+      }
+    } else if (ended.has(call)) {
       violations.push(`record ${record.sequence} (${record.kind}) of call ${call} follows its terminal record`);
     }
   }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type BrainError, isFailure, ok, tool, type ToolContext } from "../../mod.ts";
+import { Brain, type BrainError, isFailure, ok, tool, type ToolContext } from "../../mod.ts";
 import { callKinds, callRecords, untilReturned } from "../_support/call_records.ts";
 import { embeddedSession } from "../_support/embedded_session.ts";
 import { handoff } from "../_support/handoff.ts";
@@ -406,6 +406,34 @@ Deno.test("a call that returned keeps its activation's budget and deadline", asy
   await untilReturned(session, timed.sequence);
   assert.equal((await timed.ended).cause, "timeout", "the deadline still ends a call that returned");
   assert.equal((timedCtx.signal.reason as BrainError).code, "timeout");
+});
+
+Deno.test("calls whose intents commit as the session ends end cancelled, never dispatched, on either kind of journal", async () => {
+  let dispatched = 0;
+  const counted = tool({
+    name: "counted",
+    description: "Counts its dispatch and stays open.",
+    input: z.object({}),
+    run: () => void dispatched++,
+  })();
+  for (const open of [() => new Brain(), () => Brain.open({ path: ":memory:" })]) {
+    await using brain = await open();
+    const session = await brain.sessions.create({ tools: [counted] });
+    const ends = Promise.all([
+      session.call(counted, {}),
+      session.call(counted, {}, { timeoutMs: 60_000 }),
+      session.start(counted, {}).then((call) => call.ended),
+    ]);
+    await session.end();
+    assert.deepEqual((await ends).map((end) => end.cause), ["cancelled", "cancelled", "cancelled"]);
+    assert.equal(dispatched, 0);
+    const records = await session.read();
+    assert.deepEqual(records.filter((record) => record.kind === "tool_call_finished").map((record) => record.call), [
+      1,
+      2,
+      3,
+    ]);
+  }
 });
 
 Deno.test("ending a session ends its open calls as cancelled and releases its handlers", async () => {
