@@ -392,7 +392,7 @@ export class HostSocketHandler {
 
   // -- calls this client starts ------------------------------------------------------------------
 
-  #start(frame: RequestOf<"start">): Promise<Replies["start"]> {
+  #start(frame: RequestOf<"start"> & { id: number }): Promise<Replies["start"] | typeof ANSWERED> {
     const session = this.#handle(frame.handle);
     const activation = frame.activation === undefined ? undefined : this.#activation(session, frame.activation);
     this.#host.reserveCall();
@@ -403,10 +403,14 @@ export class HostSocketHandler {
     return session.start(frame.tool, frame.input, options).then((call) => {
       const held = this.#host.release(frame.handle, session.id, call.sequence);
       this.#track(session.id, call);
-      if (!held) return { call: call.sequence };
-      return held.traceparent === undefined
+      const value: Replies["start"] = !held
+        ? { call: call.sequence }
+        : held.traceparent === undefined
         ? { call: call.sequence, run: true }
         : { call: call.sequence, run: true, traceparent: held.traceparent };
+      // Sent here, with the release: an abort of the released invoke can then only follow the reply that carries it.
+      send(this.#socket, { t: "reply", id: frame.id, value });
+      return ANSWERED;
     }, (error) => {
       this.#host.callEnded();
       this.#host.release(frame.handle, undefined, undefined);
