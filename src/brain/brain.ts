@@ -1,6 +1,6 @@
 import { RemoteBackend, type RemoteBrainOptions } from "../host/client/remote_backend.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
-import { type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
+import { BRAIN_OPTIONS, type BrainOptions, EmbeddedBackend } from "../embedded/embedded.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { createViewer, type Viewer, type ViewerOptions } from "../viewer/viewer.ts";
 import { allKeys, readOptions, readRecord } from "../outcome/known_keys.ts";
@@ -165,18 +165,6 @@ const GET_OPTIONS = allKeys<GetSessionOptions>({
   agentloop: true,
   waitMs: true,
 });
-const EMBEDDED_OPTIONS = allKeys<BrainOptions>({
-  journal: true,
-  path: true,
-  url: true,
-  maxEmittedBytes: true,
-  maxInputBytes: true,
-  maxModelCalls: true,
-  allow: true,
-  models: true,
-  leaseMs: true,
-  components: true,
-});
 const REMOTE_OPTIONS = allKeys<RemoteBrainOptions>({
   url: true,
   cluster: true,
@@ -222,7 +210,7 @@ function checkBrainOptions(options: BrainOptions | RemoteBrainOptions): BrainOpt
   const read = readRecord("Brain options", options);
   return remote(read)
     ? readOptions("remote Brain options", read, REMOTE_OPTIONS)
-    : readOptions("Brain options", read, EMBEDDED_OPTIONS);
+    : readOptions("Brain options", read, BRAIN_OPTIONS);
 }
 
 /** True for the options of a Brain server's client: a `url` that is not a PostgreSQL journal's. */

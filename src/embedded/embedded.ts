@@ -77,7 +77,8 @@ export const DEFAULT_LEASE_MS = 10_000;
 /** The longest lease: its renewal timer must fit `setTimeout`, or it would fire at once, over and over. */
 const MAX_LEASE_MS = 2 ** 31 - 1;
 
-const BRAIN_OPTIONS = allKeys<BrainOptions>({
+/** The keys an embedded Brain's options may have. */
+export const BRAIN_OPTIONS: readonly string[] = allKeys<BrainOptions>({
   journal: true,
   path: true,
   url: true,

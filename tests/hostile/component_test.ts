@@ -6,6 +6,7 @@ import { probeTool, reader, readerBrain } from "../_support/components.ts";
 import { runningSandboxes, within } from "../_support/processes.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { withDeadline } from "../_support/deadline.ts";
+import { trap } from "../_support/trap.ts";
 
 const code = ({ outcome }: CallEnd) => outcome.status === "error" ? outcome.error.code : outcome.status;
 
@@ -107,21 +108,11 @@ Deno.test("hostile Components: a FIFO, a core module, a truncated Component and 
 });
 
 Deno.test("hostile component(): unreadable URLs and options, non-function telemetry and unbounded limits are refused", () => {
-  const trap = new Proxy({}, {
-    get: () => {
-      throw new Error("get trap");
-    },
-    ownKeys: () => {
-      throw new Error("ownKeys trap");
-    },
-    getPrototypeOf: () => {
-      throw new Error("getPrototypeOf trap");
-    },
-  });
+  const probeTrap = trap();
   const probe = new URL("../component/fixtures/probe.wasm", import.meta.url);
   const refusals: [string, () => unknown][] = [
-    ["a Proxy URL", () => component(trap as never)],
-    ["Proxy options", () => component(probe, trap as never)],
+    ["a Proxy URL", () => component(probeTrap as never)],
+    ["Proxy options", () => component(probe, probeTrap as never)],
     ["telemetry: 5", () => component(probe, { telemetry: 5 as never })],
     ["fetchTimeoutMs: 1e300", () => component(probe, { fetchTimeoutMs: 1e300 })],
     ["maxBytes: 1e300", () => component(probe, { maxBytes: 1e300 })],

@@ -2,16 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type BrainErrorCode, hostEnv, tool, type ToolContext } from "../../mod.ts";
 import { BrainError } from "../../mod.ts";
-
-const trap = () =>
-  new Proxy({}, {
-    get: () => {
-      throw new Error("get trap");
-    },
-    ownKeys: () => {
-      throw new Error("ownKeys trap");
-    },
-  });
+import { trap } from "../_support/trap.ts";
 
 type Control = ToolContext<never, never>["environments"];
 

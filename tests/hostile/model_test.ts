@@ -2,19 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type ModelProvider, tool } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-
-const trap = () =>
-  new Proxy({}, {
-    get: () => {
-      throw new Error("get trap");
-    },
-    ownKeys: () => {
-      throw new Error("ownKeys trap");
-    },
-    getPrototypeOf: () => {
-      throw new Error("getPrototypeOf trap");
-    },
-  });
+import { trap } from "../_support/trap.ts";
 
 const codeOf = (error: unknown) => error instanceof BrainError ? error.code : `a bare ${error}`;
 

@@ -16,20 +16,8 @@ import { embeddedSession } from "../_support/embedded_session.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { callRecords } from "../_support/call_records.ts";
 import { handoff } from "../_support/handoff.ts";
+import { trap } from "../_support/trap.ts";
 
-/** An object every read of which throws: a getter, a key listing, a prototype lookup. */
-const trap = () =>
-  new Proxy({}, {
-    get: () => {
-      throw new Error("get trap");
-    },
-    ownKeys: () => {
-      throw new Error("ownKeys trap");
-    },
-    getPrototypeOf: () => {
-      throw new Error("getPrototypeOf trap");
-    },
-  });
 const getter = () => ({
   get x() {
     throw new RangeError("getter");
