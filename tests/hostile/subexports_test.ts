@@ -8,6 +8,7 @@ import * as testing from "../../src/model/testing.ts";
 import * as tools from "../../src/manifest/mod.ts";
 import * as mcp from "../../src/mcp/mod.ts";
 import { runCli } from "../../src/manifest/cli.ts";
+import { trap } from "../_support/trap.ts";
 
 /** Values a careless or hostile caller passes where an options object belongs: Proxies and getters that throw too. */
 const BAD: unknown[] = [
@@ -20,17 +21,7 @@ const BAD: unknown[] = [
   Symbol("bad"),
   { name: null },
   { name: "x".repeat(100_000) },
-  new Proxy({}, {
-    get: () => {
-      throw new Error("get trap");
-    },
-    ownKeys: () => {
-      throw new Error("ownKeys trap");
-    },
-    getPrototypeOf: () => {
-      throw new Error("getPrototypeOf trap");
-    },
-  }),
+  trap(),
   {
     get name() {
       throw new RangeError("getter");
