@@ -1,5 +1,34 @@
 import type { Journal } from "../../src/journal/journal.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
+import { BrainError, type CallEnd } from "../../mod.ts";
+
+/** How long past its deadline a remote caller may settle, whatever the link does. */
+const SETTLE_GRACE_MS = 2_000;
+
+/**
+ * Waits for one campaign call and counts what it ended with in `outcomes`
+ * (`error:<code>`, its cause, or `throw:<code>`); a throw that is not a
+ * BrainError, or settling more than the grace past `deadline`, is a violation.
+ */
+export async function tallyCall(
+  n: number,
+  deadline: number,
+  ended: () => Promise<CallEnd>,
+  outcomes: Record<string, number>,
+  violations: string[],
+): Promise<void> {
+  let seen: string;
+  try {
+    const result = await ended();
+    seen = result.outcome.status === "error" ? `error:${result.outcome.error.code}` : result.cause;
+  } catch (error) {
+    if (!(error instanceof BrainError)) violations.push(`call ${n} threw a non-BrainError: ${error}`);
+    seen = error instanceof BrainError ? `throw:${error.code}` : String(error);
+  }
+  outcomes[seen] = (outcomes[seen] ?? 0) + 1;
+  const late = Date.now() - deadline;
+  if (late > SETTLE_GRACE_MS) violations.push(`call ${n} (${seen}) settled ${late} ms after its deadline`);
+}
 
 /**
  * The journal invariants of one session, as violations: sequences dense from 1,

@@ -8,12 +8,12 @@
  * the journal's invariants at the end.
  */
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, tool } from "../../mod.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import type { Journal } from "../../src/journal/journal.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
 import { SERVER_TOKEN, type ServerProcess, serverProcess } from "../_support/server_process.ts";
-import { checkJournal } from "./invariants.ts";
+import { checkJournal, tallyCall } from "./invariants.ts";
 import { random } from "./random.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 
@@ -42,7 +42,6 @@ export interface CampaignReport {
   violations: string[];
 }
 
-const GRACE_MS = 2_000;
 const LEASE_MS = 1_000;
 
 export async function remoteCampaign(options: RemoteCampaignOptions): Promise<CampaignReport> {
@@ -96,17 +95,7 @@ export async function remoteCampaign(options: RemoteCampaignOptions): Promise<Ca
     const call = async (ms: number, deadlineMs: number) => {
       const n = calls++;
       const deadline = Date.now() + deadlineMs;
-      let seen: string;
-      try {
-        const end = await session.call("counted", { n, ms }, { deadline });
-        seen = end.outcome.status === "error" ? `error:${end.outcome.error.code}` : end.cause;
-      } catch (error) {
-        if (!(error instanceof BrainError)) violations.push(`call ${n} threw a non-BrainError: ${error}`);
-        seen = error instanceof BrainError ? `throw:${error.code}` : String(error);
-      }
-      outcomes[seen] = (outcomes[seen] ?? 0) + 1;
-      const late = Date.now() - deadline;
-      if (late > GRACE_MS) violations.push(`call ${n} (${seen}) settled ${late} ms after its deadline`);
+      await tallyCall(n, deadline, () => session.call("counted", { n, ms }, { deadline }), outcomes, violations);
     };
     const load = (count: number) =>
       Promise.all(

@@ -7,16 +7,15 @@
  * its invariants with nothing left open.
  */
 import { z } from "zod";
-import { Brain, BrainError, fail, tool } from "../../mod.ts";
+import { Brain, fail, tool } from "../../mod.ts";
 import { createBrainServer } from "../../src/host/server/server.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
 import { until } from "../_support/until.ts";
-import { journalViolations } from "./invariants.ts";
+import { journalViolations, tallyCall } from "./invariants.ts";
 import { random } from "./random.ts";
 import type { CampaignReport } from "./remote_campaign.ts";
 
-const GRACE_MS = 2_000;
 const ENDS = ["finish", "fail", "throw", "hang"] as const;
 const FAULTS = ["cut", "tear", "blackhole"] as const;
 
@@ -70,30 +69,21 @@ export async function remoteStress({ seed, calls }: { seed: number; calls: numbe
       const cancelAfter = rand() < 0.3 ? Math.floor(rand() * 300) : undefined;
       const deadline = Date.now() + 50 + Math.floor(rand() * 1_000);
       const input = { emits: Math.floor(rand() * 3), end };
-      let seen: string;
-      try {
-        let result;
-        if (cancelAfter === undefined) result = await session.call("work", input, { deadline });
-        else if (n % 2 === 0) {
-          result = await session.call("work", input, { deadline, signal: AbortSignal.timeout(cancelAfter) });
-        } else {
-          // Cancelled by its handle, whose end and cancel must agree.
-          const call = await session.start("work", input, { deadline });
-          await new Promise((resolve) => setTimeout(resolve, cancelAfter));
-          const [cancelled, ended] = await Promise.all([call.cancel(), call.ended]);
-          if (cancelled.sequence !== ended.sequence) {
-            violations.push(`call ${call.sequence}: cancel told ${cancelled.sequence}, its end ${ended.sequence}`);
-          }
-          result = ended;
+      const ended = async () => {
+        if (cancelAfter === undefined) return await session.call("work", input, { deadline });
+        if (n % 2 === 0) {
+          return await session.call("work", input, { deadline, signal: AbortSignal.timeout(cancelAfter) });
         }
-        seen = result.outcome.status === "error" ? `error:${result.outcome.error.code}` : result.cause;
-      } catch (error) {
-        if (!(error instanceof BrainError)) violations.push(`call ${n} threw a non-BrainError: ${error}`);
-        seen = error instanceof BrainError ? `throw:${error.code}` : String(error);
-      }
-      outcomes[seen] = (outcomes[seen] ?? 0) + 1;
-      const late = Date.now() - deadline;
-      if (late > GRACE_MS) violations.push(`call ${n} (${seen}) settled ${late} ms after its deadline`);
+        // Cancelled by its handle, whose end and cancel must agree.
+        const call = await session.start("work", input, { deadline });
+        await new Promise((resolve) => setTimeout(resolve, cancelAfter));
+        const [cancelled, ended] = await Promise.all([call.cancel(), call.ended]);
+        if (cancelled.sequence !== ended.sequence) {
+          violations.push(`call ${call.sequence}: cancel told ${cancelled.sequence}, its end ${ended.sequence}`);
+        }
+        return ended;
+      };
+      await tallyCall(n, deadline, ended, outcomes, violations);
     };
     // Calls start in waves over the cut, so some start while the link is down and the client reconnects.
     const all = Promise.all(Array.from({ length: calls }, async (_, n) => {
