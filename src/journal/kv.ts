@@ -55,7 +55,7 @@ const MAX_ATTEMPTS = 1_000;
  * Leased sessions are swept by each new owner when it takes the lease.
  */
 export const ORPHAN_AGE_MS = 60_000;
-/** A stand-in epoch and sequence for sizing keys before the head is read: epochs are UUIDs. */
+/** A stand-in epoch for sizing keys before the head is read, as long as the longest (older files hold UUIDs). */
 const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
 /** How long past its expiry a node's heartbeat key is kept before Deno KV deletes it. */
 const NODE_KEEP_MS = 60_000;
@@ -690,7 +690,7 @@ export class KvJournal implements Journal {
   /** Stores a new session with an empty head. */
   async createSession(meta: SessionMeta): Promise<void> {
     this.#open();
-    const head: Head = { sequence: 0, epoch: crypto.randomUUID() };
+    const head: Head = { sequence: 0, epoch: newEpoch() };
     const encoded = encodeMeta(meta);
     const result = await commitAtomic(
       this.#kv,
@@ -823,6 +823,14 @@ function endsOnlyOpen(
     }
   }
   return undefined;
+}
+
+/**
+ * 12 random hex digits (48 bits): enough to tell apart the incarnations of one
+ * session id, and short, because every record key carries its epoch.
+ */
+function newEpoch(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 }
 
 /** The folder `path` would live in when it does not exist; undefined when it does or cannot be checked. */

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
 import { journalSuite } from "./journal_suite.ts";
+import type { RecordBody } from "../../src/journal/records.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hasCode } from "../_support/has_code.ts";
 
@@ -94,6 +95,29 @@ Deno.test("KvJournal: an append refused in a shared commit leaves the calls it n
     } finally {
       await reopened.close();
     }
+  } finally {
+    await journal.close();
+  }
+});
+
+Deno.test("KvJournal: a file whose session epoch is a UUID, as files written before short epochs, still appends and reads", async () => {
+  const path = file();
+  const kv = await Deno.openKv(path);
+  await kv.set(["session", "s"], new TextEncoder().encode(JSON.stringify(session("s"))));
+  await kv.set(["head", "s"], { sequence: 0, epoch: crypto.randomUUID() });
+  kv.close();
+  const journal = await KvJournal.open(path);
+  try {
+    const [call] = await journal.append("s", [started]);
+    assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [call.sequence]);
+    const bodies: RecordBody[] = Array.from(
+      { length: MAX_RECORDS_PER_APPEND },
+      (_, index) => index === 0 ? finish(call.sequence) : { kind: "tool_returned", call: index },
+    );
+    const records = await journal.append("s", bodies);
+    assert.equal(records.length, MAX_RECORDS_PER_APPEND);
+    assert.deepEqual(await journal.read("s"), [call, ...records]);
+    assert.deepEqual(await journal.openCalls("s"), []);
   } finally {
     await journal.close();
   }
