@@ -167,6 +167,7 @@ export class RemoteBackend implements BrainBackend {
     { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
+    checkName("a session id", id);
     refuseCredentials(host);
     refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
@@ -179,6 +180,7 @@ export class RemoteBackend implements BrainBackend {
     { tools = [], environments, host, model, agentloop, waitMs }: GetSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
+    checkName("a session id", id);
     checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
@@ -187,6 +189,7 @@ export class RemoteBackend implements BrainBackend {
 
   async delete(id: string): Promise<void> {
     this.#assertOpen();
+    checkName("a session id", id);
     await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
     await this.#connection.request("delete", { session: id }, { retry: true });
   }
