@@ -12,6 +12,7 @@ import { hostSessionKey } from "../../src/util/names.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { FlakyJournal } from "../_support/flaky_journal.ts";
 
 const dir = scratchDir("ownership_test");
 
@@ -114,22 +115,6 @@ Deno.test("a waiting get takes the session once its owner's lease lapses, ending
     await stale.close();
   }
 });
-
-/** A KV journal whose store fails the next `failures` terminal commits with `code` (`storage_unavailable`). */
-class FlakyJournal extends KvJournal {
-  static async at(path: string): Promise<FlakyJournal> {
-    return new FlakyJournal(await Deno.openKv(path), path);
-  }
-  failures = 0;
-  code: "storage_unavailable" | "journal_closed" = "storage_unavailable";
-  override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    if (this.failures > 0 && bodies.some((body) => body.kind === "tool_call_finished")) {
-      this.failures--;
-      return Promise.reject(new BrainError(this.code, "the disk went away"));
-    }
-    return super.append(sessionId, bodies, options);
-  }
-}
 
 Deno.test("a terminal commit that failed for a moment is retried: the caller settles with one terminal record", async () => {
   const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
