@@ -60,7 +60,12 @@ Deno.test("a remote caller's activation counts what its calls emitted and the mo
     serverToken: "operator-secret",
     models: { default: { provider: new ScriptedProvider(["a", "b"]), model: "fixed" } },
   });
-  await using remote = new Brain({ url: server.url, token: "usage-token", host: "usage", serverToken: "operator-secret" });
+  await using remote = new Brain({
+    url: server.url,
+    token: "usage-token",
+    host: "usage",
+    serverToken: "operator-secret",
+  });
   const remoteHold: { activation?: Activation } = {};
   const remoteTool = spender(() => remoteHold.activation!);
   const session = await remote.sessions.create({ tools: [remoteTool.placed()], model: "default" });
@@ -91,6 +96,11 @@ Deno.test("a remote activation counts only the calls it was named for, as embedd
   const expected = await counted(embedded);
   assert.equal(expected[1] - expected[0], 90, "each counts its own call alone");
   await using server = await servedBrain({ serverToken: "operator-secret" });
-  await using remote = new Brain({ url: server.url, token: "usage-token", host: "usage", serverToken: "operator-secret" });
+  await using remote = new Brain({
+    url: server.url,
+    token: "usage-token",
+    host: "usage",
+    serverToken: "operator-secret",
+  });
   assert.deepEqual(await counted(remote), expected);
 });

@@ -141,9 +141,12 @@ Deno.test("a session another Brain takes over: the client is told at once, its r
   assert.deepEqual(events.map((event) => event.type), ["attached", "session_closed"], "the host stayed connected");
   // The new owner ended the call unknown; the old one wrote nothing after it.
   const records = await journal.read(hostSessionKey("app", session.id));
-  assert.deepEqual(terminals(records, call.sequence).map((record) => record.kind === "tool_call_finished" && record.cause), [
-    "unknown",
-  ]);
+  assert.deepEqual(
+    terminals(records, call.sequence).map((record) => record.kind === "tool_call_finished" && record.cause),
+    [
+      "unknown",
+    ],
+  );
 });
 
 Deno.test("a session another client deletes: the client's handle ends session_closed caused by session_not_found", async () => {

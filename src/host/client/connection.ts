@@ -265,7 +265,12 @@ export class HostConnection {
    * would, for a caller that needs nothing in between: one wait from the start to
    * the end. A start that fails rejects it.
    */
-  startAndWait(frame: RequestFrame<"start">, session: string, deadline?: number, activation?: Activation): Promise<CallEnd> {
+  startAndWait(
+    frame: RequestFrame<"start">,
+    session: string,
+    deadline?: number,
+    activation?: Activation,
+  ): Promise<CallEnd> {
     const end = Promise.withResolvers<CallEnd>();
     const options = deadline === undefined ? {} : { deadline };
     const started = (reply: unknown) => this.#waitEnd(session, (reply as StartReply).call, deadline, end, activation);

@@ -220,7 +220,10 @@ export class HostSocketHandler {
       (value) => {
         if (value === ANSWERED) return;
         const usage = "call" in frame && reports.has(frame.op) ? this.#usage(frame.session, frame.call) : undefined;
-        send(this.#socket, usage ? { t: "reply", id, value: value ?? null, usage } : { t: "reply", id, value: value ?? null });
+        send(
+          this.#socket,
+          usage ? { t: "reply", id, value: value ?? null, usage } : { t: "reply", id, value: value ?? null },
+        );
       },
       (error) => send(this.#socket, { t: "reply", id, error: this.#host.shownError(errorFrame(error)) }),
     );
