@@ -203,3 +203,27 @@ async function nextOf(raw: Awaited<ReturnType<typeof rawHost>>, type: string): P
     if (frame.t === type) return frame;
   }
 }
+
+Deno.test("a gone push in the batch that answers the handle's create ends the handle as soon as the client holds it", async () => {
+  // A server speaking the protocol by hand: it gives the new handle up in the message that answers its create.
+  const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    const { socket, response } = Deno.upgradeWebSocket(request);
+    socket.onmessage = ({ data }) => {
+      const parsed = JSON.parse(data);
+      for (const frame of Array.isArray(parsed) ? parsed : [parsed]) {
+        if (frame.op === "attach") socket.send(JSON.stringify({ t: "reply", id: frame.id, value: { failed: [] } }));
+        if (frame.op !== "create") continue;
+        const gone = { t: "gone", handle: frame.handle, error: { code: "fenced", message: "taken over" } };
+        socket.send(JSON.stringify([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }, gone]));
+      }
+    };
+    return response;
+  });
+  await using _http = { [Symbol.asyncDispose]: () => http.shutdown() };
+  const { brain, closed } = client(`http://127.0.0.1:${http.addr.port}`);
+  await using _ = brain;
+  const session = await brain.sessions.create({ tools: [quick()] });
+  const event = await closed();
+  assert.deepEqual([event.session, (event.error?.cause as BrainError).code], [session.id, "fenced"]);
+  await assert.rejects(session.call("quick", {}), hasCode("session_closed", /taken over/));
+});

@@ -96,7 +96,9 @@ export interface RemoteBrainOptions {
    * `failed` (an attempt was refused or could not connect) and `moved`, with the error
    * and the delay before the next attempt (the client retries until `close()`), and
    * `session_closed` when the server gave up a session's handle (it could not reopen
-   * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
+   * it after a reconnect, or ended it on its own: its store failed for good, another
+   * Brain took the session over, the session was deleted), with the reason as the
+   * error's `cause`: that handle has ended, and its calls fail `session_closed`.
    * A callback that throws is reported with `reportError` and changes nothing.
    */
   onConnection?: (event: HostConnectionEvent) => void;
