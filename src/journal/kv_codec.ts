@@ -55,9 +55,24 @@ export interface PendingBlob {
 export function keySize(key: Deno.KvKey): number {
   let size = 0;
   for (const part of key) {
-    size += typeof part === "string" ? encoder.encode(part).byteLength + 2 : 9;
+    size += typeof part === "string" ? utf8Length(part) + 2 : 9;
   }
   return size;
+}
+
+/** Bytes of `text` in UTF-8, as `TextEncoder` writes it (a lone surrogate as U+FFFD), counted without encoding. */
+function utf8Length(text: string): number {
+  let bytes = 0;
+  for (let index = 0; index < text.length; index++) {
+    const code = text.charCodeAt(index);
+    if (code < 0x80) bytes += 1;
+    else if (code < 0x800) bytes += 2;
+    else if (code >= 0xd800 && code < 0xdc00 && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
+      bytes += 4;
+      index++;
+    } else bytes += 3;
+  }
+  return bytes;
 }
 
 /** What the head key holds: the last committed sequence and the epoch its records are keyed by. */

@@ -504,3 +504,60 @@ specTest(
     return { allow: { net: [server.host] } };
   },
 );
+
+/** What a Tool saw of its second finish and of a result after it, by where it ran. */
+const afterFinish = { local: Promise.withResolvers<JsonValue>(), extension: Promise.withResolvers<JsonValue>() };
+/** Ends the way its input says: an error outcome, a throw, a malformed envelope, a non-JSON value, or two finishes. */
+const ending = (name: string) =>
+  tool({
+    name,
+    description: "Ends the way its input says.",
+    input: z.object({ how: z.enum(["error", "throw", "malformed", "non_json", "twice"]) }),
+    options: z.object({ where: z.enum(["local", "extension"]) }),
+    run: async ({ how }, ctx) => {
+      if (how === "error") {
+        return ctx.finish(fail("not_found", "no such record", { retryable: true, details: { id: 7, tags: ["a"] } }));
+      }
+      if (how === "throw") throw new RangeError("out of range");
+      if (how === "malformed") return ctx.finish({ status: "error", error: "boom" } as never);
+      if (how === "non_json") return ctx.finish({ n: Infinity } as never);
+      const first = await ctx.finish("first");
+      const second = await ctx.finish("second").then((done) => [done.sequence, done.late], (error) => error.code);
+      const emitted = await ctx.emitResult("third").then(() => "committed", (error) => error.code);
+      afterFinish[ctx.options.where].resolve({ first: first.sequence, second, emitted });
+    },
+  });
+let endings: ReturnType<typeof extensionService>;
+specTest(
+  "the same declaration in the application and in an Application tool extension ends alike: error fields kept, throws tool_error, bad envelopes invalid_output, a second finish late",
+  async (brain) => {
+    await using _service = endings;
+    const session = await brain.sessions.create({
+      tools: [ending("ending")({ where: "local" }), ending("ending_ext")({ env: endings.env, where: "extension" })],
+    });
+    for (const how of ["error", "throw", "malformed", "non_json", "twice"]) {
+      const local = await session.call("ending", { how });
+      const extended = await session.call("ending_ext", { how });
+      assert.deepEqual([extended.cause, extended.outcome], [local.cause, local.outcome], how);
+      assert.deepEqual(
+        (await callKinds(session, extended.call)).slice(0, 3),
+        (await callKinds(session, local.call)).slice(0, 3),
+        how,
+      );
+    }
+    assert.deepEqual(
+      (await session.call("ending", { how: "error" })).outcome,
+      fail("not_found", "no such record", { retryable: true, details: { id: 7, tags: ["a"] } }),
+    );
+    for (const where of ["local", "extension"] as const) {
+      const seen = await afterFinish[where].promise as { first: number; second: JsonValue; emitted: JsonValue };
+      assert.deepEqual([seen.second, seen.emitted], [[seen.first, true], "call_finished"], where);
+    }
+  },
+  () => {
+    afterFinish.local = Promise.withResolvers();
+    afterFinish.extension = Promise.withResolvers();
+    endings = extensionService([ending("ending_ext")({ where: "extension" })]);
+    return { allow: endings.allow };
+  },
+);

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BRAIN_MAX_INPUT_BYTES, type JsonValue, ok, tool } from "../../mod.ts";
+import { BRAIN_MAX_INPUT_BYTES, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
 const echo = tool({
   name: "echo",
@@ -121,5 +122,61 @@ specTest(
     }
     assert.deepEqual(await session.read({ from: 2, limit: 0 }), []);
     assert.deepEqual((await session.read({ from: 1, limit: 1 })).map((record) => record.sequence), [1]);
+  },
+);
+
+let kinds: ReturnType<typeof toolKinds>;
+specTest(
+  "whatever the Tool kind, input failing its schema ends invalid_input before the placement runs and output failing it ends invalid_output, with the same outcomes and records",
+  async (brain) => {
+    await using _servers = kinds;
+    const outcomes = new Map<Kind, Outcome[]>();
+    for (const kind of KINDS) {
+      const session = await brain.sessions.create({ tools: kinds.place(kind) });
+      assert.deepEqual((await session.call("echo", { value: 2 })).outcome, ok(2), kind);
+      const ran = kinds.runs(kind);
+      const badInput = await session.call("echo", { value: "2" });
+      assert.equal(kinds.runs(kind), ran, `${kind}: the placement never ran for invalid input`);
+      const badOutput = await session.call("echo", { value: 1.5 });
+      for (const [end, code] of [[badInput, "invalid_input"], [badOutput, "invalid_output"]] as const) {
+        assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["error", code], kind);
+        assert.deepEqual(
+          await callKinds(session, end.call),
+          ["tool_call_started", "tool_result", "tool_call_finished"],
+          `${kind} ${code}`,
+        );
+      }
+      outcomes.set(kind, [badInput.outcome, badOutput.outcome]);
+    }
+    for (const kind of KINDS) assert.deepEqual(outcomes.get(kind), outcomes.get("in-process"), kind);
+  },
+  () => {
+    kinds = toolKinds();
+    return { allow: kinds.allow };
+  },
+);
+
+specTest("a call to a Tool name the session does not have is unknown_tool and commits nothing", async (brain) => {
+  const session = await brain.sessions.create({ tools: [echo()] });
+  for (const name of ["ech", "Echo", "", "lookup"]) {
+    await assert.rejects(session.call(name, { text: "x" }), hasCode("unknown_tool"), name);
+    await assert.rejects(session.start(name, { text: "x" }), hasCode("unknown_tool"), name);
+  }
+  assert.deepEqual(await session.read(), []);
+  assert.deepEqual((await session.call("echo", { text: "x" })).outcome, ok("x"));
+});
+
+specTest(
+  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions",
+  async (brain) => {
+    const ended = await brain.sessions.create({ tools: [echo()] });
+    await ended.call("echo", { text: "x" });
+    await ended.end();
+    await assert.rejects(ended.call("echo", { text: "y" }), hasCode("session_closed"));
+    assert.equal((await ended.read()).length, 3, "nothing more committed");
+    const open = await brain.sessions.create({ tools: [echo()] });
+    await brain.close();
+    await assert.rejects(open.call("echo", { text: "y" }), hasCode("session_closed"));
+    await assert.rejects(brain.sessions.create({ tools: [echo()] }), hasCode("brain_closed"));
   },
 );

@@ -26,7 +26,14 @@ interface Inflight {
 type InvokeFrame = Extract<ServerFrame, { t: "invoke" }>;
 
 /** A host's answer to a parse request: the parsed value, or the issues its schema found. */
-export type ParsedValue = { value: JsonValue } | { issues: { path: (string | number)[]; message: string }[] };
+export type ParsedValue = { value: JsonValue } | { issues: ParseIssue[] };
+
+/** One issue a host's schema found: where, its Zod code, and what it says. */
+export interface ParseIssue {
+  path: (string | number)[];
+  code: string;
+  message: string;
+}
 
 /**
  * Brain's record of one registered host: its identity and token hash, its

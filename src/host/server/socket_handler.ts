@@ -593,11 +593,20 @@ export class HostSocketHandler {
 function parsedValue(frame: NoticeOf<"parsed">): ParsedValue {
   if (frame.error === undefined) return { value: frame.value ?? null };
   const issues = Array.isArray(frame.error) ? frame.error : [];
-  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string } =>
+  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string; code?: JsonValue } =>
     typeof issue === "object" && issue !== null && !Array.isArray(issue) && typeof issue.message === "string" &&
     Array.isArray(issue.path) && issue.path.every((part) => typeof part === "string" || typeof part === "number")
-  );
-  return { issues: checked.length > 0 ? checked : [{ path: [], message: "the host's schema refused the value" }] };
+  ).map(({ path, message, code }) => ({ path, message, code: isIssueCode(code) ? code : "custom" }));
+  return {
+    issues: checked.length > 0
+      ? checked
+      : [{ path: [], code: "custom", message: "the host's schema refused the value" }],
+  };
+}
+
+/** A Zod issue code as a host reports it: a short identifier. */
+function isIssueCode(code: unknown): code is string {
+  return typeof code === "string" && /^[a-z_]{1,64}$/.test(code);
 }
 
 const reports = new Set(["emit", "model", "result", "returned", "finish", "record"]);
