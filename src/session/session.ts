@@ -283,13 +283,17 @@ export class Session implements BrainSession {
 
   /** Committed records in sequence order. */
   async read(options?: ReadOptions): Promise<JournalRecord[]> {
-    return await this.#journal.read(
-      this.id,
-      options === undefined ? undefined : checkReadOptions("read options", options),
-    );
+    const range = options === undefined ? undefined : checkReadOptions("read options", options);
+    try {
+      return await this.#journal.read(this.id, range);
+    } catch (error) {
+      // An ended handle over a closed journal: its Brain closed (which closes its journal). Say so, as a remote Brain does.
+      if (!(this.#ended && error instanceof BrainError && error.code === "journal_closed")) throw error;
+      throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+    }
   }
 
-  /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
+  /** Follows committed records from `from` on, until `signal` aborts or the Brain closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
     return this.#journal.subscribe(
       this.id,
