@@ -166,7 +166,7 @@ Deno.test("a session another client deletes: the client's handle ends session_cl
   assert.deepEqual([event.session, event.error?.code], [session.id, "session_closed"]);
   assert.equal((event.error?.cause as BrainError).code, "session_not_found");
   await withDeadline(wait.aborted, "the running call's abort");
-  await assert.rejects(withDeadline(call.ended, "the call's end"), (error) => error instanceof BrainError);
+  await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("fenced"), "as an embedded caller's");
   await assert.rejects(session.start("wait", {}), hasCode("session_closed", /deleted/));
   assert.deepEqual(await brain.sessions.list(), []);
 });
