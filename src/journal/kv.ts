@@ -606,7 +606,7 @@ export class KvJournal implements Journal {
       if (followed.epoch !== epoch) throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
     }
     const start = Math.max(Math.floor(from), 1);
-    if (limit !== undefined && limit <= 0) return [];
+    if ((limit !== undefined && limit <= 0) || start > sequence) return [];
     const records: JournalRecord[] = [];
     const entries = this.#kv.list<StoredRecord>(
       { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
