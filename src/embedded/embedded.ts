@@ -373,8 +373,9 @@ export class EmbeddedBackend implements BrainBackend {
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
   }
 
-  list(): Promise<SessionMeta[]> {
-    return this.journal.listSessions();
+  async list(): Promise<SessionMeta[]> {
+    this.#assertOpen();
+    return await this.journal.listSessions();
   }
 
   async close(): Promise<void> {

@@ -673,3 +673,33 @@ specTest(
     return { allow: kinds.allow };
   },
 );
+
+let named: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
+specTest(
+  "in an Application tool extension ctx names the call too: sessionId, the tool_call_started sequence, no deadline when unlimited",
+  async (brain) => {
+    await using _service = named;
+    const earlier = tool({
+      name: "earlier",
+      description: "Ends at once.",
+      input: z.object({}),
+      run: (_i, ctx) => ctx.finish(),
+    });
+    const session = await brain.sessions.create({ tools: [earlier(), extensionHolder().declared({ env: named.env })] });
+    await session.call("earlier", {});
+    const call = await session.start("held", {});
+    const ctx = await named.arrived;
+    assert.deepEqual([ctx.sessionId, ctx.sequence, ctx.deadline], [session.id, call.sequence, undefined]);
+    const [started] = await session.read({ from: ctx.sequence, limit: 1 });
+    assert.deepEqual(started.kind === "tool_call_started" && started.tool, "held");
+    assert.ok(Object.isFrozen(ctx.options));
+    await ctx.finish("named");
+    assert.deepEqual((await call.ended).outcome, ok("named"));
+  },
+  () => {
+    const { declared, arrived } = extensionHolder();
+    const service = extensionService([declared()]);
+    named = Object.assign(service, { arrived });
+    return { allow: service.allow };
+  },
+);

@@ -512,15 +512,39 @@ const ending = (name: string) =>
   tool({
     name,
     description: "Ends the way its input says.",
-    input: z.object({ how: z.enum(["error", "throw", "malformed", "non_json", "twice"]) }),
+    input: z.object({
+      how: z.enum([
+        "error",
+        "returned_failure",
+        "returned_then_finished",
+        "content",
+        "throw",
+        "malformed",
+        "non_json",
+        "burst",
+        "twice",
+      ]),
+    }),
     options: z.object({ where: z.enum(["local", "extension"]) }),
     run: async ({ how }, ctx) => {
       if (how === "error") {
         return ctx.finish(fail("not_found", "no such record", { retryable: true, details: { id: 7, tags: ["a"] } }));
       }
+      if (how === "returned_failure") return fail("gave_up", "no");
+      if (how === "returned_then_finished") {
+        setTimeout(() => void ctx.finish("later").catch(() => {}), 1);
+        return "now";
+      }
+      if (how === "content") return ctx.finish(fail("not_found", "none"), { content: "All good!" });
       if (how === "throw") throw new RangeError("out of range");
       if (how === "malformed") return ctx.finish({ status: "error", error: "boom" } as never);
       if (how === "non_json") return ctx.finish({ n: Infinity } as never);
+      if (how === "burst") {
+        const results = [ctx.emitResult("r1"), ctx.emitResult("r2", { content: "two" })];
+        const finished = ctx.finish("done");
+        await Promise.all(results);
+        return finished;
+      }
       const first = await ctx.finish("first");
       const second = await ctx.finish("second").then((done) => [done.sequence, done.late], (error) => error.code);
       const emitted = await ctx.emitResult("third").then(() => "committed", (error) => error.code);
@@ -529,21 +553,33 @@ const ending = (name: string) =>
   });
 let endings: ReturnType<typeof extensionService>;
 specTest(
-  "the same declaration in the application and in an Application tool extension ends alike: error fields kept, throws tool_error, bad envelopes invalid_output, a second finish late",
+  "the same declaration in the application and in an Application tool extension ends alike: error fields and content kept, a returned failure ends it, a returned value leaves it open, unawaited results commit before the finish, throws tool_error, bad envelopes invalid_output, a second finish late",
   async (brain) => {
     await using _service = endings;
     const session = await brain.sessions.create({
       tools: [ending("ending")({ where: "local" }), ending("ending_ext")({ env: endings.env, where: "extension" })],
     });
-    for (const how of ["error", "throw", "malformed", "non_json", "twice"]) {
+    // What a record shows of a call, whichever call it is.
+    const shown = async (call: number) =>
+      (await callRecords(session, call)).filter((record) => record.kind !== "tool_call_late").map((record) =>
+        record.kind === "tool_result" ? [record.kind, record.outcome, record.content ?? null] : record.kind
+      );
+    const ways = [
+      "error",
+      "returned_failure",
+      "returned_then_finished",
+      "content",
+      "throw",
+      "malformed",
+      "non_json",
+      "burst",
+      "twice",
+    ];
+    for (const how of ways) {
       const local = await session.call("ending", { how });
       const extended = await session.call("ending_ext", { how });
       assert.deepEqual([extended.cause, extended.outcome], [local.cause, local.outcome], how);
-      assert.deepEqual(
-        (await callKinds(session, extended.call)).slice(0, 3),
-        (await callKinds(session, local.call)).slice(0, 3),
-        how,
-      );
+      assert.deepEqual(await shown(extended.call), await shown(local.call), how);
     }
     assert.deepEqual(
       (await session.call("ending", { how: "error" })).outcome,

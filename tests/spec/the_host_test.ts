@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BRAIN_MAX_INPUT_BYTES, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
+import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/mod.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
@@ -180,3 +182,55 @@ specTest(
     await assert.rejects(brain.sessions.create({ tools: [echo()] }), hasCode("brain_closed"));
   },
 );
+
+/** Makes each common mistake on `brain` and returns what it answered, as `code: message`, in order. */
+async function mistakes(brain: Brain): Promise<string[]> {
+  const answers: string[] = [];
+  const answer = async (what: string, attempt: () => Promise<unknown>) => {
+    const error = await (async () => await attempt())().then(() => undefined, (error) => error);
+    assert.ok(error instanceof BrainError, `${what}: ${error}`);
+    answers.push(`${what}: ${error.code}: ${error.message}`);
+  };
+  await answer("the factory", () => brain.sessions.create({ tools: [echo as never] }));
+  await answer("a Tool twice", () => brain.sessions.create({ tools: [echo(), echo()] }));
+  await answer("an unknown option", () => brain.sessions.create({ tools: [echo()], tool: 1 } as never));
+  for (const id of ["", "../x", ".hidden", "x".repeat(129), 5]) {
+    await answer(`create ${id}`, () => brain.sessions.create({ id: id as never, tools: [echo()] }));
+    await answer(`get ${id}`, () => brain.sessions.get(id as never, { tools: [echo()] }));
+    await answer(`delete ${id}`, () => brain.sessions.delete(id as never));
+  }
+  await answer("a missing session", () => brain.sessions.get("missing"));
+  const session = await brain.sessions.create({ id: "fixed", tools: [echo()] });
+  await answer("a taken id", () => brain.sessions.create({ id: "fixed", tools: [echo()] }));
+  await answer("a wrong Tool name", () => session.call("ech", { text: "x" }));
+  await answer("a Tool name that is no string", () => session.call(5 as never, { text: "x" }));
+  await answer("a duration as deadline", () => session.call("echo", { text: "x" }, { deadline: 5_000 }));
+  await answer("an unknown call option", () => session.call("echo", { text: "x" }, { timeout: 5 } as never));
+  await answer("non-JSON input", () => session.call("echo", { text: 1n } as never));
+  await answer("a bad read range", () => session.read({ from: 0 }));
+  await answer("no model", () => session.send("hi"));
+  await session.end();
+  await answer("a call after end", () => session.call("echo", { text: "x" }));
+  const open = await brain.sessions.create({ id: "open", tools: [echo()] });
+  await brain.close();
+  await answer("a call after close", () => open.call("echo", { text: "x" }));
+  await answer("a session after close", () => brain.sessions.create({ tools: [echo()] }));
+  await answer("a list after close", () => brain.sessions.list());
+  return answers;
+}
+
+Deno.test("every common mistake is refused with the same code and message embedded, durable and remote; the client keeps working", async () => {
+  const embedded = await mistakes(new Brain());
+  assert.deepEqual(await mistakes(await Brain.open({ path: `${scratchDir("spec-kv")}/brain.kv` })), embedded);
+  const server = await serveBrain({ serverToken: "spec-operator" });
+  try {
+    assert.deepEqual(
+      await mistakes(new Brain({ url: server.url, serverToken: "spec-operator", token: "spec-host" })),
+      embedded,
+    );
+  } finally {
+    await server.shutdown();
+  }
+  assert.ok(embedded.some((line) => line.startsWith("create : invalid_argument: a session id must be")));
+  assert.ok(embedded.includes("a list after close: brain_closed: this Brain is closed"));
+});
