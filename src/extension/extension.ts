@@ -1,3 +1,4 @@
+import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
 import { readRecord } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
@@ -80,9 +81,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
   checkPlacedTools(tools);
-  if (token !== undefined && (typeof token !== "string" || token === "")) {
-    throw new BrainError("invalid_argument", "toolExtension's token must be a non-empty string");
-  }
+  if (token !== undefined) checkToken("toolExtension's token", token);
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
   }

@@ -1,6 +1,6 @@
 import { shownValue } from "../util/shown_value.ts";
 import { readRecord } from "../outcome/known_keys.ts";
-import { checkHeaderValue } from "../util/http_headers.ts";
+import { checkToken } from "../util/tokens.ts";
 import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
@@ -85,7 +85,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       `environment ${name}: ${base.origin} is not an http(s) URL without credentials`,
     );
   }
-  if (options.token !== undefined) checkHeaderValue(`environment ${name}: token`, options.token);
+  if (options.token !== undefined) checkToken(`environment ${name}: token`, options.token);
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;

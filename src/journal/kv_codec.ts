@@ -1,3 +1,4 @@
+import { utf8Length } from "../util/utf8.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
 
 /** Deno KV refuses values above 64 KiB; a record larger than this is stored in chunks. */
@@ -58,21 +59,6 @@ export function keySize(key: Deno.KvKey): number {
     size += typeof part === "string" ? utf8Length(part) + 2 : 9;
   }
   return size;
-}
-
-/** Bytes of `text` in UTF-8, as `TextEncoder` writes it (a lone surrogate as U+FFFD), counted without encoding. */
-function utf8Length(text: string): number {
-  let bytes = 0;
-  for (let index = 0; index < text.length; index++) {
-    const code = text.charCodeAt(index);
-    if (code < 0x80) bytes += 1;
-    else if (code < 0x800) bytes += 2;
-    else if (code >= 0xd800 && code < 0xdc00 && (text.charCodeAt(index + 1) & 0xfc00) === 0xdc00) {
-      bytes += 4;
-      index++;
-    } else bytes += 3;
-  }
-  return bytes;
 }
 
 /** What the head key holds: the last committed sequence and the epoch its records are keyed by. */

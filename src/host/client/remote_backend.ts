@@ -27,7 +27,7 @@ import {
   type HostConnectionEvent,
   isServerUrl,
 } from "./connection.ts";
-import { checkHeaderValue } from "../../util/http_headers.ts";
+import { checkToken } from "../../util/tokens.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
 import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
@@ -133,9 +133,8 @@ export class RemoteBackend implements BrainBackend {
     if (cluster !== undefined && (!Array.isArray(cluster) || !cluster.every(isServerUrl))) {
       throw new BrainError("invalid_argument", "cluster must be an array of http(s) or ws(s) server URLs");
     }
-    // They travel as header values.
-    checkHeaderValue("token", token);
-    if (serverToken !== undefined) checkHeaderValue("serverToken", serverToken);
+    checkToken("token", token);
+    if (serverToken !== undefined) checkToken("serverToken", serverToken);
     const { takeover, ...durations } = options;
     for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...durations })) {
       // A timer cannot wait longer than 2^31 - 1 ms: a longer wait would fire at once, over and over.

@@ -7,6 +7,7 @@ import type { Session } from "../../session/session.ts";
 import { type CallSink, endedCause, type Invocation } from "../../contract/call.ts";
 import { errorFrame, type ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
+import { checkToken, isToken } from "../../util/tokens.ts";
 import { sameText } from "../../util/same_text.ts";
 import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
@@ -418,14 +419,15 @@ export class HostRegistry {
     serverToken: string | undefined,
   ): Promise<{ id: string; tokenHash: string }> {
     const refused = new BrainError("unauthorized", `wrong or missing credentials for host ${id}`);
-    if (!token) throw refused;
+    // A token Brain would never have accepted is wrong without hashing it (it may be a megabyte).
+    if (!isToken(token)) throw refused;
     const tokenHash = await hashToken(token);
     const known = await this.#knownHash(id);
     if (known !== undefined) {
       if (!sameText(known, tokenHash)) throw refused;
       return { id, tokenHash };
     }
-    const operator = this.#serverTokenHash && serverToken !== undefined
+    const operator = this.#serverTokenHash && isToken(serverToken)
       ? sameText(await this.#serverTokenHash, await hashToken(serverToken))
       : false;
     if (!operator) throw refused;
@@ -476,11 +478,4 @@ export class HostRegistry {
     hosts.catch(() => this.#saved = undefined);
     return hosts;
   }
-}
-
-function checkToken(name: string, token: unknown): string {
-  if (typeof token !== "string" || token.length === 0) {
-    throw new BrainError("invalid_argument", `${name} must be a non-empty string`);
-  }
-  return token;
 }
