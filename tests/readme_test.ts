@@ -75,3 +75,16 @@ Deno.test("every README ts block type-checks in a fresh app, and every block wit
     assert.ok(run.success, `README line ${block.line}: deno ${block.run!.join(" ")} failed:\n${output}`);
   }
 });
+
+Deno.test("the README's Component block runs with the command its prose gives, with inspect.wasm next to it", async () => {
+  const block = all.find((block) => block.file === "component.ts");
+  assert.ok(block, "the README has a component.ts block");
+  const command = /With `inspect\.wasm` next to it: `deno (run [^`]*component\.ts)`/.exec(readme)?.[1].split(/\s+/);
+  assert.ok(command, "the README says how to run component.ts");
+  const dir = await freshApp(all);
+  await Deno.copyFile(new URL("examples/inspect/inspect.wasm", root), `${dir}/inspect.wasm`);
+  const run = await runDeno([command[0], "--no-lock", ...command.slice(1)], { cwd: dir });
+  const output = new TextDecoder().decode(run.stderr) + new TextDecoder().decode(run.stdout);
+  assert.ok(run.success, `deno ${command.join(" ")} failed:\n${output}`);
+  assert.match(new TextDecoder().decode(run.stdout), /status: "ok"/);
+});

@@ -273,7 +273,7 @@ export class EmbeddedBackend implements BrainBackend {
     if (!owned) {
       owned = (async () => {
         const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
-        ownership.lost.addEventListener("abort", () => this.#lose(id, ownership), { once: true });
+        ownership.lost.addEventListener("abort", () => void this.#lose(id, ownership), { once: true });
         try {
           await endOrphanedCalls(ownership.journal, id);
         } catch (error) {
@@ -341,11 +341,19 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
-  /** Another Brain took the session over: its handles here end, and their calls settle `fenced`. */
-  #lose(id: string, ownership: Ownership): void {
+  /**
+   * Another Brain took the session over, or it was deleted (its lease went with it): its handles here
+   * end for that reason, and their calls settle `fenced`.
+   */
+  async #lose(id: string, ownership: Ownership): Promise<void> {
     this.#owned.delete(id);
+    const fenced = ownership.lost.reason as BrainError;
+    const meta = await this.journal.getSession(id).catch(() => "unknown" as const);
+    const reason = meta === undefined
+      ? new BrainError("session_not_found", `session ${id} was deleted`, { cause: fenced })
+      : fenced;
     for (const session of this.#live) {
-      if (this.#writers.get(session) === ownership) void session.end();
+      if (this.#writers.get(session) === ownership) void session.lose(reason);
     }
   }
 
@@ -365,8 +373,9 @@ export class EmbeddedBackend implements BrainBackend {
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
   }
 
-  list(): Promise<SessionMeta[]> {
-    return this.journal.listSessions();
+  async list(): Promise<SessionMeta[]> {
+    this.#assertOpen();
+    return await this.journal.listSessions();
   }
 
   async close(): Promise<void> {

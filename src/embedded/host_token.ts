@@ -1,6 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import { sameText } from "../util/same_text.ts";
 import { checkName } from "../util/names.ts";
+import { checkToken } from "../util/tokens.ts";
 
 /** A registered host's identity and secret token, as an application supplies them. */
 export interface HostCredentials {
@@ -37,9 +38,7 @@ export async function hashToken(token: string): Promise<string> {
 /** Checks credentials' shape and turns them into the registration a journal stores. */
 export async function registerHost(host: HostCredentials): Promise<HostRegistration> {
   checkName("a host id", host?.id);
-  if (typeof host.token !== "string" || host.token.length === 0) {
-    throw new BrainError("invalid_argument", `host ${host.id} needs a non-empty string token`);
-  }
+  checkToken(`the token of host ${host.id}`, host.token);
   return { id: host.id, tokenHash: await hashToken(host.token) };
 }
 

@@ -1,3 +1,4 @@
+import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
 import { readRecord } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
@@ -44,7 +45,9 @@ const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
  * sequences and a finish is done only once it is durable. Input and output are
  * validated as in the host. It grants no `ctx.emit` events, no Environment control
  * (and no model calls), and nothing past the request: once it ends, by finish,
- * lifetime or disconnect, later reports reject with `lifetime_exceeded`. A report
+ * lifetime or disconnect, later reports reject with `lifetime_exceeded` (except a
+ * second `ctx.finish` after a committed one, which resolves late with the first, as
+ * in the host; `ctx.emit` and `ctx.emitResult` after a finish reject `call_finished`). A report
  * whose ack never arrives rejects the same way when the request ends: Brain may
  * still have committed it, so treat that rejection as an unknown outcome.
  *
@@ -78,9 +81,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
   checkPlacedTools(tools);
-  if (token !== undefined && (typeof token !== "string" || token === "")) {
-    throw new BrainError("invalid_argument", "toolExtension's token must be a non-empty string");
-  }
+  if (token !== undefined) checkToken("toolExtension's token", token);
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
   }
@@ -152,6 +153,7 @@ class RequestCall implements CallSink {
   #pending = new Map<number, PromiseWithResolvers<ExtensionAck>>();
   #next = 1;
   #closed = false;
+  #finished: Finished | undefined;
   #cancelTimer: () => void;
   #byDeadline: boolean;
   #onClose: () => void;
@@ -203,9 +205,12 @@ class RequestCall implements CallSink {
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
+    // A finish after the committed one resolves late with it, as in the host: the first terminal record stands.
+    if (this.#finished) return new Finished(this.#finished.sequence, true);
     const ack = await this.#report({ type: "finish", ...result, cause: cause === "unknown" ? "error" : cause });
+    this.#finished = new Finished(ack.sequence!, ack.late ?? false);
     this.close();
-    return new Finished(ack.sequence!, ack.late ?? false);
+    return this.#finished;
   }
 
   /** Settles the report `ack` names; false when no such report is waiting. */

@@ -1,6 +1,6 @@
 import { shownValue } from "../util/shown_value.ts";
 import { readRecord } from "../outcome/known_keys.ts";
-import { checkHeaderValue } from "../util/http_headers.ts";
+import { checkToken } from "../util/tokens.ts";
 import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
@@ -85,7 +85,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       `environment ${name}: ${base.origin} is not an http(s) URL without credentials`,
     );
   }
-  if (options.token !== undefined) checkHeaderValue(`environment ${name}: token`, options.token);
+  if (options.token !== undefined) checkToken(`environment ${name}: token`, options.token);
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const headers: Record<string, string> = { "content-type": "application/json" };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
@@ -115,6 +115,12 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       request.abort(sink.signal.reason);
     };
     sink.signal.addEventListener("abort", () => acknowledging || void endRequest(), { once: true });
+    // This dispatch lost the request itself: the call ends unknown with no notice, since the call was sent once and
+    // anything more sent to the extension about it would be a second request.
+    const reportLost = (message: string) => {
+      ending = true;
+      return lost(sink, message);
+    };
     let response: Response;
     try {
       response = await fetchOnce(calls, {
@@ -133,7 +139,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
         }, "error");
         return;
       }
-      return lost(sink, `the extension request failed: ${(error as Error).message}`);
+      return reportLost(`the extension request failed: ${(error as Error).message}`);
     }
     if (!response.ok || !response.body) {
       await sink.finish({ outcome: await refusal(response) }, "error");
@@ -200,13 +206,13 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
         await sink.finish({ outcome: fail(error.code, `the extension sent a report line ${error.message}`) }, "error");
         return;
       }
-      return lost(sink, `the extension response broke: ${(error as Error).message}`);
+      return reportLost(`the extension response broke: ${(error as Error).message}`);
     } finally {
       clearTimeout(drain);
       request.abort();
     }
     if (settled) return;
-    await lost(sink, "the extension response ended before the Tool finished");
+    await reportLost("the extension response ended before the Tool finished");
   };
 
   return Object.freeze({

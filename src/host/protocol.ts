@@ -3,9 +3,17 @@
  * the frames one side writes in the same tick travel as one message, a JSON array.
  * The client sends requests (`id` + `op`) and notices (`op`, no id); Brain
  * answers each request with one `reply` and pushes `invoke`, `abort`, `ended`,
- * `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
+ * `gone`, `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
  * is answered by its `ended` push, and a `start` whose call this client hosts
  * carries its invoke in the reply, so the common path is four frames.
+ *
+ * A client names the version it speaks in its upgrade (`?protocol=2`); one that
+ * names none speaks version 1. A client ignores the fields and frame types it
+ * does not know, so a new field or push reaches an old client harmlessly; what an
+ * old client would be left waiting by (an `ended` that carries an error instead
+ * of the end the journal later has) is sent only to a client of the version that
+ * reads it. A server checks its rare requests strictly: a client adds no field to
+ * them that an older server would refuse.
  */
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
@@ -18,6 +26,19 @@ import type { CallEnd } from "../session/call_state.ts";
 import type { AssistantMessage } from "../session/conversation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
 import { isName as isSafeName } from "../util/names.ts";
+
+/**
+ * The protocol version this code speaks. Version 2 adds the `gone` push (the server
+ * gave a handle up on its own), `ended` pushes that carry the error a call's end
+ * could not commit with, and the usage of a call's named activation on its frames.
+ */
+export const PROTOCOL_VERSION = 2;
+
+/** The version a client speaks by the `protocol` parameter of its upgrade: 1 when it names none or no version. */
+export function protocolVersion(named: string | undefined): number {
+  const version = Number(named);
+  return Number.isSafeInteger(version) && version >= 1 ? Math.min(version, PROTOCOL_VERSION) : 1;
+}
 
 /** Path of the WebSocket endpoint a host connects to. */
 export const HOST_PATH = "/v1/host";
@@ -204,10 +225,25 @@ export interface Budgets {
   maxModelCalls: number;
 }
 
+/** What a call's named activation has spent on the server, as far as the frame that carries it. */
+export interface Usage {
+  /** Bytes its Tools' results and events have emitted. */
+  emittedBytes: number;
+  /** Model calls it has made. */
+  modelCalls: number;
+}
+
 /** The value each request's reply carries. */
 export interface Replies {
-  /** Handles that could not be reopened and why, and the largest message (bytes) the server reads. */
-  attach: { failed: { handle: string; error: WireError }[]; maxFrameBytes: number };
+  /**
+   * Handles that could not be reopened and why, the budgets of those that were
+   * (this server's, which may differ from the last one's), and the largest message (bytes) the server reads.
+   */
+  attach: {
+    failed: { handle: string; error: WireError }[];
+    opened?: { handle: string; budgets: Budgets }[];
+    maxFrameBytes: number;
+  };
   /** The budgets the server gives each activation of the new session. */
   create: Budgets;
   /** The budgets the server gives each activation of the reopened session. */
@@ -262,7 +298,7 @@ export interface WireError {
 
 /** Every frame Brain sends a host client. */
 export type ServerFrame =
-  | { t: "reply"; id: number; value?: unknown; error?: WireError }
+  | { t: "reply"; id: number; value?: unknown; error?: WireError; usage?: Usage }
   | {
     t: "invoke";
     handle: string;
@@ -275,7 +311,19 @@ export type ServerFrame =
     traceparent?: string;
   }
   | { t: "abort"; session: string; call: number; cause: TerminalCause }
-  | { t: "ended"; session: string; call: number; end: CallEnd; id?: number; late?: boolean }
+  | {
+    t: "ended";
+    session: string;
+    call: number;
+    /** How the call ended; absent when its end could not commit here, and `error` says why (version 2). */
+    end?: CallEnd;
+    error?: WireError;
+    id?: number;
+    late?: boolean;
+    usage?: Usage;
+  }
+  /** The server gave a handle up on its own, for `error` (version 2): everything asked of it fails now. */
+  | { t: "gone"; handle: string; error: WireError }
   | { t: "record"; stream: number; record: JournalRecord }
   | { t: "closed"; stream: number }
   | { t: "parse"; ask: number; handle: string; tool: string; io: "input" | "output"; value: JsonValue }
@@ -430,6 +478,7 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
   switch (frame.t) {
     case "reply":
       if (!isSequence(frame.id)) return "a reply needs a positive integer id";
+      if (frame.usage !== undefined && !isUsage(frame.usage)) return "a reply's usage is malformed";
       return frame.error === undefined || isWireError(frame.error) ? undefined : "a reply's error is malformed";
     case "invoke":
       if (!isName(frame.handle) || !isName(frame.session) || !isSequence(frame.call)) return "invoke names a call";
@@ -442,7 +491,11 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
     case "ended":
       if (!isName(frame.session) || !isSequence(frame.call)) return "ended names a call";
       if (frame.id !== undefined && !isSequence(frame.id)) return "ended answers a request id";
+      if (frame.usage !== undefined && !isUsage(frame.usage)) return "ended carries a malformed usage";
+      if (frame.end === undefined && frame.id === undefined && isWireError(frame.error)) return undefined;
       return isEnd(frame.end) ? undefined : "ended carries the call's end";
+    case "gone":
+      return isName(frame.handle) && isWireError(frame.error) ? undefined : "gone names a handle and an error";
     case "record":
       return isSequence(frame.stream) && isObject(frame.record) ? undefined : "record carries a stream and a record";
     case "closed":
@@ -464,6 +517,13 @@ function isEnd(end: unknown): end is CallEnd {
   if (!isObject(end)) return false;
   const { call, sequence, cause, outcome } = end as Record<string, unknown>;
   return isSequence(call) && isSequence(sequence) && isTerminalCause(cause) && isOutcome(outcome);
+}
+
+function isUsage(usage: unknown): usage is Usage {
+  if (!isObject(usage)) return false;
+  const { emittedBytes, modelCalls } = usage as Record<string, unknown>;
+  return Number.isSafeInteger(emittedBytes) && (emittedBytes as number) >= 0 && Number.isSafeInteger(modelCalls) &&
+    (modelCalls as number) >= 0;
 }
 
 function isWireError(error: unknown): error is WireError {

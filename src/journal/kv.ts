@@ -35,7 +35,7 @@ import { backoff, commitAtomic } from "./kv_write.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
-import { checkRecordBody } from "./frozen_record.ts";
+import { frozenRecords } from "./frozen_record.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -55,13 +55,21 @@ const MAX_ATTEMPTS = 1_000;
  * Leased sessions are swept by each new owner when it takes the lease.
  */
 export const ORPHAN_AGE_MS = 60_000;
-/** A stand-in epoch and sequence for sizing keys before the head is read: epochs are UUIDs. */
+/** A stand-in epoch for sizing keys before the head is read, as long as the longest (older files hold UUIDs). */
 const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
 /** How long past its expiry a node's heartbeat key is kept before Deno KV deletes it. */
 const NODE_KEEP_MS = 60_000;
 
+/**
+ * A session's head as this instance last committed or read it. Every change
+ * to a session's open-call keys also writes its head, so while a commit's
+ * head check passes, `open` is exact for the calls after `openKnownAfter`.
+ */
 interface CachedHead extends Head {
   versionstamp: string;
+  /** Calls after `openKnownAfter`, or read since, that are still open. */
+  open: Set<number>;
+  openKnownAfter: number;
 }
 
 /** An append encoded for commit, with what it adds to an atomic commit's limits. */
@@ -325,9 +333,8 @@ export class KvJournal implements Journal {
    * atomic commit can carry fails `invalid_argument` before anything is written.
    */
   async #prepare(sessionId: string, bodies: RecordBody[], at: number): Promise<Prepared> {
-    bodies.forEach(checkRecordBody);
+    const records = frozenRecords(bodies, sessionId, 0, at);
     const encoded = bodies.map((body) => encodeBody(body, at));
-    const records = encoded.map((bytes) => deepFreeze(decodeRecord(bytes, sessionId, 0)));
     let bytes = 0;
     const inline = encoded.map((record) => {
       const fits = record.byteLength <= INLINE_MAX && bytes + record.byteLength <= ATOMIC_BYTES;
@@ -457,16 +464,21 @@ export class KvJournal implements Journal {
   ): Promise<(JournalRecord[] | BrainError)[]> {
     let head: CachedHead = this.#heads.get(sessionId) ?? await this.#readHead(sessionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const { epoch } = head;
+      // From here on, `head.open` changes in place; any failure forgets the cached head with it.
+      this.#heads.delete(sessionId);
+      const { epoch, open } = head;
       const writer = lease ? { key: keys.fence(sessionId), versionstamp: lease.fence } : await this.#unowned(sessionId);
-      const open = await this.#stillOpen(sessionId, epoch, head.sequence, batch.flatMap((item) => item.bodies));
+      await this.#readOpen(sessionId, head, batch.flatMap((item) => item.bodies));
       let sequence = head.sequence;
       const results = batch.map(({ bodies, records }) => {
         const refused = endsOnlyOpen(sessionId, bodies, sequence, open);
         if (refused) return refused;
-        return records.map((record) => deepFreeze({ ...record, sequence: sequence += 1 }));
+        return records.map((record) => Object.freeze({ ...record, sequence: sequence += 1 }));
       });
-      if (sequence === head.sequence) return results;
+      if (sequence === head.sequence) {
+        this.#heads.set(sessionId, head);
+        return results;
+      }
       const result = await commitAtomic(this.#kv, (op) => {
         op.check({ key: keys.head(sessionId), versionstamp: head.versionstamp }, writer);
         batch.forEach(({ bodies, stored }, item) => {
@@ -485,10 +497,9 @@ export class KvJournal implements Journal {
         op.set(keys.head(sessionId), { sequence, epoch } satisfies Head);
       });
       if (result.ok) {
-        this.#heads.set(sessionId, { sequence, epoch, versionstamp: result.versionstamp });
+        this.#heads.set(sessionId, { ...head, sequence, versionstamp: result.versionstamp });
         return results;
       }
-      this.#heads.delete(sessionId);
       if (lease && (await this.#kv.get(keys.fence(sessionId))).versionstamp !== lease.fence) throw fencedError(lease);
       await backoff(attempt);
       head = await this.#readHead(sessionId);
@@ -511,24 +522,26 @@ export class KvJournal implements Journal {
   }
 
   /**
-   * Which of the calls `bodies` end are open as of `head`: the head check of
-   * the commit that follows makes this read part of the same atomic write.
+   * Adds to `head.open` those of the calls `bodies` end that it cannot know,
+   * read. The head check of the commit that follows makes this read part of
+   * the same atomic write.
    */
-  async #stillOpen(sessionId: string, epoch: string, head: number, bodies: RecordBody[]): Promise<Set<number>> {
-    const ended = bodies.flatMap((body) => closes(body) ?? []).filter((call) => call <= head);
-    const open = new Set<number>();
-    for (let first = 0; first < ended.length; first += 10) {
-      const calls = ended.slice(first, first + 10);
-      const entries = await this.#kv.getMany(calls.map((call) => keys.openCall(sessionId, epoch, call)));
-      entries.forEach((entry, index) => entry.versionstamp !== null && open.add(calls[index]));
+  async #readOpen(sessionId: string, head: CachedHead, bodies: RecordBody[]): Promise<void> {
+    const unknown = bodies.flatMap((body) => closes(body) ?? []).filter((call) =>
+      call <= head.openKnownAfter && !head.open.has(call)
+    );
+    for (let first = 0; first < unknown.length; first += 10) {
+      const calls = unknown.slice(first, first + 10);
+      const entries = await this.#kv.getMany(calls.map((call) => keys.openCall(sessionId, head.epoch, call)));
+      entries.forEach((entry, index) => entry.versionstamp !== null && head.open.add(calls[index]));
     }
-    return open;
   }
 
   async #readHead(sessionId: string): Promise<CachedHead> {
     const entry = await this.#kv.get<Head>(keys.head(sessionId));
     if (entry.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
-    return { ...entry.value, versionstamp: entry.versionstamp };
+    const { sequence, epoch } = entry.value;
+    return { sequence, epoch, versionstamp: entry.versionstamp, open: new Set(), openKnownAfter: sequence };
   }
 
   /** The session's live lease, if any. */
@@ -600,7 +613,7 @@ export class KvJournal implements Journal {
       if (followed.epoch !== epoch) throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
     }
     const start = Math.max(Math.floor(from), 1);
-    if (limit !== undefined && limit <= 0) return [];
+    if ((limit !== undefined && limit <= 0) || start > sequence) return [];
     const records: JournalRecord[] = [];
     const entries = this.#kv.list<StoredRecord>(
       { start: keys.record(sessionId, epoch, start), end: keys.record(sessionId, epoch, sequence + 1) },
@@ -684,7 +697,7 @@ export class KvJournal implements Journal {
   /** Stores a new session with an empty head. */
   async createSession(meta: SessionMeta): Promise<void> {
     this.#open();
-    const head: Head = { sequence: 0, epoch: crypto.randomUUID() };
+    const head: Head = { sequence: 0, epoch: newEpoch() };
     const encoded = encodeMeta(meta);
     const result = await commitAtomic(
       this.#kv,
@@ -694,6 +707,7 @@ export class KvJournal implements Journal {
           .set(keys.head(meta.id), head),
     );
     if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+    this.#heads.set(meta.id, { ...head, versionstamp: result.versionstamp, open: new Set(), openKnownAfter: 0 });
   }
 
   /** Replaces a session's metadata. */
@@ -813,7 +827,8 @@ export class KvJournal implements Journal {
 
 /**
  * `call_finished` when `bodies`, committed after `head`, end a call that is not
- * open (or end one twice); else undefined, with `open` updated for the next item.
+ * open (or end one twice), leaving `open` as it was; else undefined, with
+ * `open` updated for the next item.
  */
 function endsOnlyOpen(
   sessionId: string,
@@ -821,17 +836,30 @@ function endsOnlyOpen(
   head: number,
   open: Set<number>,
 ): BrainError | undefined {
-  const after = new Set(open);
+  const changes: { call: number; opened: boolean }[] = [];
   for (const [index, body] of bodies.entries()) {
     const ended = closes(body);
-    if (ended !== undefined && !after.delete(ended)) {
-      return new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+    if (ended !== undefined) {
+      if (!open.delete(ended)) {
+        for (const { call, opened } of changes.reverse()) opened ? open.delete(call) : open.add(call);
+        return new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
+      }
+      changes.push({ call: ended, opened: false });
     }
-    if (opens(body)) after.add(head + index + 1);
+    if (opens(body)) {
+      open.add(head + index + 1);
+      changes.push({ call: head + index + 1, opened: true });
+    }
   }
-  open.clear();
-  after.forEach((call) => open.add(call));
   return undefined;
+}
+
+/**
+ * 12 random hex digits (48 bits): enough to tell apart the incarnations of one
+ * session id, and short, because every record key carries its epoch.
+ */
+function newEpoch(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
 }
 
 /** The folder `path` would live in when it does not exist; undefined when it does or cannot be checked. */

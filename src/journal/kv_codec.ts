@@ -1,3 +1,4 @@
+import { utf8Length } from "../util/utf8.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
 
 /** Deno KV refuses values above 64 KiB; a record larger than this is stored in chunks. */
@@ -60,7 +61,7 @@ export interface PendingBlob {
 export function keySize(key: Deno.KvKey): number {
   let size = 0;
   for (const part of key) {
-    size += typeof part === "string" ? encoder.encode(part).byteLength + 2 : 9;
+    size += typeof part === "string" ? utf8Length(part) + 2 : 9;
   }
   return size;
 }

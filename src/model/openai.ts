@@ -1,11 +1,13 @@
 import { readOptions } from "../outcome/known_keys.ts";
-import { checkHeaders } from "../util/http_headers.ts";
+import { checkHeaders, checkHeaderValue } from "../util/http_headers.ts";
+import { fetchOnce } from "../util/fetch_once.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { boundedBody, readBounded } from "../util/read_bounded.ts";
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { fetchFailure } from "./fetch_failure.ts";
 import { readChatStream } from "./openai_stream.ts";
-import { fromWire, wireError, wireRequest, wireResponse } from "./openai_wire.ts";
+import { fromWire, MAX_ERROR_MESSAGE, reportedError, wireError, wireRequest, wireResponse } from "./openai_wire.ts";
 import type { ModelProvider, ModelResult, ProviderCall } from "./types.ts";
 
 /** Options for {@linkcode openAICompatible}. */
@@ -24,7 +26,16 @@ export interface OpenAICompatibleOptions {
    * the model writes; the result is the same. Off by default.
    */
   stream?: boolean;
+  /**
+   * The most bytes of one response body read, streamed or not (32 MiB by
+   * default): a longer one ends the call with `payload_too_large` as soon as it
+   * passes the limit, so a provider that never stops writing cannot exhaust memory.
+   */
+  maxResponseBytes?: number;
 }
+
+/** The default {@linkcode OpenAICompatibleOptions.maxResponseBytes}: 32 MiB. */
+const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
  * A provider for any server that speaks the OpenAI chat-completions protocol.
@@ -37,8 +48,11 @@ export interface OpenAICompatibleOptions {
  * both with their cause; `model_error` for an HTTP error status, keeping the
  * provider's `error.code`, `type` and `Retry-After` in `details` (retryable for
  * 408, 409, 429 and 5xx); `protocol_error` for a body that is not a chat
- * completion; `timeout` after `timeoutMs`; `connection_lost` when the
- * connection failed after sending, so the outcome is unknown. A malformed tool
+ * completion (a 200 whose body is an `error` object is a `model_error`);
+ * `payload_too_large` for a body past `maxResponseBytes`; `timeout` after
+ * `timeoutMs`; `connection_lost` when the connection failed after sending, so
+ * the outcome is unknown. Redirects are not followed (the request carries the
+ * API key): a 3xx answer is a `model_error` naming its `Location`. A malformed tool
  * call fails only itself (see `ModelToolCall.error`); a refusal is `refusal`.
  *
  * @example
@@ -49,8 +63,16 @@ export interface OpenAICompatibleOptions {
  * ```
  */
 export function openAICompatible(options: OpenAICompatibleOptions): ModelProvider {
-  const read = readOptions("openAICompatible options", options, ["baseUrl", "name", "timeoutMs", "headers", "stream"]);
-  const { name = "openai-compatible", timeoutMs = 60_000, stream = false } = read;
+  const read = readOptions("openAICompatible options", options, [
+    "baseUrl",
+    "name",
+    "timeoutMs",
+    "headers",
+    "stream",
+    "maxResponseBytes",
+  ]);
+  const { name = "openai-compatible", timeoutMs = 60_000, stream = false, maxResponseBytes = MAX_RESPONSE_BYTES } =
+    read;
   const headers = checkHeaders("openAICompatible", read.headers);
   let base: URL | undefined;
   try {
@@ -70,9 +92,15 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
   if (!base.pathname.endsWith("/")) base.pathname += "/";
   const endpoint = new URL("chat/completions", base);
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
-    throw new BrainError("invalid_argument", `timeoutMs must be a positive number, got ${timeoutMs}`);
+    throw new BrainError("invalid_argument", `timeoutMs must be a positive number, got ${shownValue(timeoutMs)}`);
   }
-  const settings = { name, endpoint, timeoutMs, headers, stream };
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes <= 0) {
+    throw new BrainError(
+      "invalid_argument",
+      `maxResponseBytes must be a positive whole number, got ${shownValue(maxResponseBytes)}`,
+    );
+  }
+  const settings = { name, endpoint, timeoutMs, headers, stream, maxResponseBytes };
   return Object.freeze({ name, complete: (call: ProviderCall) => complete(settings, call) });
 }
 
@@ -82,23 +110,29 @@ interface Settings {
   timeoutMs: number;
   headers: Record<string, string>;
   stream: boolean;
+  maxResponseBytes: number;
 }
 
 async function complete(
-  { name, endpoint, timeoutMs, headers: extraHeaders, stream }: Settings,
+  { name, endpoint, timeoutMs, headers: extraHeaders, stream, maxResponseBytes }: Settings,
   { model, request, credentials, signal, onDelta }: ProviderCall,
 ): Promise<ModelResult> {
   const timedOut = new BrainError("timeout", `provider ${name} did not answer within ${timeoutMs} ms`);
   const stop = AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]);
   const headers: Record<string, string> = { ...extraHeaders, "content-type": "application/json" };
-  if (credentials.apiKey !== undefined) headers.authorization = `Bearer ${credentials.apiKey}`;
+  if (credentials.apiKey !== undefined) {
+    // Refused here, before anything is sent, rather than by fetch as a failure that may have been sent.
+    checkHeaderValue(`the apiKey of provider ${name}`, credentials.apiKey);
+    headers.authorization = `Bearer ${credentials.apiKey}`;
+  }
   const interrupted = (): never => {
     if (signal.aborted) throw signal.reason;
     throw timedOut;
   };
   let response: Response;
   try {
-    response = await fetch(endpoint, {
+    // Sent at most once (a model call is never replayed), and a redirect is answered, not followed.
+    response = await fetchOnce(endpoint, {
       method: "POST",
       headers,
       body: JSON.stringify(wireRequest(model, request, stream)),
@@ -115,16 +149,25 @@ async function complete(
       cause: error,
     });
   };
-  if (response.ok && response.body && response.headers.get("content-type")?.startsWith("text/event-stream")) {
+  const what = `the response of provider ${name}`;
+  const declared = Number(response.headers.get("content-length") ?? NaN);
+  if (declared > maxResponseBytes) {
+    await response.body?.cancel().catch(() => {});
+    throw new BrainError("payload_too_large", `${what} is longer than ${maxResponseBytes} bytes`, {
+      details: { maxBytes: maxResponseBytes },
+    });
+  }
+  const eventStream = /^text\/event-stream\b/i.test(response.headers.get("content-type") ?? "");
+  if (response.ok && response.body && eventStream) {
     try {
-      return await readChatStream(name, model, response.body, onDelta);
+      return await readChatStream(name, model, boundedBody(response.body, what, maxResponseBytes), onDelta);
     } catch (error) {
       return received(error);
     }
   }
   let text: string;
   try {
-    text = await response.text();
+    text = await readBounded(response.body, what, maxResponseBytes);
   } catch (error) {
     return received(error);
   }
@@ -135,6 +178,8 @@ async function complete(
   } catch {
     throw new BrainError("protocol_error", `provider ${name} answered with a body that is not JSON`);
   }
+  const failed = wireError.safeParse(body);
+  if (failed.success) throw reportedError(name, failed.data.error, "answered 200 with an error");
   const parsed = wireResponse.safeParse(body);
   if (!parsed.success) {
     throw new BrainError(
@@ -150,16 +195,20 @@ function httpError(name: string, response: Response, text: string): BrainError {
   const details: Record<string, string | number | boolean> = {
     status,
     retryable: status === 408 || status === 409 || status === 429 || status >= 500,
-    message: text.slice(0, 500),
+    message: text.slice(0, MAX_ERROR_MESSAGE),
   };
+  const location = response.headers.get("location");
+  if (status >= 300 && status < 400) {
+    details.message = `redirects are not followed; point baseUrl at ${location?.slice(0, MAX_ERROR_MESSAGE)}`;
+  }
   try {
     const parsed = wireError.safeParse(JSON.parse(text));
     if (parsed.success) {
       const { message, code, type, param } = parsed.data.error;
-      details.message = message;
-      if (code !== undefined && code !== null) details.code = code;
-      if (type) details.type = type;
-      if (param) details.param = param;
+      details.message = message.slice(0, MAX_ERROR_MESSAGE);
+      if (code !== undefined && code !== null) details.code = typeof code === "string" ? code.slice(0, 200) : code;
+      if (type) details.type = type.slice(0, 200);
+      if (param) details.param = param.slice(0, 200);
     }
   } catch {
     // not JSON: keep the text

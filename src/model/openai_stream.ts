@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { lines } from "../util/lines.ts";
+import { isInstance } from "../outcome/known_keys.ts";
 import type { ModelResult } from "./types.ts";
-import { fromWireToolCall, type LooseToolCall, wireChunk, wireError } from "./openai_wire.ts";
+import { fromWireToolCall, type LooseToolCall, reportedError, wireChunk, wireError } from "./openai_wire.ts";
 
 /**
  * Reads a chat-completions event stream (`text/event-stream`, one
@@ -19,7 +20,8 @@ export async function readChatStream(
 ): Promise<ModelResult> {
   const result: ModelResult = { content: "", toolCalls: [], stopReason: "", model };
   let refusal = "";
-  const calls: LooseToolCall[] = [];
+  // By the provider's index, which may be any integer: a sparse array would make a huge index a long loop.
+  const calls = new Map<number, LooseToolCall>();
   let data: string[] = [];
   let done = false;
   const dispatch = () => {
@@ -45,7 +47,8 @@ export async function readChatStream(
       }
       if (delta.refusal) refusal += delta.refusal;
       for (const part of delta.tool_calls ?? []) {
-        const call = calls[part.index] ??= {};
+        let call = calls.get(part.index);
+        if (!call) calls.set(part.index, call = {});
         if (part.id) call.id = part.id;
         if (part.type) call.type = part.type;
         if (part.function) {
@@ -68,11 +71,20 @@ export async function readChatStream(
     else if (text.startsWith("data:")) data.push(text.slice(text.startsWith("data: ") ? 6 : 5));
     // Comments (":") and other fields (event, id, retry) carry nothing for chat completions.
   }
-  if (!done) dispatch();
-  if (!done && result.stopReason === "") {
-    throw new BrainError("connection_lost", `provider ${name}: the stream ended before the response was complete`);
+  const cut = () =>
+    new BrainError("connection_lost", `provider ${name}: the stream ended before the response was complete`);
+  if (!done) {
+    // An event the stream ended inside of, without its blank line, was cut off unless it parses.
+    try {
+      dispatch();
+    } catch (error) {
+      throw isInstance(error, BrainError) && error.code === "protocol_error" ? cut() : error;
+    }
   }
-  result.toolCalls = calls.filter(Boolean).map(fromWireToolCall);
+  if (!done && result.stopReason === "") throw cut();
+  result.toolCalls = [...calls.keys()].sort((a, b) => a - b).map((index, order) =>
+    fromWireToolCall(calls.get(index), order)
+  );
   result.stopReason ||= "stop";
   if (refusal) result.refusal = refusal;
   return result;
@@ -86,12 +98,7 @@ function parseChunk(name: string, event: string): z.infer<typeof wireChunk> {
     throw new BrainError("protocol_error", `provider ${name} streamed an event that is not JSON`);
   }
   const failed = wireError.safeParse(json);
-  if (failed.success) {
-    const { message, code } = failed.data.error;
-    throw new BrainError("model_error", `provider ${name} reported an error in the stream: ${message}`, {
-      details: { status: 200, retryable: false, message, ...(code === undefined || code === null ? {} : { code }) },
-    });
-  }
+  if (failed.success) throw reportedError(name, failed.data.error, "reported an error in the stream");
   const parsed = wireChunk.safeParse(json);
   if (!parsed.success) {
     throw new BrainError(

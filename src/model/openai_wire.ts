@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { ModelMessage, ModelResult, ModelToolCall, NormalizedModelRequest } from "./types.ts";
 
@@ -89,6 +90,21 @@ export const wireError = z.looseObject({
     param: z.string().nullish(),
   }),
 });
+
+/** The most characters of a provider's error message kept in a BrainError and its journaled outcome. */
+export const MAX_ERROR_MESSAGE = 1000;
+
+/**
+ * A provider's `error` object that came with status 200, in a body or in an
+ * event stream, as a `model_error`. `how` says where it came, as in `reported an error in the stream`.
+ */
+export function reportedError(name: string, error: z.infer<typeof wireError>["error"], how: string): BrainError {
+  const message = error.message.slice(0, MAX_ERROR_MESSAGE);
+  const { code } = error;
+  return new BrainError("model_error", `provider ${name} ${how}: ${message}`, {
+    details: { status: 200, retryable: false, message, ...(code === undefined || code === null ? {} : { code }) },
+  });
+}
 
 /** The request body for one call. */
 export function wireRequest(model: string, request: NormalizedModelRequest, stream: boolean): WireRequest {

@@ -72,7 +72,7 @@ export function normalizeModelRequest(value: unknown): NormalizedModelRequest {
   return { ...checked, system: checked.system ?? "", tools: checked.tools ?? [] };
 }
 
-/** Checks what a provider returned; a malformed result is a `protocol_error`. */
+/** Checks what a provider returned; a malformed result, or one naming a tool call id twice, is a `protocol_error`. */
 export function checkModelResult(value: unknown, provider: string): ModelResult {
   const copy = frozenJson(value);
   if (copy === undefined) {
@@ -87,6 +87,17 @@ export function checkModelResult(value: unknown, provider: string): ModelResult 
         details: issuesJson(parsed.error),
       },
     );
+  }
+  const ids = new Set<string>();
+  for (const { id } of parsed.data.toolCalls) {
+    // Each tool message answers one id: a repeated id could never be answered unambiguously.
+    if (ids.has(id)) {
+      throw new BrainError(
+        "protocol_error",
+        `provider ${provider} returned two tool calls with the id ${JSON.stringify(id.slice(0, 200))}`,
+      );
+    }
+    ids.add(id);
   }
   return parsed.data;
 }

@@ -5,6 +5,8 @@ import { issuesJson } from "../outcome/issues.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { ModelRequest } from "../model/types.ts";
 import { fail } from "../outcome/outcome.ts";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import { handled } from "../util/handled.ts";
 import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
@@ -51,10 +53,22 @@ function runParsed(
   } catch (error) {
     return reports.fail(error);
   }
-  return Promise.resolve(returned).then(
-    (value) => value instanceof Finished ? undefined : reports.returned(value),
-    (error) => reports.fail(error),
-  );
+  const published = (value: unknown) => isInstance(value, Finished) ? undefined : reports.returned(value);
+  try {
+    readThen(returned);
+  } catch (error) {
+    // A Proxy or getter that throws when Brain reads the value: output that cannot be read is invalid_output,
+    // the same as a value whose fields throw; a then method that throws rejects like any promise (tool_error).
+    return reports.unreadable(error);
+  }
+  return Promise.resolve(returned).then(published, (error) => reports.fail(error));
+}
+
+/** Reads `value.then` the way `Promise.resolve` does, so a throwing read happens here first. */
+function readThen(value: unknown): void {
+  if (value !== null && (typeof value === "object" || typeof value === "function")) {
+    void (value as { then?: unknown }).then;
+  }
 }
 
 /** A call's input as its schema parsed it, or undefined when the call ended instead. */
@@ -196,6 +210,13 @@ class ReportQueue {
         return this.#sink.returned({ outcome });
       });
     }).catch(() => {});
+  }
+
+  /** Ends the call `invalid_output`: reading what `run` returned threw. */
+  async unreadable(error: unknown): Promise<void> {
+    this.#finishing = true;
+    const outcome = fail("invalid_output", `the returned value cannot be read: ${errorText(error)}`);
+    await this.#enqueue(() => this.#sink.finish({ outcome }, "error")).catch(() => {});
   }
 
   /** Reports a thrown exception as `tool_error`. */

@@ -10,11 +10,27 @@ import type { ResultOptions } from "../contract/context.ts";
  * Tool's bad Event is refused as an embedded one's is, never sent as a frame.
  */
 export function refusedEvent(event: unknown, data: unknown): BrainError | undefined {
-  if (typeof event !== "string" || event.length === 0 || event.length > MAX_NAME_LENGTH) {
-    return new BrainError("invalid_argument", `an event kind must be a string of 1 to ${MAX_NAME_LENGTH} characters`);
-  }
+  const kind = refusedEventKind(event);
+  if (kind) return kind;
   const nonJson = findNonJson(data);
   return nonJson === undefined ? undefined : new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`);
+}
+
+/**
+ * The reason an event kind is refused, or undefined: a kind is an identifier,
+ * 1 to {@linkcode MAX_NAME_LENGTH} characters of well-formed Unicode with no
+ * control character and no U+FFFD, which stands for bytes that were not UTF-8
+ * (a Component guest's kind is decoded from its memory).
+ */
+export function refusedEventKind(event: unknown): BrainError | undefined {
+  if (
+    typeof event === "string" && event.length > 0 && event.length <= MAX_NAME_LENGTH && event.isWellFormed() &&
+    !/[\p{Cc}\uFFFD]/u.test(event)
+  ) return undefined;
+  return new BrainError(
+    "invalid_argument",
+    `an event kind must be 1 to ${MAX_NAME_LENGTH} characters of UTF-8 text without control characters`,
+  );
 }
 
 /** The reason the options of `ctx.emitResult` or `ctx.finish` are refused, or undefined: `{ content?: string }`. */

@@ -8,6 +8,16 @@ export const BRAIN_MAX_EMITTED_BYTES = 1_048_576;
 export const BRAIN_MAX_MODEL_CALLS = 64;
 
 /**
+ * Raises `activation`'s counts to what a Brain server counted for it (a remote
+ * call's usage, which the server charges): never lowers them, so frames that
+ * arrive in any order leave the highest count.
+ */
+export let countedElsewhere: (
+  activation: Activation,
+  counted: { readonly emittedBytes: number; readonly modelCalls: number },
+) => void;
+
+/**
  * One activation of a session: the budgets its Tools' results, events and model
  * calls share. A Tool keeps the activation it was called in, also after
  * returning, so later activations never renew its budgets.
@@ -21,6 +31,13 @@ export const BRAIN_MAX_MODEL_CALLS = 64;
  * ```
  */
 export class Activation {
+  static {
+    countedElsewhere = (activation, { emittedBytes, modelCalls }) => {
+      activation.#used = Math.max(activation.#used, emittedBytes);
+      activation.#modelCalls = Math.max(activation.#modelCalls, modelCalls);
+    };
+  }
+
   /** Unique id, recorded on every `tool_call_started` it owns. */
   readonly id: string;
   /** The byte budget shared by results and events. */

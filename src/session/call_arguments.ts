@@ -3,6 +3,7 @@ import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
 import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
+import { shownValue } from "../util/shown_value.ts";
 import { Activation } from "./activation.ts";
 
 /** Options for one Tool call. */
@@ -63,7 +64,13 @@ export function resolveTarget(
     );
   }
   const name = typeof target === "string" ? target : target?.tool?.name;
-  const placed = name === undefined ? undefined : tools.get(name);
+  if (typeof name !== "string") {
+    throw new BrainError(
+      "unknown_tool",
+      `call a Tool by its name (a string) or its placement, got ${shownValue(target)}: session.call("lookup", input)`,
+    );
+  }
+  const placed = tools.get(name);
   if (!placed || (typeof target !== "string" && placed.tool !== target.tool)) {
     throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${sessionId} with a handler`);
   }

@@ -9,6 +9,7 @@ import { RacedAbortController } from "../util/signal.ts";
 import { callAt } from "../util/timer.ts";
 import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
+import { refusedEventKind } from "../run/report_arguments.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
 import type { ModelCaller } from "./model_call.ts";
@@ -111,9 +112,8 @@ export class CallState implements CallSink {
 
   /** Commits an extension Event. */
   emit(event: string, data: JsonValue): Promise<number> {
-    if (typeof event !== "string" || event.length === 0) {
-      return Promise.reject(new BrainError("invalid_argument", "an event kind must be a non-empty string"));
-    }
+    const refusedKind = refusedEventKind(event);
+    if (refusedKind) return Promise.reject(refusedKind);
     const size = jsonSize(data);
     if (size < 0) {
       return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${findNonJson(data)}`));

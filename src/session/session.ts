@@ -76,6 +76,9 @@ export class Session implements BrainSession {
   /** Intents being committed through the journal's promise: the session's end waits for their calls to open. */
   #starting = new Set<Promise<unknown>>();
   #ended = false;
+  /** Why the handle ended on its own (its store, another owner), when it did. */
+  #lost: BrainError | undefined;
+  #closed = new AbortController();
   #onEnd: (session: Session) => void | Promise<void>;
   #resources: BrainResources | undefined;
 
@@ -117,6 +120,15 @@ export class Session implements BrainSession {
   /** Real path of a binding's workspace in this session, when its grant has one. */
   workspace(envName: string): string | undefined {
     return this.#workspaces.get(envName);
+  }
+
+  /**
+   * Aborts once the handle has ended and its open calls have settled. Its reason
+   * is why the handle ended on its own (see {@linkcode lose}), or `session_closed`
+   * for an {@linkcode end} asked for.
+   */
+  get closed(): AbortSignal {
+    return this.#closed.signal;
   }
 
   /** A new activation with this session's emitted-bytes budget. */
@@ -210,7 +222,7 @@ export class Session implements BrainSession {
 
   /** Checks a call's target, input and options and builds its intent; throws a BrainError for bad ones. */
   #request(target: PlacedTool | string, input: JsonValue, options: CallOptions | undefined): CallRequest {
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    if (this.#ended) throw this.#endedError();
     const placed = resolveTarget(this.id, this.#tools, target);
     const size = checkCallInput(placed.tool.name, input);
     const checked = checkCallOptions(options);
@@ -260,18 +272,30 @@ export class Session implements BrainSession {
   #callEnded = (state: CallState, error?: unknown): void => {
     this.#open.delete(state);
     // The store refused the call's end for good: this handle gives the session up, and its next owner ends the call.
-    if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.end();
+    if (error instanceof BrainError && STORE_FAILURES.has(error.code)) void this.lose(error);
   };
+
+  /** What a request of an ended handle fails with: `session_closed`, caused by why it ended on its own. */
+  #endedError(): BrainError {
+    if (!this.#lost) return new BrainError("session_closed", `session ${this.id} has ended`);
+    return new BrainError("session_closed", `session ${this.id} has ended: ${this.#lost.message}`, {
+      cause: this.#lost,
+    });
+  }
 
   /** Committed records in sequence order. */
   async read(options?: ReadOptions): Promise<JournalRecord[]> {
-    return await this.#journal.read(
-      this.id,
-      options === undefined ? undefined : checkReadOptions("read options", options),
-    );
+    const range = options === undefined ? undefined : checkReadOptions("read options", options);
+    try {
+      return await this.#journal.read(this.id, range);
+    } catch (error) {
+      // An ended handle over a closed journal: its Brain closed (which closes its journal). Say so, as a remote Brain does.
+      if (!(this.#ended && error instanceof BrainError && error.code === "journal_closed")) throw error;
+      throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+    }
   }
 
-  /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
+  /** Follows committed records from `from` on, until `signal` aborts or the Brain closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
     return this.#journal.subscribe(
       this.id,
@@ -299,7 +323,7 @@ export class Session implements BrainSession {
    * ```
    */
   send(content: string, options?: SendOptions): Promise<AssistantMessage> {
-    if (this.#ended) return Promise.reject(new BrainError("session_closed", `session ${this.id} has ended`));
+    if (this.#ended) return Promise.reject(this.#endedError());
     if (!this.#conversation) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
     }
@@ -312,6 +336,16 @@ export class Session implements BrainSession {
     this.#conversation?.interrupt();
   }
 
+  /**
+   * Ends the handle on its own for `reason` (the store refused a call's end for
+   * good, another Brain took the session over): as {@linkcode end}, and later
+   * requests fail `session_closed` caused by `reason`.
+   */
+  lose(reason: BrainError): Promise<void> {
+    if (!this.#ended) this.#lost = reason;
+    return this.end();
+  }
+
   /** Ends the session: the Agentloop stops, open calls end `cancelled` and its handlers are released. */
   async end(): Promise<void> {
     if (this.#ended) return;
@@ -322,6 +356,7 @@ export class Session implements BrainSession {
     const open = this.#open.values();
     // A call already ending keeps its own cause; the end waits for its terminal record.
     await Promise.allSettled(open.map((state) => state.ending ? state.ended : state.stop("cancelled", SESSION_ENDED)));
+    this.#closed.abort(this.#lost ?? this.#endedError());
     this.#tools.clear();
     this.#environments.close();
     await this.#modelService?.close();

@@ -3,11 +3,15 @@ import { readRecord } from "../outcome/known_keys.ts";
 
 /**
  * Throws `invalid_argument` unless `value` can travel as an HTTP header value: a string
- * without control characters but tab, so no CR or LF can end the header early.
+ * without control characters but tab, so no CR or LF can end the header early, and
+ * with no character past U+00FF (a header is bytes: `fetch` refuses anything wider).
  */
 export function checkHeaderValue(what: string, value: unknown): void {
-  if (typeof value !== "string" || /[^\t -~\u0080-\uffff]/.test(value)) {
-    throw new BrainError("invalid_argument", `${what} must be a string without control characters such as CR or LF`);
+  if (typeof value !== "string" || /[^\t -~\u0080-\u00ff]/.test(value)) {
+    throw new BrainError(
+      "invalid_argument",
+      `${what} must be a string of Latin-1 characters without control characters such as CR or LF`,
+    );
   }
 }
 

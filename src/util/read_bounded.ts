@@ -49,3 +49,26 @@ export async function readBoundedBytes(
   }
   return bytes;
 }
+
+/**
+ * `body` as a stream that errors with `payload_too_large` naming `what` (and
+ * cancels `body`) once more than `maxBytes` bytes have passed through it.
+ */
+export function boundedBody(
+  body: ReadableStream<Uint8Array>,
+  what: string,
+  maxBytes: number,
+): ReadableStream<Uint8Array> {
+  let size = 0;
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        size += chunk.byteLength;
+        if (size <= maxBytes) return controller.enqueue(chunk);
+        controller.error(
+          new BrainError("payload_too_large", `${what} is longer than ${maxBytes} bytes`, { details: { maxBytes } }),
+        );
+      },
+    }),
+  );
+}

@@ -1,4 +1,5 @@
 import { hashToken } from "../embedded/host_token.ts";
+import { isToken } from "../util/tokens.ts";
 import { sameText } from "../util/same_text.ts";
 import type { SessionMeta } from "../journal/records.ts";
 
@@ -35,13 +36,13 @@ export class ViewerAccess {
     const value = authorization.slice(space + 1);
     if (!value) return undefined;
     if (scheme === "Bearer") {
-      if (!this.#operatorHash) return undefined;
+      if (!this.#operatorHash || !isToken(value)) return undefined;
       return sameText(await hashToken(value), await this.#operatorHash) ? { kind: "operator" } : undefined;
     }
     if (scheme !== "Basic") return undefined;
     const pair = decodeBase64(value);
     const colon = pair?.indexOf(":") ?? -1;
-    if (!pair || colon < 1 || colon === pair.length - 1) return undefined;
+    if (!pair || colon < 1 || !isToken(pair.slice(colon + 1))) return undefined;
     return { kind: "host", id: pair.slice(0, colon), tokenHash: await hashToken(pair.slice(colon + 1)) };
   }
 }

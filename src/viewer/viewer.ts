@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { checkToken } from "../util/tokens.ts";
 import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { type Principal, sees, VIEWER_COOKIE, ViewerAccess } from "./access.ts";
@@ -65,9 +66,7 @@ export function createViewer(journal: ReadableJournal, options: ViewerOptions = 
 /** The viewer's routes as a hono app, for a server that mounts them beside its own. */
 export function viewerRoutes(journal: ReadableJournal, options: ViewerOptions = {}): Hono {
   const { operatorToken } = readOptions("viewer options", options, VIEWER_OPTIONS);
-  if (operatorToken !== undefined && (typeof operatorToken !== "string" || operatorToken === "")) {
-    throw new BrainError("invalid_argument", "operatorToken must be a non-empty string");
-  }
+  if (operatorToken !== undefined) checkToken("operatorToken", operatorToken);
   const access = new ViewerAccess(operatorToken);
   const app = new Hono();
 

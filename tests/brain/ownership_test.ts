@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
-import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
+import { Brain, tool } from "../../mod.ts";
+import type { JournalRecord } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
-import type { AppendOptions } from "../../src/journal/lease.ts";
 import { ORPHANED_MESSAGE } from "../../src/embedded/recover.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { FlakyJournal } from "../_support/flaky_journal.ts";
 
 const dir = scratchDir("ownership_test");
 
@@ -115,22 +115,6 @@ Deno.test("a waiting get takes the session once its owner's lease lapses, ending
   }
 });
 
-/** A KV journal whose store fails the next `failures` terminal commits with `code` (`storage_unavailable`). */
-class FlakyJournal extends KvJournal {
-  static async at(path: string): Promise<FlakyJournal> {
-    return new FlakyJournal(await Deno.openKv(path), path);
-  }
-  failures = 0;
-  code: "storage_unavailable" | "journal_closed" = "storage_unavailable";
-  override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    if (this.failures > 0 && bodies.some((body) => body.kind === "tool_call_finished")) {
-      this.failures--;
-      return Promise.reject(new BrainError(this.code, "the disk went away"));
-    }
-    return super.append(sessionId, bodies, options);
-  }
-}
-
 Deno.test("a terminal commit that failed for a moment is retried: the caller settles with one terminal record", async () => {
   const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
   await using brain = new Brain({ journal });
@@ -187,22 +171,6 @@ Deno.test("a deadline's or a signal's end that the store refuses for good reject
   signal.abort();
   await assert.rejects(cancelled.ended, hasCode("journal_closed"));
   hold.release.resolve();
-});
-
-Deno.test("a remote caller settles when its call's end fails to commit: the server's next try ends it unknown", async () => {
-  const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
-  await using server = await servedBrain({ journal, serverToken: "operator" });
-  await using client = new Brain({ url: server.url, token: "host-token", host: "app", serverToken: "operator" });
-  const hold = held();
-  const session = await client.sessions.create({ tools: [hold.placed()] });
-  const call = await session.start("hold", { n: 6 });
-  await hold.started.promise;
-  // The call's own terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
-  journal.failures = 6;
-  hold.release.resolve();
-  const end = await call.ended;
-  assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
-  assert.equal(terminals(await journal.read(hostSessionKey("app", session.id)), call.sequence).length, 1);
 });
 
 for (const kind of ["embedded", "remote"] as const) {

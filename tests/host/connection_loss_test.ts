@@ -281,9 +281,11 @@ Deno.test("a handle the server cannot reopen for a while (a limit) is asked for 
       path,
       port: Number(new URL(url).port),
       limits: { maxHandlesPerHost: 1 },
+      maxEmittedBytes: 4_321,
     }),
   );
   assert.deepEqual((await one.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  assert.equal(one.activation().maxEmittedBytes, 4_321, "the reattached handle has the server's budgets now");
   await assert.rejects(two.call("quick", {}), hasCode("session_closed"));
   await one.end();
   // With the first handle gone there is room: the client asks again by itself and the second serves.
@@ -292,6 +294,7 @@ Deno.test("a handle the server cannot reopen for a while (a limit) is asked for 
     served = await two.call("quick", {}).then((end) => end.outcome, () => undefined);
   }
   assert.deepEqual(served, { status: "ok", value: "quick" });
+  assert.equal(two.activation().maxEmittedBytes, 4_321, "the handle asked for again has them too");
   assert.equal(events.filter((event) => event.type === "session_closed").length, 0, "no handle was given up");
 });
 

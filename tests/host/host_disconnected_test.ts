@@ -97,7 +97,11 @@ Deno.test("a call the server's Agentloop starts while its host is away ends host
         op: "attach",
         handles: [{ handle: "h", session: "s", tools: advertised, model: "default" }],
       }));
-      assert.deepEqual((await replyTo(back, 1)).reply.value, { failed: [], maxFrameBytes: 16 * 1024 * 1024 });
+      assert.deepEqual((await replyTo(back, 1)).reply.value, {
+        failed: [],
+        opened: [{ handle: "h", budgets: DEFAULT_BUDGETS }],
+        maxFrameBytes: 16 * 1024 * 1024,
+      });
       back.socket.send(JSON.stringify({ id: 2, op: "list" }));
       assert.deepEqual((await replyTo(back, 2)).before, [], "no invoke arrived before a later reply");
       assert.equal(JSON.stringify([raw.seen, back.seen]).includes(SECRET), false, "no frame carried the key");

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type HostConnectionEvent, tool } from "../../mod.ts";
+import { Brain, BRAIN_MAX_MODEL_CALLS, type HostConnectionEvent, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { MOVED } from "../../src/host/protocol.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { servedBrain } from "../_support/served_brain.ts";
+import { withDeadline } from "../_support/deadline.ts";
 
 const quick = tool({
   name: "quick",
@@ -57,4 +60,33 @@ Deno.test("a moved close that names no server's URL is not followed: the attempt
   await assert.rejects(brain.sessions.list(), hasCode("connection_lost"));
   assert.equal(events[0].type, "failed");
   assert.ok(events.every((event) => event.type !== "moved" && event.url === elsewhere.url));
+});
+
+Deno.test("a handle reopened on another server of the cluster takes that server's budgets for its next activations", async () => {
+  const path = `${scratchDir("moved_test")}/brain.kv`;
+  const first = await serveBrain({ serverToken: "operator-secret", path, maxEmittedBytes: 1_000 });
+  await using second = await servedBrain({
+    serverToken: "operator-secret",
+    path,
+    maxEmittedBytes: 2_000,
+    maxModelCalls: 3,
+  });
+  const attached = Promise.withResolvers<HostConnectionEvent>();
+  await using brain = new Brain({
+    url: first.url,
+    cluster: [second.url],
+    token: "moved-token",
+    host: "app",
+    serverToken: "operator-secret",
+    onConnection: (event) => event.type === "attached" && event.url === second.url && attached.resolve(event),
+  });
+  const session = await brain.sessions.create({ tools: [quick()] });
+  const before = session.activation();
+  assert.deepEqual([before.maxEmittedBytes, before.maxModelCalls], [1_000, BRAIN_MAX_MODEL_CALLS]);
+  await first.shutdown();
+  await withDeadline(attached.promise, "the attach to the second server");
+  const after = session.activation();
+  assert.deepEqual([after.maxEmittedBytes, after.maxModelCalls], [2_000, 3]);
+  assert.deepEqual((await session.call("quick", {}, { activation: after })).outcome, { status: "ok", value: "quick" });
+  assert.equal(before.maxEmittedBytes, 1_000, "an activation keeps the budgets it was made with");
 });

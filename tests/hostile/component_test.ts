@@ -34,11 +34,27 @@ const HOSTILE_OPS: Record<string, string> = {
   return_area_out_of_bounds: `(return (i32.const 0xFFFFFFF0))`,
 };
 
+/**
+ * Guest behaviours the host refuses without failing the call: each emits what it must not, then emits the code
+ * of the refusal as an event kind (with `null` data) and finishes.
+ */
+const REFUSED_OPS: Record<string, string> = {
+  emit_invalid_utf8_kind: `(call $emit (i32.const 400) (i32.const 4) (i32.const 176) (i32.const 4) (i32.const 2048))`,
+  emit_nul_kind: `(call $emit (i32.const 404) (i32.const 3) (i32.const 176) (i32.const 4) (i32.const 2048))`,
+  emit_empty_kind: `(call $emit (i32.const 168) (i32.const 0) (i32.const 176) (i32.const 4) (i32.const 2048))`,
+  emit_invalid_utf8_data: `(call $emit (i32.const 168) (i32.const 5) (i32.const 400) (i32.const 4) (i32.const 2048))`,
+};
+const reportRefusal = "(if (i32.load8_u (i32.const 2048)) (then (call $emit (i32.load (i32.const 2056)) " +
+  "(i32.load (i32.const 2060)) (i32.const 176) (i32.const 4) (i32.const 2048)))) " +
+  "(call $finish (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 2048)) " +
+  "(return (call $ok))";
+
 async function hostileComponent(): Promise<URL> {
-  let data = `  (data (i32.const 400) "\\ff\\fe\\80\\22")\n`;
+  let data = `  (data (i32.const 400) "\\ff\\fe\\80\\22")\n  (data (i32.const 404) "a\\00b")\n`;
   let branches = "";
   let at = 512;
-  for (const [name, body] of Object.entries(HOSTILE_OPS)) {
+  const refused = Object.entries(REFUSED_OPS).map(([name, body]) => [name, `${body} ${reportRefusal}`]);
+  for (const [name, body] of [...Object.entries(HOSTILE_OPS), ...refused]) {
     data += `  (data (i32.const ${at}) "${name}")\n`;
     branches +=
       `    (if (call $streq (local.get $tool) (local.get $tool_len) (i32.const ${at}) (i32.const ${name.length})) ` +
@@ -67,6 +83,24 @@ Deno.test("hostile Components: bad pointers, lengths and bytes from a guest end 
         record.kind === "tool_call_finished" && record.call === end.call
       );
       assert.equal(finished.length, 1, name);
+    }
+  }
+  await within(5_000, "every sandbox gone", async () => (await runningSandboxes()).length === 0);
+});
+
+Deno.test("hostile Components: an event kind of invalid UTF-8, NUL or nothing is refused invalid_argument to the guest, nothing journaled", async () => {
+  const hostile = component(await hostileComponent());
+  {
+    await using brain = readerBrain();
+    const tools = Object.keys(REFUSED_OPS).map((name) => probeTool(name, hostile)({ env: reader }));
+    const session = await brain.sessions.create({ tools });
+    for (const name of Object.keys(REFUSED_OPS)) {
+      const end = await session.call(name, {}, { timeoutMs: 10_000 });
+      assert.equal(end.cause, "finish", name);
+      const events = (await session.read()).filter((record) =>
+        record.kind === "tool_event" && record.call === end.call
+      );
+      assert.deepEqual(events.map((event) => event.kind === "tool_event" && event.event), ["invalid_argument"], name);
     }
   }
   await within(5_000, "every sandbox gone", async () => (await runningSandboxes()).length === 0);

@@ -228,8 +228,8 @@ const misuse: [string, (ctx: ToolContext<never, never>) => unknown, string][] = 
   }, "tool_error"],
   ["finishes a Proxy", (ctx) => ctx.finish(trap() as never), "invalid_output"],
   ["finishes a getter", (ctx) => ctx.finish(getter() as never), "invalid_output"],
-  // Awaiting what run returned reads its `then`, so the throw is the Tool's own.
-  ["returns a Proxy", () => trap(), "tool_error"],
+  // Brain reads what run returned; a value it cannot read is no output (tests/hostile/returned_values_test.ts).
+  ["returns a Proxy", () => trap(), "invalid_output"],
   ["finishes an object with a toJSON that throws", (ctx) =>
     ctx.finish({
       toJSON() {

@@ -29,6 +29,18 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: reading from past the last record, or from an empty session, is an empty list`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("empty"));
+      assert.deepEqual(await journal.read("empty", { from: 5 }), []);
+      await journal.createSession(session("s"));
+      await journal.append("s", [{ kind: "tool_returned", call: 1 }, { kind: "tool_returned", call: 2 }]);
+      for (const from of [3, 4, 99]) assert.deepEqual(await journal.read("s", { from }), [], `from ${from}`);
+      assert.deepEqual(await journal.read("s", { from: 99, limit: 1 }), []);
+    }),
+  );
+
+  Deno.test(
     `${name}: sessions keep separate sequences`,
     withJournal(async (journal) => {
       await journal.createSession(session("a"));

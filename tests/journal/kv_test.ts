@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
 import { journalSuite } from "./journal_suite.ts";
+import type { RecordBody } from "../../src/journal/records.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hasCode } from "../_support/has_code.ts";
 
@@ -44,6 +45,81 @@ Deno.test("KvJournal: two journals on one file never take the same sequence", as
     assert.deepEqual(await b.read("s"), records);
   } finally {
     await Promise.all([a.close(), b.close()]);
+  }
+});
+
+const started = { kind: "tool_call_started", tool: "t", input: null, activation: "a" } as const;
+const finish = (call: number) =>
+  ({ kind: "tool_call_finished", call, cause: "finish", outcome: { status: "ok", value: call } }) as const;
+
+Deno.test("KvJournal: a call another journal on the file ended is not ended again by one that saw it open", async () => {
+  const path = file();
+  const [a, b] = [await KvJournal.open(path), await KvJournal.open(path)];
+  try {
+    await a.createSession(session("s"));
+    const [early] = await a.append("s", [started]);
+    const [late] = await a.append("s", [started]);
+    await b.append("s", [finish(late.sequence)]);
+    await assert.rejects(a.append("s", [finish(late.sequence)]), hasCode("call_finished"));
+    await b.append("s", [finish(early.sequence)]);
+    await assert.rejects(a.append("s", [finish(early.sequence)]), hasCode("call_finished"));
+    const ends = (await b.read("s")).filter((record) => record.kind === "tool_call_finished");
+    assert.deepEqual(ends.map((record) => (record as { call: number }).call), [late.sequence, early.sequence]);
+    assert.deepEqual(await a.openCalls("s"), []);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+Deno.test("KvJournal: an append refused in a shared commit leaves the calls it named open for the next", async () => {
+  const path = file();
+  const journal = await KvJournal.open(path);
+  try {
+    await journal.createSession(session("s"));
+    const [call] = await journal.append("s", [started]);
+    const [twice, once, again] = await Promise.allSettled([
+      journal.append("s", [finish(call.sequence), finish(call.sequence)]),
+      journal.append("s", [finish(call.sequence)]),
+      journal.append("s", [finish(call.sequence)]),
+    ]);
+    assert.equal(twice.status === "rejected" && twice.reason.code, "call_finished");
+    assert.equal(once.status, "fulfilled");
+    assert.equal(again.status === "rejected" && again.reason.code, "call_finished");
+    await journal.close();
+    const reopened = await KvJournal.open(path);
+    try {
+      assert.deepEqual(await reopened.openCalls("s"), []);
+      const [next] = await reopened.append("s", [started]);
+      await reopened.append("s", [finish(next.sequence)]);
+      await assert.rejects(reopened.append("s", [finish(call.sequence)]), hasCode("call_finished"));
+    } finally {
+      await reopened.close();
+    }
+  } finally {
+    await journal.close();
+  }
+});
+
+Deno.test("KvJournal: a file whose session epoch is a UUID, as files written before short epochs, still appends and reads", async () => {
+  const path = file();
+  const kv = await Deno.openKv(path);
+  await kv.set(["session", "s"], new TextEncoder().encode(JSON.stringify(session("s"))));
+  await kv.set(["head", "s"], { sequence: 0, epoch: crypto.randomUUID() });
+  kv.close();
+  const journal = await KvJournal.open(path);
+  try {
+    const [call] = await journal.append("s", [started]);
+    assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [call.sequence]);
+    const bodies: RecordBody[] = Array.from(
+      { length: MAX_RECORDS_PER_APPEND },
+      (_, index) => index === 0 ? finish(call.sequence) : { kind: "tool_returned", call: index },
+    );
+    const records = await journal.append("s", bodies);
+    assert.equal(records.length, MAX_RECORDS_PER_APPEND);
+    assert.deepEqual(await journal.read("s"), [call, ...records]);
+    assert.deepEqual(await journal.openCalls("s"), []);
+  } finally {
+    await journal.close();
   }
 });
 

@@ -1,10 +1,14 @@
 import { Brain, type BrainOptions, type BrainSession } from "../../mod.ts";
 import { until } from "../_support/until.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
 
-/** The two ways an application holds a Brain; every spec sentence that applies to both is checked in both. */
-export const TRANSPORTS = ["embedded", "remote"] as const;
+/**
+ * The ways an application holds a Brain: in memory, on a durable Deno KV journal, and as the client of a server.
+ * Every spec sentence that applies to all of them is checked in each.
+ */
+export const TRANSPORTS = ["embedded", "durable", "remote"] as const;
 
 /**
  * The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one
@@ -26,6 +30,11 @@ export function specTest(
       const options = typeof given === "function" ? given() : given;
       if (transport === "embedded") {
         await using brain = new Brain(options);
+        await fn(brain, transport);
+        return;
+      }
+      if (transport === "durable") {
+        await using brain = await Brain.open({ ...options, path: `${scratchDir("spec-kv")}/brain.kv` });
         await fn(brain, transport);
         return;
       }

@@ -10,6 +10,7 @@ import {
   isFailure,
   type JsonValue,
   ok,
+  type Outcome,
   tool,
   type ToolContext,
 } from "../../mod.ts";
@@ -17,6 +18,7 @@ import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brain
 import { extensionService } from "../_support/extension_service.ts";
 import { extensionEnv } from "../../src/extension/mod.ts";
 import { droppingServer } from "../_support/dropping_server.ts";
+import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -638,6 +640,66 @@ specTest(
     const { declared, arrived } = extensionHolder();
     const service = extensionService([declared()]);
     cancelling = Object.assign(service, { arrived });
+    return { allow: service.allow };
+  },
+);
+
+let kinds: ReturnType<typeof toolKinds>;
+specTest(
+  "whatever the Tool kind, the deadline returns timeout and SDK cancellation returns cancelled, one terminal record and no result each",
+  async (brain) => {
+    await using _servers = kinds;
+    const outcomes = new Map<Kind, Outcome[]>();
+    for (const kind of KINDS) {
+      const session = await brain.sessions.create({ tools: kinds.place(kind) });
+      const timed = await session.call("spin", {}, { timeoutMs: 200 });
+      const running = await session.start("spin", {});
+      await kinds.reached(kind, session, running.sequence);
+      const cancelled = await running.cancel("the user pressed stop");
+      assert.deepEqual([timed.cause, cancelled.cause], ["timeout", "cancelled"], kind);
+      assert.deepEqual(cancelled.outcome, { status: "cancelled", message: "the user pressed stop" }, kind);
+      assert.ok(isFailure(timed.outcome) && isFailure(cancelled.outcome), kind);
+      for (const end of [timed, cancelled]) {
+        const kinds = await callKinds(session, end.call);
+        assert.deepEqual(kinds.filter((k) => k === "tool_call_finished"), ["tool_call_finished"], kind);
+        assert.equal(kinds.includes("tool_result"), false, `${kind}: ${kinds.join()}`);
+      }
+      outcomes.set(kind, [timed.outcome, cancelled.outcome]);
+    }
+    for (const kind of KINDS) assert.deepEqual(outcomes.get(kind), outcomes.get("in-process"), kind);
+  },
+  () => {
+    kinds = toolKinds();
+    return { allow: kinds.allow };
+  },
+);
+
+let named: ReturnType<typeof extensionService> & { arrived: Promise<ToolContext> };
+specTest(
+  "in an Application tool extension ctx names the call too: sessionId, the tool_call_started sequence, no deadline when unlimited",
+  async (brain) => {
+    await using _service = named;
+    const earlier = tool({
+      name: "earlier",
+      description: "Ends at once.",
+      input: z.object({}),
+      run: (_i, ctx) => ctx.finish(),
+    });
+    const session = await brain.sessions.create({ tools: [earlier(), extensionHolder().declared({ env: named.env })] });
+    await session.call("earlier", {});
+    const call = await session.start("held", {});
+    const ctx = await named.arrived;
+    assert.deepEqual([ctx.sessionId, ctx.sequence, ctx.deadline], [session.id, call.sequence, undefined]);
+    const [started] = await session.read({ from: ctx.sequence, limit: 1 });
+    assert.deepEqual(started.kind === "tool_call_started" && started.tool, "held");
+    assert.ok(Object.isFrozen(ctx.options));
+    await ctx.finish("named");
+    assert.deepEqual((await call.ended).outcome, ok("named"));
+  },
+  () => {
+    const { declared, arrived } = extensionHolder();
+    const service = extensionService([declared()]);
+    named = Object.assign(service, { arrived });
     return { allow: service.allow };
   },
 );

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { type BrainSession, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
-import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { callKinds, callRecords, hasCode, specTest } from "./_brains.ts";
+import { extensionService } from "../_support/extension_service.ts";
+import { probeTool, reader } from "../_support/components.ts";
 
 /** A Tool that hands each call's ctx to the test, in call order, which drives it. */
 function driven() {
@@ -160,4 +162,48 @@ specTest(
     assert.equal((await call.ended).cause, "finish");
   },
   { maxEmittedBytes: 200, maxModelCalls: 3 },
+);
+
+/** Spends the emitted-bytes budget: a result that fits, one that does not, then a finish that does not. */
+let spentBudget = Promise.withResolvers<JsonValue[]>();
+const spender = tool({
+  name: "spender",
+  description: "Spends its activation's emitted bytes.",
+  input: z.object({}),
+  run: async (_input, ctx) => {
+    const fits = await ctx.emitResult("x".repeat(150 - resultBytes(""))).then(() => "committed", (e) => e.code);
+    const over = await ctx.emitResult("y").then(() => "committed", (e) => e.code);
+    spentBudget.resolve([fits, over]);
+    return ctx.finish("z".repeat(100));
+  },
+});
+let budgeted: ReturnType<typeof extensionService>;
+specTest(
+  "an Application tool extension's results and a Component's emissions are charged to the same emitted-bytes budget",
+  async (brain) => {
+    await using _service = budgeted;
+    const session = await brain.sessions.create({
+      tools: [spender({ env: budgeted.env }), probeTool("emit_loop")({ env: reader })],
+    });
+    const spent = await session.call("spender", {});
+    assert.deepEqual(await spentBudget.promise, ["committed", "budget_exceeded"]);
+    assert.deepEqual(
+      [spent.cause, spent.outcome.status === "error" && spent.outcome.error.code],
+      ["error", "budget_exceeded"],
+    );
+    assert.deepEqual(await callKinds(session, spent.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    const looped = await session.call("emit_loop", "x".repeat(40));
+    const events = (await callRecords(session, looped.call)).filter((record) => record.kind === "tool_event");
+    assert.equal(looped.cause, "finish");
+    const kind = events[0]?.kind === "tool_event" ? events[0].event : "";
+    assert.equal(events.length, Math.floor(150 / eventBytes(kind, "x".repeat(40))), "the events that fit, no more");
+  },
+  () => {
+    spentBudget = Promise.withResolvers();
+    budgeted = extensionService([spender()]);
+    return {
+      allow: { ...budgeted.allow, workspaceRoot: ".tmp/ws-spec", filesystem: ["read" as const] },
+      maxEmittedBytes: 150,
+    };
+  },
 );

@@ -504,3 +504,96 @@ specTest(
     return { allow: { net: [server.host] } };
   },
 );
+
+/** What a Tool saw of its second finish and of a result after it, by where it ran. */
+const afterFinish = { local: Promise.withResolvers<JsonValue>(), extension: Promise.withResolvers<JsonValue>() };
+/** Ends the way its input says: an error outcome, a throw, a malformed envelope, a non-JSON value, or two finishes. */
+const ending = (name: string) =>
+  tool({
+    name,
+    description: "Ends the way its input says.",
+    input: z.object({
+      how: z.enum([
+        "error",
+        "returned_failure",
+        "returned_then_finished",
+        "content",
+        "throw",
+        "malformed",
+        "non_json",
+        "burst",
+        "twice",
+      ]),
+    }),
+    options: z.object({ where: z.enum(["local", "extension"]) }),
+    run: async ({ how }, ctx) => {
+      if (how === "error") {
+        return ctx.finish(fail("not_found", "no such record", { retryable: true, details: { id: 7, tags: ["a"] } }));
+      }
+      if (how === "returned_failure") return fail("gave_up", "no");
+      if (how === "returned_then_finished") {
+        setTimeout(() => void ctx.finish("later").catch(() => {}), 1);
+        return "now";
+      }
+      if (how === "content") return ctx.finish(fail("not_found", "none"), { content: "All good!" });
+      if (how === "throw") throw new RangeError("out of range");
+      if (how === "malformed") return ctx.finish({ status: "error", error: "boom" } as never);
+      if (how === "non_json") return ctx.finish({ n: Infinity } as never);
+      if (how === "burst") {
+        const results = [ctx.emitResult("r1"), ctx.emitResult("r2", { content: "two" })];
+        const finished = ctx.finish("done");
+        await Promise.all(results);
+        return finished;
+      }
+      const first = await ctx.finish("first");
+      const second = await ctx.finish("second").then((done) => [done.sequence, done.late], (error) => error.code);
+      const emitted = await ctx.emitResult("third").then(() => "committed", (error) => error.code);
+      afterFinish[ctx.options.where].resolve({ first: first.sequence, second, emitted });
+    },
+  });
+let endings: ReturnType<typeof extensionService>;
+specTest(
+  "the same declaration in the application and in an Application tool extension ends alike: error fields and content kept, a returned failure ends it, a returned value leaves it open, unawaited results commit before the finish, throws tool_error, bad envelopes invalid_output, a second finish late",
+  async (brain) => {
+    await using _service = endings;
+    const session = await brain.sessions.create({
+      tools: [ending("ending")({ where: "local" }), ending("ending_ext")({ env: endings.env, where: "extension" })],
+    });
+    // What a record shows of a call, whichever call it is.
+    const shown = async (call: number) =>
+      (await callRecords(session, call)).filter((record) => record.kind !== "tool_call_late").map((record) =>
+        record.kind === "tool_result" ? [record.kind, record.outcome, record.content ?? null] : record.kind
+      );
+    const ways = [
+      "error",
+      "returned_failure",
+      "returned_then_finished",
+      "content",
+      "throw",
+      "malformed",
+      "non_json",
+      "burst",
+      "twice",
+    ];
+    for (const how of ways) {
+      const local = await session.call("ending", { how });
+      const extended = await session.call("ending_ext", { how });
+      assert.deepEqual([extended.cause, extended.outcome], [local.cause, local.outcome], how);
+      assert.deepEqual(await shown(extended.call), await shown(local.call), how);
+    }
+    assert.deepEqual(
+      (await session.call("ending", { how: "error" })).outcome,
+      fail("not_found", "no such record", { retryable: true, details: { id: 7, tags: ["a"] } }),
+    );
+    for (const where of ["local", "extension"] as const) {
+      const seen = await afterFinish[where].promise as { first: number; second: JsonValue; emitted: JsonValue };
+      assert.deepEqual([seen.second, seen.emitted], [[seen.first, true], "call_finished"], where);
+    }
+  },
+  () => {
+    afterFinish.local = Promise.withResolvers();
+    afterFinish.extension = Promise.withResolvers();
+    endings = extensionService([ending("ending_ext")({ where: "extension" })]);
+    return { allow: endings.allow };
+  },
+);

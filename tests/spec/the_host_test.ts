@@ -1,7 +1,11 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BRAIN_MAX_INPUT_BYTES, type JsonValue, ok, tool } from "../../mod.ts";
+import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
+import { serveBrain } from "../../src/host/server/mod.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
 const echo = tool({
   name: "echo",
@@ -121,5 +125,135 @@ specTest(
     }
     assert.deepEqual(await session.read({ from: 2, limit: 0 }), []);
     assert.deepEqual((await session.read({ from: 1, limit: 1 })).map((record) => record.sequence), [1]);
+  },
+);
+
+let kinds: ReturnType<typeof toolKinds>;
+specTest(
+  "whatever the Tool kind, input failing its schema ends invalid_input before the placement runs and output failing it ends invalid_output, with the same outcomes and records",
+  async (brain) => {
+    await using _servers = kinds;
+    const outcomes = new Map<Kind, Outcome[]>();
+    for (const kind of KINDS) {
+      const session = await brain.sessions.create({ tools: kinds.place(kind) });
+      assert.deepEqual((await session.call("echo", { value: 2 })).outcome, ok(2), kind);
+      const ran = kinds.runs(kind);
+      const badInput = await session.call("echo", { value: "2" });
+      assert.equal(kinds.runs(kind), ran, `${kind}: the placement never ran for invalid input`);
+      const badOutput = await session.call("echo", { value: 1.5 });
+      for (const [end, code] of [[badInput, "invalid_input"], [badOutput, "invalid_output"]] as const) {
+        assert.deepEqual([end.cause, end.outcome.status === "error" && end.outcome.error.code], ["error", code], kind);
+        assert.deepEqual(
+          await callKinds(session, end.call),
+          ["tool_call_started", "tool_result", "tool_call_finished"],
+          `${kind} ${code}`,
+        );
+      }
+      outcomes.set(kind, [badInput.outcome, badOutput.outcome]);
+    }
+    for (const kind of KINDS) assert.deepEqual(outcomes.get(kind), outcomes.get("in-process"), kind);
+  },
+  () => {
+    kinds = toolKinds();
+    return { allow: kinds.allow };
+  },
+);
+
+specTest("a call to a Tool name the session does not have is unknown_tool and commits nothing", async (brain) => {
+  const session = await brain.sessions.create({ tools: [echo()] });
+  for (const name of ["ech", "Echo", "", "lookup"]) {
+    await assert.rejects(session.call(name, { text: "x" }), hasCode("unknown_tool"), name);
+    await assert.rejects(session.start(name, { text: "x" }), hasCode("unknown_tool"), name);
+  }
+  assert.deepEqual(await session.read(), []);
+  assert.deepEqual((await session.call("echo", { text: "x" })).outcome, ok("x"));
+});
+
+specTest(
+  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions",
+  async (brain) => {
+    const ended = await brain.sessions.create({ tools: [echo()] });
+    await ended.call("echo", { text: "x" });
+    await ended.end();
+    await assert.rejects(ended.call("echo", { text: "y" }), hasCode("session_closed"));
+    assert.equal((await ended.read()).length, 3, "nothing more committed");
+    const open = await brain.sessions.create({ tools: [echo()] });
+    await brain.close();
+    await assert.rejects(open.call("echo", { text: "y" }), hasCode("session_closed"));
+    await assert.rejects(brain.sessions.create({ tools: [echo()] }), hasCode("brain_closed"));
+  },
+);
+
+/** Makes each common mistake on `brain` and returns what it answered, as `code: message`, in order. */
+async function mistakes(brain: Brain): Promise<string[]> {
+  const answers: string[] = [];
+  const answer = async (what: string, attempt: () => Promise<unknown>) => {
+    const error = await (async () => await attempt())().then(() => undefined, (error) => error);
+    assert.ok(error instanceof BrainError, `${what}: ${error}`);
+    answers.push(`${what}: ${error.code}: ${error.message}`);
+  };
+  await answer("the factory", () => brain.sessions.create({ tools: [echo as never] }));
+  await answer("a Tool twice", () => brain.sessions.create({ tools: [echo(), echo()] }));
+  await answer("an unknown option", () => brain.sessions.create({ tools: [echo()], tool: 1 } as never));
+  for (const id of ["", "../x", ".hidden", "x".repeat(129), 5]) {
+    await answer(`create ${id}`, () => brain.sessions.create({ id: id as never, tools: [echo()] }));
+    await answer(`get ${id}`, () => brain.sessions.get(id as never, { tools: [echo()] }));
+    await answer(`delete ${id}`, () => brain.sessions.delete(id as never));
+  }
+  await answer("a missing session", () => brain.sessions.get("missing"));
+  const session = await brain.sessions.create({ id: "fixed", tools: [echo()] });
+  await answer("a taken id", () => brain.sessions.create({ id: "fixed", tools: [echo()] }));
+  await answer("a wrong Tool name", () => session.call("ech", { text: "x" }));
+  await answer("a Tool name that is no string", () => session.call(5 as never, { text: "x" }));
+  await answer("a duration as deadline", () => session.call("echo", { text: "x" }, { deadline: 5_000 }));
+  await answer("an unknown call option", () => session.call("echo", { text: "x" }, { timeout: 5 } as never));
+  await answer("non-JSON input", () => session.call("echo", { text: 1n } as never));
+  await answer("a bad read range", () => session.read({ from: 0 }));
+  await answer("no model", () => session.send("hi"));
+  await session.end();
+  await answer("a call after end", () => session.call("echo", { text: "x" }));
+  const open = await brain.sessions.create({ id: "open", tools: [echo()] });
+  await brain.close();
+  await answer("a call after close", () => open.call("echo", { text: "x" }));
+  await answer("a session after close", () => brain.sessions.create({ tools: [echo()] }));
+  await answer("a list after close", () => brain.sessions.list());
+  await answer("a read after close", () => open.read());
+  return answers;
+}
+
+Deno.test("every common mistake is refused with the same code and message embedded, durable and remote; the client keeps working", async () => {
+  const embedded = await mistakes(new Brain());
+  assert.deepEqual(await mistakes(await Brain.open({ path: `${scratchDir("spec-kv")}/brain.kv` })), embedded);
+  const server = await serveBrain({ serverToken: "spec-operator" });
+  try {
+    assert.deepEqual(
+      await mistakes(new Brain({ url: server.url, serverToken: "spec-operator", token: "spec-host" })),
+      embedded,
+    );
+  } finally {
+    await server.shutdown();
+  }
+  assert.ok(embedded.some((line) => line.startsWith("create : invalid_argument: a session id must be")));
+  assert.ok(embedded.includes("a list after close: brain_closed: this Brain is closed"));
+});
+
+specTest(
+  "a records() follower ends without an error when the Brain closes, having yielded every committed record",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await session.call("echo", { text: "x" });
+    const seen: number[] = [];
+    const three = Promise.withResolvers<void>();
+    const following = (async () => {
+      for await (const record of session.records()) {
+        seen.push(record.sequence);
+        if (seen.length === 3) three.resolve();
+      }
+    })();
+    await withDeadline(three.promise, "the follower to see the call");
+    await session.end();
+    await brain.close();
+    await withDeadline(following, "the follower to end at close");
+    assert.deepEqual(seen, [1, 2, 3]);
   },
 );

@@ -9,6 +9,7 @@ import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
 import { RacedAbortController } from "../../util/signal.ts";
 import {
+  type Budgets,
   type ClientFrame,
   decodeServerFrames,
   errorFromFrame,
@@ -18,6 +19,7 @@ import {
   type Malformed,
   MOVED,
   type NoticeOf,
+  PROTOCOL_VERSION,
   type Replies,
   type RequestFrame,
   type RequestOf,
@@ -25,8 +27,10 @@ import {
   SERVER_TOKEN_HEADER,
   type ServerFrame,
   type StartReply,
+  type Usage,
   type WireAgentloop,
 } from "../protocol.ts";
+import { type Activation, countedElsewhere } from "../../session/activation.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
 import { HostSocket } from "./host_socket.ts";
@@ -44,10 +48,14 @@ export interface HostConnectionEvent {
    * certificate, or `connection_lost`); `moved`: the server sent the host to the server of the
    * cluster that owns one of its sessions, at `to`. After `lost`, `failed` and
    * `moved` the client tries again in `retryInMs`. `session_closed`: the server
-   * gave up the handle of `session` (it could not reopen it after a reconnect,
-   * with `error.cause` saying why, such as `session_not_found`); that handle is
-   * ended and everything asked of it fails `session_closed` at once. Open the
-   * session again with `brain.sessions.get(id, { tools })` if it still exists.
+   * gave up the handle of `session`, with `error.cause` saying why: it could not
+   * reopen it after a reconnect (such as `session_not_found`), or it ended it on
+   * its own while connected (`storage_unavailable` when its store refused a call's
+   * end for good, `fenced` when another Brain took the session over,
+   * `session_not_found` when the session was deleted). That handle is ended, its
+   * calls whose end could not be committed have failed, and everything asked of it
+   * fails `session_closed` at once. Open the session again with
+   * `brain.sessions.get(id, { tools })` if it still exists.
    */
   type: "attached" | "lost" | "failed" | "moved" | "session_closed";
   /** The server the event happened with. */
@@ -111,10 +119,29 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
-/** A caller's wait for the end of a call it started, bounded by the call's deadline when it has one. */
+/**
+ * A caller's wait for the end of a call it started, bounded by the call's deadline when it has one, and the
+ * activation it named for the call, whose counts follow the server's.
+ */
 interface EndWait {
   end: PromiseWithResolvers<CallEnd>;
   disarm: (() => void) | undefined;
+  activation: Activation | undefined;
+}
+
+/** A call's end pushed before its caller asked, or the error its end could not commit with, and its usage. */
+interface EarlyEnd {
+  end?: CallEnd;
+  error?: BrainError;
+  usage?: Usage;
+}
+
+/** What a handle the server opened is told: that the server gave it up, or that it was reopened with new budgets. */
+export interface HandleWatch {
+  /** The server gave the handle up on its own; `error` says why. */
+  closed(error: BrainError): void;
+  /** The server reopened the handle (after a reconnect, or on another server of its cluster) with these budgets. */
+  reopened(budgets: Budgets): void;
 }
 
 /** Runs one call dispatched to a handle, reporting to `sink`. */
@@ -125,8 +152,10 @@ interface HostedHandle {
   tools: ReadonlyMap<string, PlacedTool>;
   conversation: HandleConversation;
   execute: Executor;
-  /** Set once the server opened the handle: told when the server gives it up on its own. */
-  onClosed?: (error: BrainError) => void;
+  /** Set once the server opened the handle: told when the server gives it up or reopens it. */
+  watch?: HandleWatch;
+  /** Why the server gave the handle up before it was watched. */
+  gone?: BrainError;
 }
 
 /** The server model a handle's session names and its Agentloop options, resent when the handle is reattached. */
@@ -176,7 +205,7 @@ export class HostConnection {
   #followers = new Set<RecordStream>();
   #ends = new CallMap<EndWait>();
   /** Ends pushed before their caller asked: the `start` reply and the end arrived in one batch of frames. */
-  #early = new CallMap<CallEnd>();
+  #early = new CallMap<EarlyEnd>();
   #socketClosed: Promise<void> = Promise.resolve();
 
   constructor(options: HostConnectionOptions) {
@@ -221,12 +250,13 @@ export class HostConnection {
    * reconnect it is asked for again, since reading it is idempotent. With a
    * `deadline`, it rejects `connection_lost` once the deadline and a grace have
    * passed without Brain confirming the end, whatever the link does.
-   * Call it right after the `start` reply, before the push can arrive.
+   * Call it right after the `start` reply, before the push can arrive. The
+   * counts of `activation`, the one named for the call, follow the server's.
    */
-  awaitEnd(session: string, call: number, deadline?: number): Promise<CallEnd> {
+  awaitEnd(session: string, call: number, deadline?: number, activation?: Activation): Promise<CallEnd> {
     const end = Promise.withResolvers<CallEnd>();
     end.promise.catch(() => {});
-    this.#waitEnd(session, call, deadline, end);
+    this.#waitEnd(session, call, deadline, end, activation);
     return end.promise;
   }
 
@@ -235,19 +265,31 @@ export class HostConnection {
    * would, for a caller that needs nothing in between: one wait from the start to
    * the end. A start that fails rejects it.
    */
-  startAndWait(frame: RequestFrame<"start">, session: string, deadline?: number): Promise<CallEnd> {
+  startAndWait(
+    frame: RequestFrame<"start">,
+    session: string,
+    deadline?: number,
+    activation?: Activation,
+  ): Promise<CallEnd> {
     const end = Promise.withResolvers<CallEnd>();
     const options = deadline === undefined ? {} : { deadline };
-    const started = (reply: unknown) => this.#waitEnd(session, (reply as StartReply).call, deadline, end);
+    const started = (reply: unknown) => this.#waitEnd(session, (reply as StartReply).call, deadline, end, activation);
     this.#enqueue(frame, options, started, end.reject);
     return end.promise;
   }
 
-  #waitEnd(session: string, call: number, deadline: number | undefined, end: EndWait["end"]): void {
+  #waitEnd(
+    session: string,
+    call: number,
+    deadline: number | undefined,
+    end: EndWait["end"],
+    activation: Activation | undefined,
+  ): void {
     const early = this.#early.get(session, call);
     if (early) {
       this.#early.delete(session, call);
-      return end.resolve(early);
+      if (activation && early.usage) countedElsewhere(activation, early.usage);
+      return early.end ? end.resolve(early.end) : end.reject(early.error);
     }
     const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
       if (this.#ends.get(session, call) !== wait) return;
@@ -260,7 +302,7 @@ export class HostConnection {
         ),
       );
     });
-    const wait: EndWait = { end, disarm };
+    const wait: EndWait = { end, disarm, activation };
     this.#ends.set(session, call, wait);
   }
 
@@ -282,11 +324,15 @@ export class HostConnection {
 
   /**
    * Marks a handle the server has opened: should the server give it up on its own,
-   * `onClosed` is told why, the handle is released and `onEvent` hears `session_closed`.
+   * `watch` is told why, the handle is released and `onEvent` hears `session_closed`;
+   * should the server reopen it (after a reconnect), `watch` is told its budgets there.
    */
-  watchHandle(handle: string, onClosed: (error: BrainError) => void): void {
+  watchHandle(handle: string, watch: HandleWatch): void {
     const hosted = this.#handles.get(handle);
-    if (hosted) hosted.onClosed = onClosed;
+    if (!hosted) return;
+    hosted.watch = watch;
+    // The server gave it up in the batch of frames that opened it.
+    if (hosted.gone) this.#tell(this.#giveUp(handle, hosted, hosted.gone));
   }
 
   /** Releases a handle's handlers. */
@@ -322,6 +368,8 @@ export class HostConnection {
     this.#reopening.clear();
     clearInterval(this.#pinger);
     this.#abortRunning();
+    // A follower ends at close, as an embedded Brain's does: it has yielded every record it could get.
+    for (const stream of this.#followers) stream.end();
     this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
     this.#socket?.close(1000, "closed");
     await this.#socketClosed;
@@ -408,6 +456,7 @@ export class HostConnection {
     try {
       const endpoint = new URL(HOST_PATH, url.replace(/^http/, "ws"));
       endpoint.searchParams.set("host", host);
+      endpoint.searchParams.set("protocol", String(PROTOCOL_VERSION));
       endpoint.searchParams.set("instance", this.#instance);
       if (takeover) endpoint.searchParams.set("takeover", "1");
       // The tokens travel in headers, never in a URL.
@@ -462,9 +511,9 @@ export class HostConnection {
       generation: undefined,
       sent: true,
       resolve: (value) => {
-        const { maxFrameBytes, failed } = value as Partial<Replies["attach"]>;
+        const { maxFrameBytes, failed, opened } = value as Partial<Replies["attach"]>;
         this.#outbox?.limit(maxFrameBytes);
-        this.#attached(socket, Array.isArray(failed) ? failed : []);
+        this.#attached(socket, Array.isArray(failed) ? failed : [], Array.isArray(opened) ? opened : []);
       },
       reject: (error) => {
         if (this.#socket !== socket) return;
@@ -476,7 +525,11 @@ export class HostConnection {
     this.#write(frame);
   }
 
-  #attached(socket: HostSocket, failed: Replies["attach"]["failed"]): void {
+  #attached(
+    socket: HostSocket,
+    failed: Replies["attach"]["failed"],
+    opened: NonNullable<Replies["attach"]["opened"]>,
+  ): void {
     if (this.#socket !== socket || this.#state !== "connecting") return;
     clearTimeout(this.#timer);
     this.#state = "attached";
@@ -485,6 +538,7 @@ export class HostConnection {
     this.#failure = undefined;
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
+    for (const { handle, budgets } of opened) this.#handles.get(handle)?.watch?.reopened(budgets);
     const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromFrame(error), 0));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
@@ -503,15 +557,38 @@ export class HostConnection {
   #notReopened(handle: string, why: BrainError, attempt: number): HostConnectionEvent[] {
     const hosted = this.#handles.get(handle);
     // A handle still being opened is not given up: its create or get request answers with why.
-    if (!hosted?.onClosed || this.#state === "closed") return [];
+    if (!hosted?.watch || this.#state === "closed") return [];
     if (PASSING.has(why.code)) {
       this.#reopenLater(handle, hosted, attempt);
       return [];
     }
+    return [this.#giveUp(handle, hosted, why, "was not reopened by")];
+  }
+
+  /**
+   * The server ended an open handle on its own while connected (`gone`): after the
+   * ends of its calls, which it pushed first. A handle whose `create` or `get` reply
+   * is not yet read is given up once it is watched.
+   */
+  #gone(frame: Extract<ServerFrame, { t: "gone" }>): void {
+    const hosted = this.#handles.get(frame.handle);
+    if (!hosted || this.#state === "closed") return;
+    const why = errorFromFrame(frame.error);
+    if (hosted.watch) this.#tell(this.#giveUp(frame.handle, hosted, why));
+    else hosted.gone = why;
+  }
+
+  /**
+   * Ends a handle the server gave up for `why`: it is released, requests for it
+   * that wait to be sent fail `session_closed`, and its session is told. Returns the event to tell.
+   */
+  #giveUp(handle: string, hosted: HostedHandle, why: BrainError, what = "was given up by"): HostConnectionEvent {
     this.#handles.delete(handle);
+    clearTimeout(this.#reopening.get(handle));
+    this.#reopening.delete(handle);
     const error = new BrainError(
       "session_closed",
-      `session ${hosted.session} was not reopened by the Brain server at ${this.#url}: ${why.message}`,
+      `session ${hosted.session} ${what} the Brain server at ${this.#url}: ${why.message}`,
       { cause: why },
     );
     for (const [id, pending] of this.#pending) {
@@ -519,8 +596,8 @@ export class HostConnection {
       this.#pending.delete(id);
       pending.reject(error);
     }
-    hosted.onClosed(error);
-    return [{ type: "session_closed", url: this.#url, session: hosted.session, error }];
+    hosted.watch?.closed(error);
+    return { type: "session_closed", url: this.#url, session: hosted.session, error };
   }
 
   /** Asks the server to reopen `handle` after a backoff, until it does, gives it up for good, or the client closes. */
@@ -532,7 +609,9 @@ export class HostConnection {
       setTimeout(() => {
         this.#reopening.delete(handle);
         if (this.#handles.get(handle) !== hosted) return;
-        this.request("get", declared(handle, hosted), { retry: true }).catch((error) => {
+        this.request("get", declared(handle, hosted), { retry: true }).then((budgets) => {
+          if (this.#handles.get(handle) === hosted) hosted.watch?.reopened(budgets);
+        }, (error) => {
           // A lost or refused connection is not the handle's: the next attach declares it again.
           if (!(error instanceof BrainError) || CONNECTION_FAILURES.has(error.code)) return;
           for (const event of this.#notReopened(handle, error, attempt + 1)) this.#tell(event);
@@ -584,6 +663,8 @@ export class HostConnection {
         return;
       case "ended":
         return this.#ended(frame);
+      case "gone":
+        return this.#gone(frame);
       case "record":
         this.#streams.get(frame.stream)?.push(frame.record);
         return;
@@ -604,8 +685,9 @@ export class HostConnection {
     const pending = this.#pending.get(frame.id);
     if (!pending) return;
     this.#pending.delete(frame.id);
-    if (frame.error) return pending.reject(errorFromFrame(frame.error));
     const request = pending.frame;
+    if (frame.usage && "call" in request) this.#counted(request.session, request.call, frame.usage);
+    if (frame.error) return pending.reject(errorFromFrame(frame.error));
     if (request.op === "start" && (frame.value as StartReply).run) {
       // The invoke traveled with the reply: this client hosts the call it just started.
       const { handle, tool, input, deadline } = request;
@@ -617,21 +699,31 @@ export class HostConnection {
   }
 
   #ended(frame: Extract<ServerFrame, { t: "ended" }>): void {
-    if (frame.id !== undefined) {
+    const { session, call, end, usage } = frame;
+    if (frame.id !== undefined && end) {
       const pending = this.#pending.get(frame.id);
       this.#pending.delete(frame.id);
-      pending?.resolve({ sequence: frame.end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
+      pending?.resolve({ sequence: end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
     }
-    const wait = this.#ends.get(frame.session, frame.call);
+    const error = end ? undefined : errorFromFrame(frame.error!);
+    const wait = this.#ends.get(session, call);
     if (!wait) {
       // Only this client's own calls end here, and their caller asks right after the start reply: kept until then.
       if (this.#early.size >= EARLY_ENDS_KEPT) this.#early = new CallMap();
-      this.#early.set(frame.session, frame.call, frame.end);
+      this.#early.set(session, call, { end, error, usage });
       return;
     }
-    this.#ends.delete(frame.session, frame.call);
+    this.#ends.delete(session, call);
     wait.disarm?.();
-    wait.end.resolve(frame.end);
+    if (wait.activation && usage) countedElsewhere(wait.activation, usage);
+    if (end) wait.end.resolve(end);
+    else wait.end.reject(error);
+  }
+
+  /** A report's reply carried what the activation named for its call has spent: its caller's activation follows. */
+  #counted(session: string, call: number, usage: Usage): void {
+    const activation = this.#ends.get(session, call)?.activation;
+    if (activation) countedElsewhere(activation, usage);
   }
 
   /** A frame that is not one ends only what it names: the request it answers, or the call it dispatches. */

@@ -27,7 +27,7 @@ import {
   type HostConnectionEvent,
   isServerUrl,
 } from "./connection.ts";
-import { checkHeaderValue } from "../../util/http_headers.ts";
+import { checkToken } from "../../util/tokens.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
 import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
@@ -96,7 +96,9 @@ export interface RemoteBrainOptions {
    * `failed` (an attempt was refused or could not connect) and `moved`, with the error
    * and the delay before the next attempt (the client retries until `close()`), and
    * `session_closed` when the server gave up a session's handle (it could not reopen
-   * it after a reconnect): that handle has ended, and its calls fail `session_closed`.
+   * it after a reconnect, or ended it on its own: its store failed for good, another
+   * Brain took the session over, the session was deleted), with the reason as the
+   * error's `cause`: that handle has ended, and its calls fail `session_closed`.
    * A callback that throws is reported with `reportError` and changes nothing.
    */
   onConnection?: (event: HostConnectionEvent) => void;
@@ -105,11 +107,12 @@ export interface RemoteBrainOptions {
 /** The longest delay `setTimeout` honours. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
-/** A call's `start` frame, its deadline, and the caller's signal. */
+/** A call's `start` frame, its deadline, the caller's signal, and the activation it names. */
 interface StartFrame {
   frame: RequestFrame<"start">;
   deadline: number | undefined;
   signal: AbortSignal | undefined;
+  activation: Activation | undefined;
 }
 
 /** A Brain server reached over one host connection; this process runs the sessions' Tools. */
@@ -130,9 +133,8 @@ export class RemoteBackend implements BrainBackend {
     if (cluster !== undefined && (!Array.isArray(cluster) || !cluster.every(isServerUrl))) {
       throw new BrainError("invalid_argument", "cluster must be an array of http(s) or ws(s) server URLs");
     }
-    // They travel as header values.
-    checkHeaderValue("token", token);
-    if (serverToken !== undefined) checkHeaderValue("serverToken", serverToken);
+    checkToken("token", token);
+    if (serverToken !== undefined) checkToken("serverToken", serverToken);
     const { takeover, ...durations } = options;
     for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...durations })) {
       // A timer cannot wait longer than 2^31 - 1 ms: a longer wait would fire at once, over and over.
@@ -167,6 +169,7 @@ export class RemoteBackend implements BrainBackend {
     { tools = [], environments, id = crypto.randomUUID(), host, model, agentloop }: CreateSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
+    checkName("a session id", id);
     refuseCredentials(host);
     refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
@@ -179,6 +182,7 @@ export class RemoteBackend implements BrainBackend {
     { tools = [], environments, host, model, agentloop, waitMs }: GetSessionOptions = {},
   ): Promise<BrainSession> {
     this.#assertOpen();
+    checkName("a session id", id);
     checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
@@ -187,6 +191,7 @@ export class RemoteBackend implements BrainBackend {
 
   async delete(id: string): Promise<void> {
     this.#assertOpen();
+    checkName("a session id", id);
     await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
     await this.#connection.request("delete", { session: id }, { retry: true });
   }
@@ -286,7 +291,10 @@ export class RemoteBackend implements BrainBackend {
       await release();
     });
     this.#live.add(session);
-    this.#connection.watchHandle(handle, (error) => session.lose(error));
+    this.#connection.watchHandle(handle, {
+      closed: (error) => session.lose(error),
+      reopened: (budgets) => session.rebudget(budgets),
+    });
     return session;
   }
 
@@ -386,7 +394,8 @@ class RemoteSession implements BrainSession {
 
   /**
    * A new activation with the budgets the server applies to this session. Only its
-   * id travels: calls started with it share one budget on the server, which keeps the count.
+   * id travels: calls started with it share one budget on the server, which keeps the
+   * count; its counts here follow the server's as the call's frames come back.
    */
   activation(): Activation {
     return new Activation(this.#budgets);
@@ -397,9 +406,9 @@ class RemoteSession implements BrainSession {
   }
 
   /** Sends a call's `start` frame; the call as a {@linkcode ToolCall}, the caller's signal watched until it ends. */
-  async #started({ frame, deadline, signal }: StartFrame): Promise<ToolCall> {
+  async #started({ frame, deadline, signal, activation }: StartFrame): Promise<ToolCall> {
     const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline);
+    const ended = this.#connection.awaitEnd(this.id, sequence, deadline, activation);
     const call = { session: this.id, call: sequence };
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
     const cancel = (message?: string) =>
@@ -427,7 +436,7 @@ class RemoteSession implements BrainSession {
     }
     if (started.signal !== undefined) return this.#started(started).then((call) => call.ended);
     // Without a signal to watch, nothing but the end is needed: one wait from the start to the end.
-    return this.#connection.startAndWait(started.frame, this.id, started.deadline);
+    return this.#connection.startAndWait(started.frame, this.id, started.deadline, started.activation);
   }
 
   /**
@@ -445,7 +454,7 @@ class RemoteSession implements BrainSession {
     if (checked.activation) frame.activation = checked.activation.id;
     if (traceparent !== undefined) frame.traceparent = traceparent;
     if (signal?.aborted) frame.cancelled = true;
-    return { frame, deadline, signal };
+    return { frame, deadline, signal, activation: checked.activation };
   }
 
   /**
@@ -475,6 +484,11 @@ class RemoteSession implements BrainSession {
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
     const { from, signal } = checkReadOptions("records options", options, ["signal"]);
     return this.#connection.follow(this.id, from, signal);
+  }
+
+  /** The server reopened this handle, perhaps on another server of its cluster: later activations get its budgets. */
+  rebudget(budgets: Budgets): void {
+    this.#budgets = budgets;
   }
 
   /** The server gave this handle up on its own (`error` says why): it ends here too, without asking the server. */

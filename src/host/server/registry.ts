@@ -5,8 +5,9 @@ import type { JsonValue } from "../../outcome/json.ts";
 import type { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import { type CallSink, endedCause, type Invocation } from "../../contract/call.ts";
-import type { ServerFrame } from "../protocol.ts";
+import { errorFrame, type ServerFrame } from "../protocol.ts";
 import { hashToken } from "../../embedded/host_token.ts";
+import { checkToken, isToken } from "../../util/tokens.ts";
 import { sameText } from "../../util/same_text.ts";
 import { checkName, hostSessionId, hostSessionKey, isHostSessionKey } from "../../util/names.ts";
 import { overLimit, type ServerLimits } from "./limits.ts";
@@ -26,7 +27,14 @@ interface Inflight {
 type InvokeFrame = Extract<ServerFrame, { t: "invoke" }>;
 
 /** A host's answer to a parse request: the parsed value, or the issues its schema found. */
-export type ParsedValue = { value: JsonValue } | { issues: { path: (string | number)[]; message: string }[] };
+export type ParsedValue = { value: JsonValue } | { issues: ParseIssue[] };
+
+/** One issue a host's schema found: where, its Zod code, and what it says. */
+export interface ParseIssue {
+  path: (string | number)[];
+  code: string;
+  message: string;
+}
 
 /**
  * Brain's record of one registered host: its identity and token hash, its
@@ -291,6 +299,24 @@ export class RegisteredHost {
     this.#asks.delete(ask);
   }
 
+  /**
+   * Holds `session` as the host's handle `id`. Should the session end on its own
+   * while held (its store failed for good, another Brain took it over, it was
+   * deleted), the handle is let go and the connected client is told at once with a
+   * `gone` push; a client that is not connected hears it when it reattaches.
+   */
+  keep(id: string, session: Session): void {
+    this.handles.set(id, session);
+    onAborted(session.closed, () => {
+      if (this.handles.get(id) !== session) return;
+      this.handles.delete(id);
+      this.forget(session.id);
+      const socket = this.#socket;
+      if (socket?.readyState !== WebSocket.OPEN) return;
+      send(socket, { t: "gone", handle: id, error: this.shownError(errorFrame(session.closed.reason)) });
+    });
+  }
+
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
     if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
@@ -393,14 +419,15 @@ export class HostRegistry {
     serverToken: string | undefined,
   ): Promise<{ id: string; tokenHash: string }> {
     const refused = new BrainError("unauthorized", `wrong or missing credentials for host ${id}`);
-    if (!token) throw refused;
+    // A token Brain would never have accepted is wrong without hashing it (it may be a megabyte).
+    if (!isToken(token)) throw refused;
     const tokenHash = await hashToken(token);
     const known = await this.#knownHash(id);
     if (known !== undefined) {
       if (!sameText(known, tokenHash)) throw refused;
       return { id, tokenHash };
     }
-    const operator = this.#serverTokenHash && serverToken !== undefined
+    const operator = this.#serverTokenHash && isToken(serverToken)
       ? sameText(await this.#serverTokenHash, await hashToken(serverToken))
       : false;
     if (!operator) throw refused;
@@ -451,11 +478,4 @@ export class HostRegistry {
     hosts.catch(() => this.#saved = undefined);
     return hosts;
   }
-}
-
-function checkToken(name: string, token: unknown): string {
-  if (typeof token !== "string" || token.length === 0) {
-    throw new BrainError("invalid_argument", `${name} must be a non-empty string`);
-  }
-  return token;
 }

@@ -3,7 +3,7 @@ import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
 import { PendingUpgrades } from "./pending_upgrades.ts";
-import { errorFrame, HOST_IN_USE, HOST_PATH, SERVER_TOKEN_HEADER } from "../protocol.ts";
+import { errorFrame, HOST_IN_USE, HOST_PATH, protocolVersion, SERVER_TOKEN_HEADER } from "../protocol.ts";
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -131,6 +131,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     }
     const instance = c.req.query("instance") ?? crypto.randomUUID();
     const takeover = c.req.query("takeover") === "1";
+    const protocol = protocolVersion(c.req.query("protocol"));
     const inUse = () => socket.close(HOST_IN_USE, `host ${id} is connected from another instance`);
     if (!host.admits(instance, takeover)) {
       // Another instance of this host is connected: refused, rather than evicting it.
@@ -150,6 +151,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
         cluster,
         maxFrameBytes: limits.maxFrameBytes,
         pingIntervalMs,
+        protocol,
       });
       sockets.add(handler.closed);
       handler.closed.then(() => sockets.delete(handler.closed));

@@ -23,6 +23,7 @@ import {
   type RequestOf,
   type RequestOp,
   type ServerFrame,
+  type Usage,
   type WireAgentloop,
 } from "../protocol.ts";
 import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
@@ -59,10 +60,14 @@ export class OpenCalls {
   }
 }
 
-/** A call started on this socket whose `ended` push is still to be sent; `finishing` while its finish answers it. */
+/**
+ * A call started on this socket whose `ended` push is still to be sent; `finishing` while its finish answers it,
+ * and the activation the client named for it, whose usage its frames carry.
+ */
 interface Started {
   call: ToolCall;
   finishing: boolean;
+  activation: Activation | undefined;
 }
 
 /** What one host socket needs from its Brain server. */
@@ -77,6 +82,8 @@ export interface LinkParts {
   maxFrameBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
   pingIntervalMs: number;
+  /** The protocol version the client speaks ({@linkcode protocolVersion}). */
+  protocol: number;
 }
 
 /** How long past a lease a reattaching host waits for the Brain that held it. */
@@ -112,10 +119,12 @@ export class HostSocketHandler {
   #heard = true;
   #pinger: ReturnType<typeof setInterval>;
   #maxFrameBytes: number;
+  #protocol: number;
   #gone = Promise.withResolvers<void>();
 
-  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes }: LinkParts) {
+  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes, protocol }: LinkParts) {
     this.#cluster = cluster;
+    this.#protocol = protocol;
     this.#maxFrameBytes = maxFrameBytes;
     this.#socket = socket;
     this.#host = host;
@@ -208,7 +217,14 @@ export class HostSocketHandler {
     }
     const id = frame.id;
     reply.then(
-      (value) => value === ANSWERED || send(this.#socket, { t: "reply", id, value: value ?? null }),
+      (value) => {
+        if (value === ANSWERED) return;
+        const usage = "call" in frame && reports.has(frame.op) ? this.#usage(frame.session, frame.call) : undefined;
+        send(
+          this.#socket,
+          usage ? { t: "reply", id, value: value ?? null, usage } : { t: "reply", id, value: value ?? null },
+        );
+      },
       (error) => send(this.#socket, { t: "reply", id, error: this.#host.shownError(errorFrame(error)) }),
     );
   }
@@ -272,12 +288,16 @@ export class HostSocketHandler {
     const declared = new Set(frame.handles.map((declared) => declared.handle));
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
     const failed: Replies["attach"]["failed"] = [];
+    const opened: NonNullable<Replies["attach"]["opened"]> = [];
     for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-      await this.#open(id, session, tools, conversation).catch((error) =>
-        failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) })
+      await this.#open(id, session, tools, conversation).then(
+        () => opened.push({ handle: id, budgets: budgets(this.#handle(id)) }),
+        (error) => failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) }),
       );
     }
-    return { failed, maxFrameBytes: this.#maxFrameBytes };
+    return opened.length > 0
+      ? { failed, opened, maxFrameBytes: this.#maxFrameBytes }
+      : { failed, maxFrameBytes: this.#maxFrameBytes };
   }
 
   async #create(frame: RequestOf<"create">): Promise<Budgets> {
@@ -302,7 +322,7 @@ export class HostSocketHandler {
       await session.end();
       throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
     }
-    this.#host.handles.set(frame.handle, session);
+    this.#host.keep(frame.handle, session);
     return budgets(session);
   }
 
@@ -328,7 +348,7 @@ export class HostSocketHandler {
         { tools: placed, ...served(conversation), waitMs },
         this.#registration,
       );
-      this.#host.handles.set(id, opened);
+      this.#host.keep(id, opened);
     }
     return meta;
   }
@@ -402,7 +422,7 @@ export class HostSocketHandler {
     const options = { deadline: frame.deadline, activation, traceparent: frame.traceparent, signal };
     return session.start(frame.tool, frame.input, options).then((call) => {
       const held = this.#host.release(frame.handle, session.id, call.sequence);
-      this.#track(session.id, call);
+      this.#track(session.id, call, activation);
       const value: Replies["start"] = !held
         ? { call: call.sequence }
         : held.traceparent === undefined
@@ -419,19 +439,21 @@ export class HostSocketHandler {
   }
 
   /** Follows a started call to its end: one subscription frees its room, keeps it for a late cancel, pushes its end. */
-  #track(session: string, call: ToolCall): void {
+  #track(session: string, call: ToolCall, activation: Activation | undefined): void {
     this.#calls.track(session, call);
-    const started: Started = { call, finishing: false };
+    const started: Started = { call, finishing: false, activation };
     this.#started.set(session, call.sequence, started);
     call.ended.then((end) => {
       this.#host.callEnded();
       this.#calls.ended(session, call.sequence);
       if (!started.finishing) this.#pushEnded(session, end);
-    }, () => {
+    }, (error) => {
       this.#host.callEnded();
       this.#calls.ended(session, call.sequence);
-      // Its end did not commit here (a failing store, or another server took the session over): the session's
-      // next owner ends it, and the host hears that end when the journal has it.
+      // Its end did not commit here (a failing store, or another server took the session over). A client that
+      // reads it is told so at once, as an embedded caller is; the session's next owner ends the call.
+      if (this.#protocol >= 2) return this.#pushFailed(session, call.sequence, error);
+      // An older client waits for that end, and hears it when the journal has it.
       const forget = () => this.#started.delete(session, call.sequence);
       findEnd(this.#journal.subscribe(session, { from: call.sequence, signal: this.#closed.signal }), call.sequence)
         .then((end) => end ? this.#pushEnded(session, end) : forget(), forget);
@@ -440,7 +462,9 @@ export class HostSocketHandler {
 
   /** Sends a started call's end once: as a push, or as the answer to the finish request `answer` names. */
   #pushEnded(session: string, end: CallEnd, answer?: { id: number; late: boolean }): boolean {
-    if (!this.#started.delete(session, end.call)) return false;
+    const started = this.#started.get(session, end.call);
+    if (!started) return false;
+    this.#started.delete(session, end.call);
     const frame: Extract<ServerFrame, { t: "ended" }> = {
       t: "ended",
       session: this.#host.sessionId(session),
@@ -448,8 +472,30 @@ export class HostSocketHandler {
       end,
     };
     if (answer) (frame.id = answer.id, frame.late = answer.late);
+    if (started.activation) frame.usage = usageOf(started.activation);
     send(this.#socket, frame);
     return true;
+  }
+
+  /** Tells the client, once, that a started call's end could not commit here, and why. */
+  #pushFailed(session: string, call: number, error: unknown): void {
+    const started = this.#started.get(session, call);
+    if (!started) return;
+    this.#started.delete(session, call);
+    const frame: Extract<ServerFrame, { t: "ended" }> = {
+      t: "ended",
+      session: this.#host.sessionId(session),
+      call,
+      error: this.#host.shownError(errorFrame(error)),
+    };
+    if (started.activation) frame.usage = usageOf(started.activation);
+    send(this.#socket, frame);
+  }
+
+  /** The usage of the activation the client named for a call it started here and that has not ended. */
+  #usage(session: string, call: number): Usage | undefined {
+    const activation = this.#started.get(session, call)?.activation;
+    return activation && usageOf(activation);
   }
 
   async #wait(session: string, call: number): Promise<CallEnd | null> {
@@ -547,17 +593,31 @@ export class HostSocketHandler {
 function parsedValue(frame: NoticeOf<"parsed">): ParsedValue {
   if (frame.error === undefined) return { value: frame.value ?? null };
   const issues = Array.isArray(frame.error) ? frame.error : [];
-  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string } =>
+  const checked = issues.filter((issue): issue is { path: (string | number)[]; message: string; code?: JsonValue } =>
     typeof issue === "object" && issue !== null && !Array.isArray(issue) && typeof issue.message === "string" &&
     Array.isArray(issue.path) && issue.path.every((part) => typeof part === "string" || typeof part === "number")
-  );
-  return { issues: checked.length > 0 ? checked : [{ path: [], message: "the host's schema refused the value" }] };
+  ).map(({ path, message, code }) => ({ path, message, code: isIssueCode(code) ? code : "custom" }));
+  return {
+    issues: checked.length > 0
+      ? checked
+      : [{ path: [], code: "custom", message: "the host's schema refused the value" }],
+  };
+}
+
+/** A Zod issue code as a host reports it: a short identifier. */
+function isIssueCode(code: unknown): code is string {
+  return typeof code === "string" && /^[a-z_]{1,64}$/.test(code);
 }
 
 const reports = new Set(["emit", "model", "result", "returned", "finish", "record"]);
 
 function isReport(kind: string | undefined): boolean {
   return kind !== undefined && reports.has(kind);
+}
+
+/** What `activation` has spent so far. */
+function usageOf(activation: Activation): Usage {
+  return { emittedBytes: activation.emittedBytes, modelCalls: activation.modelCalls };
 }
 
 /** The budgets `session` gives each of its activations. */

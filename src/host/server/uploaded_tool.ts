@@ -48,7 +48,8 @@ function askedSchema(ask: (value: JsonValue) => Promise<ParsedValue>): z.ZodType
   return z.unknown().transform(async (value, ctx) => {
     const answer = await ask(value as JsonValue);
     if ("value" in answer) return answer.value;
-    for (const { path, message } of answer.issues) ctx.addIssue({ code: "custom", message, path, input: value });
+    // The host's own issues, Zod code included, so a remote Component's invalid_input details match an embedded one's.
+    for (const issue of answer.issues) ctx.addIssue({ ...issue, input: value } as z.core.$ZodRawIssue);
     return z.NEVER;
   });
 }
