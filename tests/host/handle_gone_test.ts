@@ -5,6 +5,8 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { FlakyJournal, stalledLeases } from "../_support/flaky_journal.ts";
 import { startPostgres } from "../_support/postgres.ts";
+import { hanging } from "../_support/model_askers.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import type { Journal } from "../../src/journal/journal.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
@@ -141,13 +143,20 @@ for (const kind of ["kv", "postgres"] as const) {
   Deno.test(`over ${kind}: a session another Brain takes over: the client is told at once, its running call is aborted and its caller fails fenced`, async () => {
     await using where = await store(kind);
     const leases = stalledLeases(await openJournal(where));
-    await using server = await servedBrain({ journal: leases.journal, serverToken: SERVER_TOKEN, leaseMs: 300 });
+    await using server = await servedBrain({
+      journal: leases.journal,
+      serverToken: SERVER_TOKEN,
+      leaseMs: 300,
+      models: { default: { provider: new ScriptedProvider([hanging()]), model: "fixed" } },
+    });
     const { brain, events, closed } = client(server.url);
     await using _ = brain;
     const wait = waiting();
-    const session = await brain.sessions.create({ tools: [wait.placed()] });
+    const session = await brain.sessions.create({ tools: [wait.placed()], model: "default" });
     const call = await session.start("wait", {});
     await wait.started;
+    const sending = session.send("hello");
+    sending.catch(() => {});
     // The server's store stops renewing its lease; another Brain takes the session once it lapsed.
     leases.stalled = true;
     await using other = await takeOver(where, session.id);
@@ -157,6 +166,11 @@ for (const kind of ["kv", "postgres"] as const) {
     assert.equal((event.error?.cause as BrainError).code, "fenced");
     assert.ok(await withDeadline(wait.aborted, "the running call's abort"), "the Tool's signal aborted");
     await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("fenced"));
+    await assert.rejects(
+      withDeadline(sending, "the message's reply"),
+      hasCode("fenced"),
+      "the Agentloop's message fails too",
+    );
     await assert.rejects(session.call("wait", {}), hasCode("session_closed"));
     assert.deepEqual(events.map((event) => event.type), ["attached", "session_closed"], "the host stayed connected");
     // The new owner ended the call unknown; the old one wrote nothing after it.
