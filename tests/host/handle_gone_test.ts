@@ -120,7 +120,7 @@ Deno.test("a server whose store refuses a call's end for good: the remote caller
   // The call's terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
   journal.failures = 6;
   hold.release.resolve();
-  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("storage_unavailable"));
   const event = await closed();
   assert.deepEqual([event.session, event.url, event.error?.code], [session.id, server.url, "session_closed"]);
   assert.equal((event.error?.cause as BrainError).code, "storage_unavailable");
@@ -237,26 +237,55 @@ async function nextOf(raw: Awaited<ReturnType<typeof rawHost>>, type: string): P
   }
 }
 
-Deno.test("a gone push in the batch that answers the handle's create ends the handle as soon as the client holds it", async () => {
-  // A server speaking the protocol by hand: it gives the new handle up in the message that answers its create.
+/** A server speaking the protocol by hand: `answer` gets each request frame and a way to send one message. */
+function handwritten(
+  answer: (frame: { id: number; op: string; handle?: string }, send: (frames: object[]) => void) => void,
+) {
   const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
     const { socket, response } = Deno.upgradeWebSocket(request);
+    const send = (frames: object[]) => socket.send(JSON.stringify(frames));
     socket.onmessage = ({ data }) => {
       const parsed = JSON.parse(data);
       for (const frame of Array.isArray(parsed) ? parsed : [parsed]) {
-        if (frame.op === "attach") socket.send(JSON.stringify({ t: "reply", id: frame.id, value: { failed: [] } }));
-        if (frame.op !== "create") continue;
-        const gone = { t: "gone", handle: frame.handle, error: { code: "fenced", message: "taken over" } };
-        socket.send(JSON.stringify([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }, gone]));
+        if (frame.op === "attach") send([{ t: "reply", id: frame.id, value: { failed: [] } }]);
+        else if (frame.op === "end") send([{ t: "reply", id: frame.id, value: null }]);
+        else if (frame.id !== undefined) answer(frame, send);
       }
     };
     return response;
   });
-  await using _http = { [Symbol.asyncDispose]: () => http.shutdown() };
-  const { brain, closed } = client(`http://127.0.0.1:${http.addr.port}`);
+  return { url: `http://127.0.0.1:${http.addr.port}`, [Symbol.asyncDispose]: () => http.shutdown() };
+}
+
+Deno.test("a gone push in the batch that answers the handle's create ends the handle as soon as the client holds it", async () => {
+  await using server = handwritten((frame, send) => {
+    if (frame.op !== "create") return;
+    const gone = { t: "gone", handle: frame.handle, error: { code: "fenced", message: "taken over" } };
+    send([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }, gone]);
+  });
+  const { brain, closed } = client(server.url);
   await using _ = brain;
   const session = await brain.sessions.create({ tools: [quick()] });
   const event = await closed();
   assert.deepEqual([event.session, (event.error?.cause as BrainError).code], [session.id, "fenced"]);
   await assert.rejects(session.call("quick", {}), hasCode("session_closed", /taken over/));
+});
+
+Deno.test("a failed end pushed with its start's reply fails the caller, whose activation takes the usage it carries", async () => {
+  let session = "";
+  await using server = handwritten((frame, send) => {
+    if (frame.op === "create") send([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }]);
+    if (frame.op !== "start") return;
+    const error = { code: "storage_unavailable", message: "the disk went away" };
+    const usage = { emittedBytes: 7, modelCalls: 1 };
+    send([{ t: "reply", id: frame.id, value: { call: 1 } }, { t: "ended", session, call: 1, error, usage }]);
+  });
+  const { brain } = client(server.url);
+  await using _ = brain;
+  const opened = await brain.sessions.create({ tools: [quick()] });
+  session = opened.id;
+  const activation = opened.activation();
+  const call = await opened.start("quick", {}, { activation, signal: new AbortController().signal });
+  await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("storage_unavailable"));
+  assert.deepEqual([activation.emittedBytes, activation.modelCalls], [7, 1]);
 });
