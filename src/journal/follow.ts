@@ -1,4 +1,4 @@
-import { checkReadOptions } from "./read_options.ts";
+import { checkRange } from "./read_options.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 import type { JournalRecord } from "./records.ts";
@@ -27,7 +27,7 @@ export async function* follow(
   sessionId: string,
   options: SubscribeOptions = {},
 ): AsyncGenerator<JournalRecord> {
-  const { from = 1, signal } = checkReadOptions("subscribe options", options, ["signal"]);
+  const { from = 1, signal } = checkRange("subscribe options", options);
   if (signal?.aborted) return;
   const source = wakes();
   const stop = signal && whenAborted(signal);

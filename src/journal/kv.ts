@@ -36,7 +36,7 @@ import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
-import { checkReadOptions } from "./read_options.ts";
+import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -592,7 +592,7 @@ export class KvJournal implements Journal {
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
     let checked: ReadOptions;
     try {
-      checked = checkReadOptions("read options", options);
+      checked = checkRange("read options", options);
     } catch (error) {
       return Promise.reject(error);
     }

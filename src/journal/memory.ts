@@ -3,7 +3,7 @@ import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
-import { checkReadOptions } from "./read_options.ts";
+import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import { type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import {
@@ -88,7 +88,7 @@ export class MemoryJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return promised(() => slice(this.#session(sessionId), checkReadOptions("read options", options)));
+    return promised(() => slice(this.#session(sessionId), checkRange("read options", options)));
   }
 
   /** The last committed sequence, or 0. */

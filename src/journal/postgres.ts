@@ -4,7 +4,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
-import { checkReadOptions } from "./read_options.ts";
+import { checkRange } from "./read_options.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -286,7 +286,7 @@ export class PostgresJournal implements Journal {
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
     let checked: ReadOptions;
     try {
-      checked = checkReadOptions("read options", options);
+      checked = checkRange("read options", options);
     } catch (error) {
       return Promise.reject(error);
     }
