@@ -195,8 +195,15 @@ export class KvJournal implements Journal {
     return journal;
   }
 
-  /** Deletes the chunks that writers which died left uncommitted in sessions without a live lease. */
+  /**
+   * Finishes the deletes that were cut short, and deletes the chunks that
+   * writers which died left uncommitted in sessions without a live lease.
+   */
   async #sweepOrphans(): Promise<void> {
+    for await (const entry of this.#kv.list({ prefix: keys.doomedAll() })) {
+      const [, sessionId, epoch] = entry.key as [string, string, string];
+      await this.#purge(sessionId, epoch);
+    }
     const now = Date.now();
     const leases = new Map<string, boolean>();
     for await (const entry of this.#kv.list<PendingBlob>({ prefix: keys.pendings() })) {
@@ -749,30 +756,52 @@ export class KvJournal implements Journal {
   }
 
   /**
-   * Removes a session: its metadata and head go in one commit, so no append
-   * lands after it; its records are then deleted in batches.
+   * Removes a session: its metadata, head and lease go in one commit, so no
+   * append lands after it, together with a mark naming the incarnation; its
+   * records, open calls and chunks are then deleted in batches, by epoch, so a
+   * session created again under the same id meanwhile keeps its own. A delete
+   * cut short (the process died) is finished by the next `open`.
    */
   async deleteSession(id: string): Promise<void> {
     this.#open();
-    await commitAtomic(
-      this.#kv,
-      (op) => op.delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id)),
-    );
-    this.#heads.delete(id);
-    this.#notifier.notify(id);
-    this.#wakeFile?.touch();
-    for (const prefix of keys.owned(id)) {
+    for (let attempt = 0;; attempt++) {
+      const head = await this.#kv.get<Head>(keys.head(id));
+      if (head.value === null) return;
+      const { epoch } = head.value;
+      const result = await commitAtomic(
+        this.#kv,
+        (op) =>
+          op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
+            .set(keys.doomed(id, epoch), true),
+      );
+      if (result.ok) {
+        this.#heads.delete(id);
+        this.#notifier.notify(id);
+        this.#wakeFile?.touch();
+        return await this.#purge(id, epoch);
+      }
+      if (attempt >= MAX_ATTEMPTS) throw new BrainError("journal_conflict", `session ${id}: its head kept changing`);
+      await backoff(attempt);
+    }
+  }
+
+  /** Deletes what a deleted incarnation left: each record's chunks before the record, then its open calls, then its mark. */
+  async #purge(id: string, epoch: string): Promise<void> {
+    for (const prefix of [keys.records(id, epoch), keys.openCalls(id, epoch)]) {
       let doomed: Deno.KvKey[] = [];
-      const flush = () => commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
-      for await (const entry of this.#kv.list({ prefix }, { batchSize: 500 })) {
+      const flush = async () => {
+        await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
+        doomed = [];
+      };
+      for await (const entry of this.#kv.list<StoredRecord | true>({ prefix }, { batchSize: 500 })) {
+        const stored = entry.value;
+        if (stored !== true && !(stored instanceof Uint8Array)) await this.#dropBlob(id, stored.chunks);
         doomed.push(entry.key);
-        if (doomed.length === 500) {
-          await flush();
-          doomed = [];
-        }
+        if (doomed.length === 500) await flush();
       }
       if (doomed.length > 0) await flush();
     }
+    await commitAtomic(this.#kv, (op) => op.delete(keys.doomed(id, epoch)));
   }
 
   /** Commits every queued append, ends every subscription and closes the KV database. */

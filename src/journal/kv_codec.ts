@@ -37,8 +37,13 @@ export const keys = {
   /** A Brain node's heartbeat. */
   node: (id: string): Deno.KvKey => ["node", id],
   nodes: (): Deno.KvKey => ["node"],
-  /** Every prefix a session's data lives under, for deletion. */
-  owned: (id: string): Deno.KvKey[] => [["record", id], ["open", id], ["chunk", id], ["pending", id]],
+  /**
+   * Marks a deleted incarnation of a session whose records, open calls and
+   * chunks are not all removed yet: set in the commit that deletes its head,
+   * removed once they are, so a delete cut short is finished on the next open.
+   */
+  doomed: (id: string, epoch: string): Deno.KvKey => ["doomed", id, epoch],
+  doomedAll: (): Deno.KvKey => ["doomed"],
 };
 
 /** What the fence key holds. */

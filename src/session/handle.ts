@@ -40,7 +40,10 @@ export interface BrainSession {
   interrupt(): void;
   /** Committed records in sequence order. */
   read(options?: ReadOptions): Promise<JournalRecord[]>;
-  /** Follows committed records from `from` on, until `signal` aborts or the handle ends. */
+  /**
+   * Follows committed records from `from` on, whoever commits them (this handle, or the session's owner when this
+   * is a reading handle), until `signal` aborts or the Brain closes; ending this handle does not stop it.
+   */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord>;
   /** Ends the handle: the Agentloop stops, open calls end `cancelled`, handlers are released. */
   end(): Promise<void>;

@@ -16,7 +16,7 @@ import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
-import { settledBy } from "./settled_by.ts";
+import { type Awaited, settledBy } from "./settled_by.ts";
 import { IntentCommits } from "./intent_commits.ts";
 import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
@@ -148,11 +148,13 @@ export class Session implements BrainSession {
       return Promise.reject(error);
     }
     const end = Promise.withResolvers<CallEnd>();
-    return this.#commitIntent(request).then((started) => {
+    const awaited: Awaited = { sessionId: this.id, tool: request.placed.tool.name };
+    const handle = this.#commitIntent(request).then((started) => {
       const state = this.#begin(request, started, end);
+      awaited.call = state.call;
       return Object.freeze({
         sequence: state.call,
-        ended: this.#settled(end.promise, request.deadline, state.call),
+        ended: settledBy(end.promise, request.deadline, awaited),
         cancel: (message?: string) => {
           try {
             return state.stop("cancelled", checkCancelReason(message));
@@ -162,6 +164,7 @@ export class Session implements BrainSession {
         },
       });
     });
+    return settledBy(handle, request.deadline, awaited);
   }
 
   /** Starts a call and waits for its end. */
@@ -186,9 +189,13 @@ export class Session implements BrainSession {
     }
     const committed = this.#commitIntent(request);
     if (request.deadline !== undefined) {
-      return committed.then((started) =>
-        this.#settled(end.promise, request.deadline, this.#begin(request, started, end).call)
-      );
+      // Bounded from here, not from the intent's commit: a store that stops answering holds that commit too.
+      const awaited: Awaited = { sessionId: this.id, tool: request.placed.tool.name };
+      const begun = committed.then((started) => {
+        awaited.call = this.#begin(request, started, end).call;
+        return end.promise;
+      });
+      return settledBy(begun, request.deadline, awaited);
     }
     // Without a deadline the caller waits on the call's own end: no promise stands between it and the terminal commit.
     committed.then((started) => this.#beginOrReject(request, started, end), end.reject);
@@ -211,11 +218,6 @@ export class Session implements BrainSession {
     } catch (error) {
       end.reject(error);
     }
-  }
-
-  /** A call's end as its caller waits for it: by its deadline and a grace, whatever the store does. */
-  #settled(ended: Promise<CallEnd>, deadline: number | undefined, call: number): Promise<CallEnd> {
-    return settledBy(ended, deadline, { sessionId: this.id, call });
   }
 
   /** Checks a call's target, input and options and builds its intent; throws a BrainError for bad ones. */
@@ -283,13 +285,17 @@ export class Session implements BrainSession {
 
   /** Committed records in sequence order. */
   async read(options?: ReadOptions): Promise<JournalRecord[]> {
-    return await this.#journal.read(
-      this.id,
-      options === undefined ? undefined : checkReadOptions("read options", options),
-    );
+    const range = options === undefined ? undefined : checkReadOptions("read options", options);
+    try {
+      return await this.#journal.read(this.id, range);
+    } catch (error) {
+      // An ended handle over a closed journal: its Brain closed (which closes its journal). Say so, as a remote Brain does.
+      if (!(this.#ended && error instanceof BrainError && error.code === "journal_closed")) throw error;
+      throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+    }
   }
 
-  /** Follows committed records from `from` on, until `signal` aborts or the journal closes. */
+  /** Follows committed records from `from` on, until `signal` aborts or the Brain closes. */
   records(options?: { from?: number; signal?: AbortSignal }): AsyncIterable<JournalRecord> {
     return this.#journal.subscribe(
       this.id,

@@ -7,6 +7,7 @@ import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
+import { withDeadline } from "../_support/deadline.ts";
 
 /** `url` with its port replaced by the proxy's. */
 function through(url: string, proxy: { url: string }): string {
@@ -112,6 +113,42 @@ Deno.test("a host connecting while the server's PostgreSQL is unreachable is tol
   } finally {
     await brain.close();
     await server.shutdown();
+    await proxy.close();
+  }
+});
+
+Deno.test("a call and a start begun while the Brain's PostgreSQL does not answer settle storage_unavailable by their deadline + 2 s, are never dispatched, and close() returns", async () => {
+  await using pg = await startPostgres();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const brain = await Brain.open({ url: through(pg.url, proxy), leaseMs: 60_000 });
+  let closed = false;
+  let dispatched = 0;
+  try {
+    const counted = tool({
+      name: "counted",
+      description: "Counts its dispatches.",
+      input: z.object({}),
+      run: (_input, ctx) => (dispatched++, ctx.finish(dispatched)),
+    });
+    const session = await brain.sessions.create({ tools: [counted()] });
+    assert.equal((await session.call("counted", {})).cause, "finish");
+    // Every packet to the database is dropped from now on: a call's intent commit never returns.
+    proxy.blackhole();
+    for (const how of ["call", "start"] as const) {
+      const deadline = Date.now() + 500;
+      const ended = how === "call"
+        ? session.call("counted", {}, { deadline })
+        : session.start("counted", {}, { deadline }).then((call) => call.ended);
+      await assert.rejects(withDeadline(ended, `the ${how} to settle`, 2_500), hasCode("storage_unavailable"));
+      assert.ok(Date.now() <= deadline + 2_000, `the ${how} settled ${Date.now() - deadline} ms after its deadline`);
+    }
+    await brain.close();
+    closed = true;
+    assert.equal(dispatched, 1, "only the call before the outage was dispatched");
+  } finally {
+    proxy.heal();
+    proxy.cut();
+    if (!closed) await brain.close();
     await proxy.close();
   }
 });

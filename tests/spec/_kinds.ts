@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type BrainSession, component, httpEnv, type PlacedTool, tool } from "../../mod.ts";
+import { type BrainSession, component, http, httpEnv, type PlacedTool, tool } from "../../mod.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
 import { PROBE, reader } from "../_support/components.ts";
 import { serve } from "../_support/serve.ts";
@@ -7,10 +7,10 @@ import { untilRecord } from "./_brains.ts";
 
 /**
  * The Tool kinds the spec promises the same outcomes and records for: a `run` function in the application, the
- * same declaration in an Application tool extension, a Component, and an `http_json` descriptor an HTTP
- * Environment interprets.
+ * same declaration in an Application tool extension, a Component, an `http_json` descriptor an HTTP
+ * Environment interprets, and a v1 `http()` placement.
  */
-export const KINDS = ["in-process", "extension", "component", "http_json"] as const;
+export const KINDS = ["in-process", "extension", "component", "http_json", "http"] as const;
 export type Kind = (typeof KINDS)[number];
 
 /** The read-workspace allow-list the Component placements need. */
@@ -61,12 +61,13 @@ export function toolKinds(): {
   const extension = toolExtension({ tools: [echo({ kind: "extension" }), spin({ kind: "extension" })] });
   const extensionServer = serve(extension.fetch);
   const api = serve(async (request) => {
-    if (new URL(request.url).pathname === "/spin") {
-      arrived("http_json");
+    const v1 = new URL(request.url).pathname.startsWith("/v1/");
+    if (new URL(request.url).pathname.endsWith("/spin")) {
+      arrived(v1 ? "http" : "http_json");
       await new Promise((resolve) => request.signal.addEventListener("abort", resolve, { once: true }));
       return new Response(null, { status: 499 });
     }
-    count("http_json");
+    count(v1 ? "http" : "http_json");
     return Response.json((await request.json()).value);
   });
 
@@ -93,6 +94,14 @@ export function toolKinds(): {
       implementation: () => ({ type: "http_json", method: "POST", path }),
     });
   const apiEnv = httpEnv({ name: "api", baseUrl: api.url });
+  const v1 = (name: string) =>
+    tool({
+      name,
+      description: `Posts to /v1/${name}.`,
+      input: name === "echo" ? number : z.object({}),
+      ...(name === "echo" ? { output: z.number().int() } : {}),
+      implementation: http(`${api.url}/v1/${name}`),
+    });
   const appEnv = extensionEnv({ name: "app-http", url: extensionServer.url });
 
   return {
@@ -107,6 +116,8 @@ export function toolKinds(): {
           return [componentEcho({ env: reader }), componentSpin({ env: reader })];
         case "http_json":
           return [descriptor("echo", "/echo")({ env: apiEnv }), descriptor("spin", "/spin")({ env: apiEnv })];
+        case "http":
+          return [v1("echo")(), v1("spin")()];
       }
     },
     async reached(kind, session, call) {

@@ -652,7 +652,7 @@ specTest(
     const outcomes = new Map<Kind, Outcome[]>();
     for (const kind of KINDS) {
       const session = await brain.sessions.create({ tools: kinds.place(kind) });
-      const timed = await session.call("spin", {}, { timeoutMs: 200 });
+      const timed = await session.call("spin", {}, { timeoutMs: 100 });
       const running = await session.start("spin", {});
       await kinds.reached(kind, session, running.sequence);
       const cancelled = await running.cancel("the user pressed stop");

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
@@ -216,6 +217,7 @@ async function mistakes(brain: Brain): Promise<string[]> {
   await answer("a call after close", () => open.call("echo", { text: "x" }));
   await answer("a session after close", () => brain.sessions.create({ tools: [echo()] }));
   await answer("a list after close", () => brain.sessions.list());
+  await answer("a read after close", () => open.read());
   return answers;
 }
 
@@ -234,3 +236,24 @@ Deno.test("every common mistake is refused with the same code and message embedd
   assert.ok(embedded.some((line) => line.startsWith("create : invalid_argument: a session id must be")));
   assert.ok(embedded.includes("a list after close: brain_closed: this Brain is closed"));
 });
+
+specTest(
+  "a records() follower ends without an error when the Brain closes, having yielded every committed record",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [echo()] });
+    await session.call("echo", { text: "x" });
+    const seen: number[] = [];
+    const three = Promise.withResolvers<void>();
+    const following = (async () => {
+      for await (const record of session.records()) {
+        seen.push(record.sequence);
+        if (seen.length === 3) three.resolve();
+      }
+    })();
+    await withDeadline(three.promise, "the follower to see the call");
+    await session.end();
+    await brain.close();
+    await withDeadline(following, "the follower to end at close");
+    assert.deepEqual(seen, [1, 2, 3]);
+  },
+);

@@ -368,6 +368,8 @@ export class HostConnection {
     this.#reopening.clear();
     clearInterval(this.#pinger);
     this.#abortRunning();
+    // A follower ends at close, as an embedded Brain's does: it has yielded every record it could get.
+    for (const stream of this.#followers) stream.end();
     this.#failAll(new BrainError("brain_closed", "this Brain is closed"));
     this.#socket?.close(1000, "closed");
     await this.#socketClosed;
