@@ -7,7 +7,9 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, protocolVersion, SERVER_TOKEN_HEADE
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import { readRecord } from "../../outcome/known_keys.ts";
+import { isInstance, readRecord } from "../../outcome/known_keys.ts";
+import { errorText } from "../../util/error_text.ts";
+import { shownValue } from "../../util/shown_value.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
@@ -255,7 +257,7 @@ export async function serveBrain(
   const answering = new Set<Promise<Response>>();
   /** Request bodies no route read, still arriving: Deno's graceful shutdown would wait for their last byte. */
   const receiving = new Set<ReadableStream<Uint8Array>>();
-  const http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, (request) => {
+  const http = listen({ hostname, port, signal: stop.signal }, (request) => {
     // Taken now: once answered, Deno may have closed the request.
     const body = request.body;
     const answer = ready.promise.then((server) => server.fetch(request));
@@ -302,4 +304,34 @@ export async function serveBrain(
   };
   halfOpen.set(listening, halfOpen.get(server)!);
   return listening;
+}
+
+/**
+ * `Deno.serve` on `hostname:port`, its failures as BrainErrors: `permission_denied` without the net
+ * permission, `invalid_argument` for an address that is taken, cannot be assigned or is no address.
+ */
+function listen(
+  { hostname, port, signal }: { hostname: unknown; port: unknown; signal: AbortSignal },
+  handler: Deno.ServeHandler,
+): Deno.HttpServer<Deno.NetAddr> {
+  if (
+    typeof hostname !== "string" || !(Number.isSafeInteger(port) && (port as number) >= 0 && (port as number) <= 65535)
+  ) {
+    throw new BrainError(
+      "invalid_argument",
+      `a Brain server listens on a hostname and a port from 0 to 65535, got ${shownValue(hostname)}:${
+        shownValue(port)
+      }`,
+    );
+  }
+  try {
+    return Deno.serve({ hostname, port: port as number, onListen: () => {}, signal }, handler);
+  } catch (error) {
+    const denied = isInstance(error, Deno.errors.NotCapable) || isInstance(error, Deno.errors.PermissionDenied);
+    throw new BrainError(
+      denied ? "permission_denied" : "invalid_argument",
+      `a Brain server cannot listen on ${hostname}:${port}: ${errorText(error)}`,
+      { cause: error, details: { hostname, port: port as number } },
+    );
+  }
 }
