@@ -1,3 +1,4 @@
+import { checkRange } from "./read_options.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 import type { JournalRecord } from "./records.ts";
@@ -24,8 +25,9 @@ export async function* follow(
   read: (sessionId: string, options: ReadOptions) => Promise<JournalRecord[]>,
   wakes: () => CommitWakes,
   sessionId: string,
-  { from = 1, signal }: SubscribeOptions = {},
+  options: SubscribeOptions = {},
 ): AsyncGenerator<JournalRecord> {
+  const { from = 1, signal } = checkRange("subscribe options", options);
   if (signal?.aborted) return;
   const source = wakes();
   const stop = signal && whenAborted(signal);

@@ -1,6 +1,70 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, frozenJson } from "../outcome/json.ts";
-import type { JournalRecord, RecordBody } from "./records.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import { allKeys } from "../outcome/known_keys.ts";
+import { deepFreeze } from "../util/freeze.ts";
+import { errorText } from "../util/error_text.ts";
+
+/** Every record kind, so an append of any other is refused before anything is written. */
+const KINDS: ReadonlySet<unknown> = new Set(
+  allKeys<Record<RecordBody["kind"], true>>({
+    tool_call_started: true,
+    tool_event: true,
+    tool_result: true,
+    tool_returned: true,
+    tool_call_finished: true,
+    tool_call_late: true,
+    user_message: true,
+    model_call_started: true,
+    model_call_finished: true,
+    assistant_delta: true,
+    assistant_message: true,
+    tool_message: true,
+    observation_message: true,
+    environment_created: true,
+    environment_updated: true,
+    environment_deleted: true,
+    environment_setup: true,
+  }),
+);
+
+/**
+ * A deep-frozen copy of a session's metadata as every store keeps it (its JSON
+ * text, read once); `invalid_argument` unless that is an object with a string
+ * `id` (a Proxy, a getter that throws, a cycle or a BigInt included).
+ */
+export function checkedMeta(meta: SessionMeta): SessionMeta {
+  let copy: Partial<SessionMeta> | undefined;
+  try {
+    copy = JSON.parse(JSON.stringify(meta));
+  } catch (error) {
+    throw new BrainError("invalid_argument", `session metadata is not JSON: ${errorText(error)}`);
+  }
+  if (typeof copy !== "object" || copy === null || Array.isArray(copy) || typeof copy.id !== "string") {
+    throw new BrainError("invalid_argument", "session metadata must be a JSON object with a string id");
+  }
+  return deepFreeze(copy as SessionMeta);
+}
+
+/**
+ * Throws `invalid_argument` unless `bodies` is an array of objects of known
+ * kinds: a kind no reader knows, or a Proxy or getter that throws, is refused
+ * here by every store alike, before anything is written.
+ */
+export function checkBodies(bodies: unknown): asserts bodies is RecordBody[] {
+  try {
+    if (!Array.isArray(bodies)) throw new BrainError("invalid_argument", "an append takes an array of records");
+    for (const body of bodies) {
+      const kind = typeof body === "object" && body !== null ? (body as { kind?: unknown }).kind : undefined;
+      if (!KINDS.has(kind)) {
+        throw new BrainError("invalid_argument", `no record has the kind ${JSON.stringify(String(kind).slice(0, 64))}`);
+      }
+    }
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("invalid_argument", `a record cannot be read: ${errorText(error)}`);
+  }
+}
 
 /**
  * The bodies of one commit as records numbered from `start`, each copied and

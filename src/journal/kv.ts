@@ -35,7 +35,8 @@ import { backoff, commitAtomic } from "./kv_write.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
-import { frozenRecords } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
@@ -300,6 +301,7 @@ export class KvJournal implements Journal {
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     try {
       this.#open();
+      checkBodies(bodies);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -595,7 +597,13 @@ export class KvJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return this.#guard(() => this.#read(sessionId, options));
+    let checked: ReadOptions;
+    try {
+      checked = checkRange("read options", options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#guard(() => this.#read(sessionId, checked));
   }
 
   /**
@@ -695,8 +703,9 @@ export class KvJournal implements Journal {
   }
 
   /** Stores a new session with an empty head. */
-  async createSession(meta: SessionMeta): Promise<void> {
+  async createSession(given: SessionMeta): Promise<void> {
     this.#open();
+    const meta = checkedMeta(given);
     const head: Head = { sequence: 0, epoch: newEpoch() };
     const encoded = encodeMeta(meta);
     const result = await commitAtomic(
@@ -711,8 +720,9 @@ export class KvJournal implements Journal {
   }
 
   /** Replaces a session's metadata. */
-  async updateSession(meta: SessionMeta): Promise<void> {
+  async updateSession(given: SessionMeta): Promise<void> {
     this.#open();
+    const meta = checkedMeta(given);
     const encoded = encodeMeta(meta);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current = await this.#kv.get(keys.session(meta.id));

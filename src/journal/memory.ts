@@ -1,9 +1,9 @@
 import { BrainError } from "../outcome/errors.ts";
-import { deepFreeze } from "../util/freeze.ts";
 import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
 import { follow } from "./follow.ts";
-import { frozenRecords } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import { type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import {
@@ -68,6 +68,7 @@ export class MemoryJournal implements Journal {
   }
 
   #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
+    checkBodies(bodies);
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
@@ -87,7 +88,7 @@ export class MemoryJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return promised(() => slice(this.#session(sessionId), options));
+    return promised(() => slice(this.#session(sessionId), checkRange("read options", options)));
   }
 
   /** The last committed sequence, or 0. */
@@ -195,20 +196,22 @@ export class MemoryJournal implements Journal {
   }
 
   /** Stores a new session. */
-  createSession(meta: SessionMeta): Promise<void> {
+  createSession(given: SessionMeta): Promise<void> {
     return promised(() => {
       this.#open();
+      const meta = checkedMeta(given);
       if (this.#sessions.has(meta.id)) {
         throw new BrainError("session_exists", `session ${meta.id} already exists`);
       }
-      this.#sessions.set(meta.id, { meta: deepFreeze(structuredClone(meta)), records: [], open: new IntSet() });
+      this.#sessions.set(meta.id, { meta, records: [], open: new IntSet() });
     });
   }
 
   /** Replaces a session's metadata. */
   updateSession(meta: SessionMeta): Promise<void> {
     return promised(() => {
-      this.#session(meta.id).meta = deepFreeze(structuredClone(meta));
+      const checked = checkedMeta(meta);
+      this.#session(checked.id).meta = checked;
     });
   }
 

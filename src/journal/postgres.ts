@@ -3,7 +3,8 @@ import { readRecord } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
-import { checkRecordBody, frozenRecords } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
+import { checkRange } from "./read_options.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -189,6 +190,7 @@ export class PostgresJournal implements Journal {
   }
 
   async #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): Promise<JournalRecord[]> {
+    checkBodies(bodies);
     bodies.forEach(checkRecordBody);
     const at = Date.now();
     const texts = bodies.map((body) => JSON.stringify(body));
@@ -305,7 +307,13 @@ export class PostgresJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return this.#guard(() => this.#read(sessionId, options));
+    let checked: ReadOptions;
+    try {
+      checked = checkRange("read options", options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return this.#guard(() => this.#read(sessionId, checked));
   }
 
   /**
@@ -382,8 +390,9 @@ export class PostgresJournal implements Journal {
   }
 
   /** Stores a new session. */
-  createSession(meta: SessionMeta): Promise<void> {
+  createSession(given: SessionMeta): Promise<void> {
     return this.#guard(async () => {
+      const meta = checkedMeta(given);
       const created = await this.#sql`INSERT INTO brain_sessions (id, meta, epoch)
         VALUES (${meta.id}, ${JSON.stringify(meta)}, nextval('brain_tokens'))
         ON CONFLICT (id) DO NOTHING RETURNING id`;
@@ -392,8 +401,9 @@ export class PostgresJournal implements Journal {
   }
 
   /** Replaces a session's metadata. */
-  updateSession(meta: SessionMeta): Promise<void> {
+  updateSession(given: SessionMeta): Promise<void> {
     return this.#guard(async () => {
+      const meta = checkedMeta(given);
       const updated = await this.#sql`UPDATE brain_sessions SET meta = ${JSON.stringify(meta)}
         WHERE id = ${meta.id} RETURNING id`;
       if (updated.length === 0) throw new BrainError("session_not_found", `no session ${meta.id}`);

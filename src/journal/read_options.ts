@@ -1,6 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import { isInstance, readOptions } from "../outcome/known_keys.ts";
-import type { ReadOptions } from "./journal.ts";
+import { errorText } from "../util/error_text.ts";
+import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 
 /**
  * Returns `options`, read once into a plain copy, when they name a range of records:
@@ -11,24 +12,45 @@ import type { ReadOptions } from "./journal.ts";
  */
 export function checkReadOptions<T extends ReadOptions>(where: string, options: T, also: readonly string[] = []): T {
   const read = readOptions(where, options, ["from", "limit", ...also]);
-  const { from, limit } = read;
-  const { signal } = read as { signal?: unknown };
-  if (signal !== undefined && !isInstance(signal, AbortSignal)) {
-    throw new BrainError("invalid_argument", `${where}: signal must be an AbortSignal`);
+  checkRange(where, read);
+  return read;
+}
+
+/**
+ * The range `options` name, `from`, `limit` and `signal` read once and checked as
+ * {@linkcode checkReadOptions} checks them; other keys are not looked at (a
+ * store is given the frames and options of its callers as they are).
+ */
+export function checkRange(
+  where: string,
+  options: ReadOptions & { signal?: AbortSignal },
+): SubscribeOptions & ReadOptions {
+  let from: unknown, limit: unknown, signal: unknown;
+  try {
+    ({ from, limit, signal } = options);
+  } catch (error) {
+    throw new BrainError("invalid_argument", `${where} cannot be read: ${errorText(error)}`);
   }
-  if (from !== undefined && !(Number.isSafeInteger(from) && from >= 1)) {
+  if (from !== undefined && !(Number.isSafeInteger(from) && (from as number) >= 1)) {
     throw new BrainError(
       "invalid_argument",
       `${where}: from is a record sequence, an integer from 1, got ${shown(from)}`,
     );
   }
-  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit >= 0)) {
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && (limit as number) >= 0)) {
     throw new BrainError(
       "invalid_argument",
       `${where}: limit is a count of records, an integer from 0, got ${shown(limit)}`,
     );
   }
-  return read;
+  if (signal !== undefined && !isInstance(signal, AbortSignal)) {
+    throw new BrainError("invalid_argument", `${where}: signal must be an AbortSignal`);
+  }
+  return {
+    ...(from === undefined ? {} : { from: from as number }),
+    ...(limit === undefined ? {} : { limit: limit as number }),
+    ...(signal === undefined ? {} : { signal: signal as AbortSignal }),
+  };
 }
 
 function shown(value: unknown): string {

@@ -26,6 +26,9 @@ export interface ServeMcpOptions {
   deadlineMs?: number;
 }
 
+/** The longest ttl of an MCP task, in ms: the longest wait of a timer (about 24.8 days). */
+const MAX_TASK_TTL_MS = 2 ** 31 - 1;
+
 /**
  * An MCP server (the SDK's `Server`) over one Brain session's placed Tools.
  * `tools/list` gives each Tool with its input JSON Schema (`io: "input"`) and its
@@ -53,6 +56,14 @@ export function toolServer(session: BrainSession, options: ServeMcpOptions): Ser
     const placed = session.tools.find((entry) => entry.tool.name === request.params.name);
     if (!placed) throw new McpError(ErrorCode.InvalidParams, `no tool ${request.params.name} is served`);
     const task = request.params.task;
+    const ttl = task?.ttl;
+    // The SDK keeps a task for ttl ms on a timer: a ttl a timer cannot wait would drop the task at once.
+    if (ttl !== undefined && ttl !== null && !(Number.isSafeInteger(ttl) && ttl > 0 && ttl <= MAX_TASK_TTL_MS)) {
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `a task's ttl must be a whole number of ms from 1 to ${MAX_TASK_TTL_MS}`,
+      );
+    }
     const call = await session.start(placed, (request.params.arguments ?? {}) as JsonValue, {
       ...(deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs }),
       // A task outlives its request: only tasks/cancel cancels it.

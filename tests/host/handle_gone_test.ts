@@ -5,6 +5,8 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { FlakyJournal, stalledLeases } from "../_support/flaky_journal.ts";
 import { startPostgres } from "../_support/postgres.ts";
+import { hanging } from "../_support/model_askers.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 import type { Journal } from "../../src/journal/journal.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
@@ -118,7 +120,7 @@ Deno.test("a server whose store refuses a call's end for good: the remote caller
   // The call's terminal commit and its 4 retries fail, then the server's first sweep; the next one commits.
   journal.failures = 6;
   hold.release.resolve();
-  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("storage_unavailable"));
   const event = await closed();
   assert.deepEqual([event.session, event.url, event.error?.code], [session.id, server.url, "session_closed"]);
   assert.equal((event.error?.cause as BrainError).code, "storage_unavailable");
@@ -141,13 +143,20 @@ for (const kind of ["kv", "postgres"] as const) {
   Deno.test(`over ${kind}: a session another Brain takes over: the client is told at once, its running call is aborted and its caller fails fenced`, async () => {
     await using where = await store(kind);
     const leases = stalledLeases(await openJournal(where));
-    await using server = await servedBrain({ journal: leases.journal, serverToken: SERVER_TOKEN, leaseMs: 300 });
+    await using server = await servedBrain({
+      journal: leases.journal,
+      serverToken: SERVER_TOKEN,
+      leaseMs: 300,
+      models: { default: { provider: new ScriptedProvider([hanging()]), model: "fixed" } },
+    });
     const { brain, events, closed } = client(server.url);
     await using _ = brain;
     const wait = waiting();
-    const session = await brain.sessions.create({ tools: [wait.placed()] });
+    const session = await brain.sessions.create({ tools: [wait.placed()], model: "default" });
     const call = await session.start("wait", {});
     await wait.started;
+    const sending = session.send("hello");
+    sending.catch(() => {});
     // The server's store stops renewing its lease; another Brain takes the session once it lapsed.
     leases.stalled = true;
     await using other = await takeOver(where, session.id);
@@ -157,6 +166,11 @@ for (const kind of ["kv", "postgres"] as const) {
     assert.equal((event.error?.cause as BrainError).code, "fenced");
     assert.ok(await withDeadline(wait.aborted, "the running call's abort"), "the Tool's signal aborted");
     await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("fenced"));
+    await assert.rejects(
+      withDeadline(sending, "the message's reply"),
+      hasCode("fenced"),
+      "the Agentloop's message fails too",
+    );
     await assert.rejects(session.call("wait", {}), hasCode("session_closed"));
     assert.deepEqual(events.map((event) => event.type), ["attached", "session_closed"], "the host stayed connected");
     // The new owner ended the call unknown; the old one wrote nothing after it.
@@ -223,26 +237,55 @@ async function nextOf(raw: Awaited<ReturnType<typeof rawHost>>, type: string): P
   }
 }
 
-Deno.test("a gone push in the batch that answers the handle's create ends the handle as soon as the client holds it", async () => {
-  // A server speaking the protocol by hand: it gives the new handle up in the message that answers its create.
+/** A server speaking the protocol by hand: `answer` gets each request frame and a way to send one message. */
+function handwritten(
+  answer: (frame: { id: number; op: string; handle?: string }, send: (frames: object[]) => void) => void,
+) {
   const http = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
     const { socket, response } = Deno.upgradeWebSocket(request);
+    const send = (frames: object[]) => socket.send(JSON.stringify(frames));
     socket.onmessage = ({ data }) => {
       const parsed = JSON.parse(data);
       for (const frame of Array.isArray(parsed) ? parsed : [parsed]) {
-        if (frame.op === "attach") socket.send(JSON.stringify({ t: "reply", id: frame.id, value: { failed: [] } }));
-        if (frame.op !== "create") continue;
-        const gone = { t: "gone", handle: frame.handle, error: { code: "fenced", message: "taken over" } };
-        socket.send(JSON.stringify([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }, gone]));
+        if (frame.op === "attach") send([{ t: "reply", id: frame.id, value: { failed: [] } }]);
+        else if (frame.op === "end") send([{ t: "reply", id: frame.id, value: null }]);
+        else if (frame.id !== undefined) answer(frame, send);
       }
     };
     return response;
   });
-  await using _http = { [Symbol.asyncDispose]: () => http.shutdown() };
-  const { brain, closed } = client(`http://127.0.0.1:${http.addr.port}`);
+  return { url: `http://127.0.0.1:${http.addr.port}`, [Symbol.asyncDispose]: () => http.shutdown() };
+}
+
+Deno.test("a gone push in the batch that answers the handle's create ends the handle as soon as the client holds it", async () => {
+  await using server = handwritten((frame, send) => {
+    if (frame.op !== "create") return;
+    const gone = { t: "gone", handle: frame.handle, error: { code: "fenced", message: "taken over" } };
+    send([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }, gone]);
+  });
+  const { brain, closed } = client(server.url);
   await using _ = brain;
   const session = await brain.sessions.create({ tools: [quick()] });
   const event = await closed();
   assert.deepEqual([event.session, (event.error?.cause as BrainError).code], [session.id, "fenced"]);
   await assert.rejects(session.call("quick", {}), hasCode("session_closed", /taken over/));
+});
+
+Deno.test("a failed end pushed with its start's reply fails the caller, whose activation takes the usage it carries", async () => {
+  let session = "";
+  await using server = handwritten((frame, send) => {
+    if (frame.op === "create") send([{ t: "reply", id: frame.id, value: DEFAULT_BUDGETS }]);
+    if (frame.op !== "start") return;
+    const error = { code: "storage_unavailable", message: "the disk went away" };
+    const usage = { emittedBytes: 7, modelCalls: 1 };
+    send([{ t: "reply", id: frame.id, value: { call: 1 } }, { t: "ended", session, call: 1, error, usage }]);
+  });
+  const { brain } = client(server.url);
+  await using _ = brain;
+  const opened = await brain.sessions.create({ tools: [quick()] });
+  session = opened.id;
+  const activation = opened.activation();
+  const call = await opened.start("quick", {}, { activation, signal: new AbortController().signal });
+  await assert.rejects(withDeadline(call.ended, "the call's end"), hasCode("storage_unavailable"));
+  assert.deepEqual([activation.emittedBytes, activation.modelCalls], [7, 1]);
 });

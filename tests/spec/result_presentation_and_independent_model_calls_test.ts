@@ -3,6 +3,7 @@ import { z } from "zod";
 import { fail, type JsonValue, ok, tool } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { callRecords, specTest } from "./_brains.ts";
+import { probeTool, reader } from "../_support/components.ts";
 
 const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
 
@@ -121,3 +122,35 @@ specTest("a malformed ctx.model request is refused invalid_argument before any p
   assert.equal(seen!.calls.length, 0);
   assert.equal((await session.read()).some((record) => record.kind === "model_call_started"), false);
 }, () => ({ models: { default: { provider: seen = provider(), model: "fixed" } } }));
+
+specTest(
+  "a Component's model import (brain:tool/host.model) uses the session's model under the Tool's identity and the activation's budget",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [probeTool("model")({ env: reader })], model: "default" });
+    const activation = session.activation();
+    const request = { messages: [{ role: "user", content: "q" }] };
+    const first = await session.call("model", request, { activation });
+    const second = await session.call("model", request, { activation });
+    // The probe returns without finishing once the model answered, and returns the refusal's code when refused.
+    assert.match(first.outcome.status === "error" ? first.outcome.error.message : "", /without calling finish/);
+    assert.deepEqual(
+      second.outcome.status === "error" && second.outcome.error.message,
+      "budget_exceeded",
+      "the activation's one model call is spent",
+    );
+    const records = await session.read();
+    const started = records.filter((record) => record.kind === "model_call_started");
+    assert.deepEqual(started.map((record) => record.kind === "model_call_started" && record.origin), [
+      { kind: "tool", tool: "model", call: first.call },
+    ]);
+    const finished = records.filter((record) => record.kind === "model_call_finished");
+    assert.deepEqual(finished.map((record) => record.kind === "model_call_finished" && record.outcome.status), ["ok"]);
+    assert.ok(finished[0].sequence < first.sequence, "the model call is journaled before the Tool's call ends");
+    assert.deepEqual(seen!.calls.map((call) => call.request), [{ ...request, system: "", tools: [] }]);
+  },
+  () => ({
+    maxModelCalls: 1,
+    models: { default: { provider: seen = provider(), model: "fixed" } },
+    allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] },
+  }),
+);

@@ -43,7 +43,7 @@ export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
 export function serverLimits(given: Partial<ServerLimits> = {}): ServerLimits {
   const limits = { ...SERVER_LIMITS, ...given };
   for (const [name, value] of Object.entries(limits)) {
-    if (!(name in SERVER_LIMITS)) throw new BrainError("invalid_argument", `unknown server limit ${name}`);
+    if (!Object.hasOwn(SERVER_LIMITS, name)) throw new BrainError("invalid_argument", `unknown server limit ${name}`);
     if (!Number.isSafeInteger(value) || value <= 0) {
       throw new BrainError("invalid_argument", `server limit ${name} must be a positive integer, got ${value}`);
     }

@@ -48,6 +48,9 @@ import { openAICompatible } from "../../model/openai.ts";
 import type { SessionModel } from "../../model/types.ts";
 import type { AllowList } from "../../contract/grant.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { errorText } from "../../util/error_text.ts";
+import { checkHeaderValue } from "../../util/http_headers.ts";
+import { readBoundedBytes } from "../../util/read_bounded.ts";
 import { isPostgresUrl } from "../../journal/postgres_url.ts";
 import { checkNodeUrl } from "../../journal/nodes.ts";
 import { serveBrain } from "./server.ts";
@@ -70,6 +73,9 @@ const OPTIONS = {
   "host-tokens": { type: "string" },
   limits: { type: "string" },
 } as const;
+/** The most bytes of a host tokens file read. */
+const MAX_HOST_TOKENS_BYTES = 1024 * 1024;
+
 let values: ReturnType<typeof flags>;
 try {
   values = flags();
@@ -92,8 +98,8 @@ function flags() {
 /** Reads the configuration, starts the server and stops it on SIGINT or SIGTERM. */
 async function main(): Promise<void> {
   const raw = values.port ?? Deno.env.get("BRAIN_PORT") ?? "8787";
-  const port = Number(raw);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  const port = /^\d{1,5}$/.test(raw) ? Number(raw) : NaN;
+  if (!(port >= 0 && port <= 65535)) {
     throw new BrainError("invalid_argument", `the port must be an integer from 0 to 65535, got ${raw}`);
   }
 
@@ -104,7 +110,13 @@ async function main(): Promise<void> {
   }
   const path = url === undefined ? journal ?? values.path ?? Deno.env.get("BRAIN_PATH") : undefined;
   const folder = path?.includes("/") ? path.slice(0, path.lastIndexOf("/")) : undefined;
-  if (folder) await Deno.mkdir(folder, { recursive: true });
+  if (folder) {
+    try {
+      await Deno.mkdir(folder, { recursive: true });
+    } catch (error) {
+      throw new BrainError("invalid_argument", `cannot create the journal's folder ${folder}: ${errorText(error)}`);
+    }
+  }
   const serverToken = Deno.env.get("BRAIN_SERVER_TOKEN") || undefined;
   const hostTokens = await readHostTokens(values["host-tokens"] ?? Deno.env.get("BRAIN_HOST_TOKENS"));
   const server = await serveBrain({
@@ -178,6 +190,7 @@ function configuredModels(): Record<string, SessionModel> {
   const model = values.model ?? Deno.env.get("BRAIN_MODEL");
   if (!model) throw new BrainError("invalid_argument", "a model URL needs a model name: --model or BRAIN_MODEL");
   const apiKey = values["model-key"] ?? Deno.env.get("BRAIN_MODEL_KEY");
+  if (apiKey !== undefined) checkHeaderValue("--model-key (or BRAIN_MODEL_KEY)", apiKey);
   return {
     default: { provider: openAICompatible({ baseUrl }), model, credentials: apiKey === undefined ? {} : { apiKey } },
   };
@@ -204,9 +217,16 @@ async function readHostTokens(file: string | undefined): Promise<Record<string, 
   if (file === undefined) return undefined;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(await Deno.readTextFile(file));
+    // Only a regular file: opening a FIFO would wait for a writer, and /dev/zero never ends.
+    if (!(await Deno.stat(file)).isFile) throw new Error("not a regular file");
+    // Reading its readable to the end, or cancelling it past the bound, closes the file.
+    const opened = await Deno.open(file);
+    const tooLarge = () => new BrainError("invalid_argument", `longer than ${MAX_HOST_TOKENS_BYTES} bytes`);
+    parsed = JSON.parse(
+      new TextDecoder().decode(await readBoundedBytes(opened.readable, MAX_HOST_TOKENS_BYTES, tooLarge)),
+    );
   } catch (error) {
-    throw new BrainError("invalid_argument", `cannot read the host tokens file ${file}: ${(error as Error).message}`);
+    throw new BrainError("invalid_argument", `cannot read the host tokens file ${file}: ${errorText(error)}`);
   }
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     throw new BrainError("invalid_argument", `the host tokens file ${file} must hold a JSON object of id: token`);

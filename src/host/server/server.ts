@@ -7,7 +7,9 @@ import { errorFrame, HOST_IN_USE, HOST_PATH, protocolVersion, SERVER_TOKEN_HEADE
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import { readRecord } from "../../outcome/known_keys.ts";
+import { isInstance, readRecord } from "../../outcome/known_keys.ts";
+import { errorText } from "../../util/error_text.ts";
+import { shownValue } from "../../util/shown_value.ts";
 import { isName } from "../../util/names.ts";
 import { viewerRoutes } from "../../viewer/viewer.ts";
 import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
@@ -271,7 +273,7 @@ export async function serveBrain(
     }).catch(() => {});
     return answer;
   };
-  let http = Deno.serve({ hostname, port, onListen: () => {}, signal: stop.signal }, handler);
+  let http = listen({ hostname, port, signal: stop.signal }, handler);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
   let stopped = false;
   // Deno's accept loop ends at the first accept that fails (too many open files): listen again on the same port,
@@ -282,7 +284,7 @@ export async function serveBrain(
         await new Promise((resolve) => setTimeout(resolve, Math.min(RELISTEN_MAX_MS, 10 * 2 ** attempt)));
         if (stopped) return;
         try {
-          http = Deno.serve({ hostname, port: served.addr.port, onListen: () => {}, signal: stop.signal }, handler);
+          http = listen({ hostname, port: served.addr.port, signal: stop.signal }, handler);
           relisten(http);
           return;
         } catch {
@@ -324,4 +326,34 @@ export async function serveBrain(
   };
   halfOpen.set(listening, halfOpen.get(server)!);
   return listening;
+}
+
+/**
+ * `Deno.serve` on `hostname:port`, its failures as BrainErrors: `permission_denied` without the net
+ * permission, `invalid_argument` for an address that is taken, cannot be assigned or is no address.
+ */
+function listen(
+  { hostname, port, signal }: { hostname: unknown; port: unknown; signal: AbortSignal },
+  handler: Deno.ServeHandler,
+): Deno.HttpServer<Deno.NetAddr> {
+  if (
+    typeof hostname !== "string" || !(Number.isSafeInteger(port) && (port as number) >= 0 && (port as number) <= 65535)
+  ) {
+    throw new BrainError(
+      "invalid_argument",
+      `a Brain server listens on a hostname and a port from 0 to 65535, got ${shownValue(hostname)}:${
+        shownValue(port)
+      }`,
+    );
+  }
+  try {
+    return Deno.serve({ hostname, port: port as number, onListen: () => {}, signal }, handler);
+  } catch (error) {
+    const denied = isInstance(error, Deno.errors.NotCapable) || isInstance(error, Deno.errors.PermissionDenied);
+    throw new BrainError(
+      denied ? "permission_denied" : "invalid_argument",
+      `a Brain server cannot listen on ${hostname}:${port}: ${errorText(error)}`,
+      { cause: error, details: { hostname, port: port as number } },
+    );
+  }
 }
