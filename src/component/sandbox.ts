@@ -145,7 +145,8 @@ export class Sandbox {
         const message = frame?.message as FromSandbox | undefined;
         if (frame === undefined || message === undefined) {
           const outcome = await this.#exitOutcome();
-          if (!sink.signal.aborted) await sink.finish({ outcome }, "error").catch(() => {});
+          const cause = outcome.status === "unknown" ? "unknown" : "error";
+          if (!sink.signal.aborted) await sink.finish({ outcome }, cause).catch(() => {});
           return false;
         }
         if (message.type === "host") {
@@ -213,22 +214,31 @@ export class Sandbox {
       throw new BrainError(message.exhausted ? "resource_exhausted" : "unsupported_runtime", message.message);
     }
     const outcome = await this.#exitOutcome();
-    const error = outcome.status === "error" ? outcome.error : { code: "unsupported_runtime", message: "" };
+    const error = outcome.status === "error"
+      ? outcome.error
+      : { code: "unsupported_runtime", message: outcome.status === "unknown" ? outcome.message ?? "" : "" };
     throw new BrainError(
       error.code === "resource_exhausted" ? "resource_exhausted" : "unsupported_runtime",
       error.message,
     );
   }
 
-  /** How the process ending is reported: memory exhaustion, or the exit with the end of its stderr. */
+  /**
+   * How the process ending is reported: memory exhaustion; a kill by a signal Brain did not send, after which no one
+   * knows what the guest did (`unknown`, as any connection lost after dispatch); or its own exit, with the end of its
+   * stderr.
+   */
   async #exitOutcome(): Promise<Outcome> {
     this.#dead = true;
     const status = await this.#child.status;
     if (/out of memory|heap limit/i.test(this.#stderr)) {
       return fail("resource_exhausted", `the Component's sandbox ran out of memory (cap ${this.#memoryMb} MiB)`);
     }
-    const how = status.signal ? `signal ${status.signal}` : `code ${status.code}`;
-    return fail("tool_error", `the Component's sandbox exited (${how}): ${this.#stderr.trim().slice(-1000)}`);
+    const stderr = this.#stderr.trim().slice(-1000);
+    if (status.signal) {
+      return { status: "unknown", message: `the Component's sandbox was killed (signal ${status.signal}): ${stderr}` };
+    }
+    return fail("tool_error", `the Component's sandbox exited (code ${status.code}): ${stderr}`);
   }
 
   #send(message: ToSandbox, texts?: string[]): void {

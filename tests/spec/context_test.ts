@@ -19,6 +19,8 @@ import { extensionService } from "../_support/extension_service.ts";
 import { extensionEnv } from "../../src/extension/mod.ts";
 import { droppingServer } from "../_support/dropping_server.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
+import { probeTool, reader } from "../_support/components.ts";
+import { runningSandboxes, within } from "../_support/processes.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -702,4 +704,23 @@ specTest(
     named = Object.assign(service, { arrived });
     return { allow: service.allow };
   },
+);
+
+specTest(
+  "a Component whose sandbox is killed mid-call (a lost connection after dispatch) ends unknown, and the next call runs",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [probeTool("spin")({ env: reader })] });
+    const call = await session.start("spin", null);
+    await untilRecord(session, (record) => record.kind === "tool_event" && record.call === call.sequence);
+    let pids: number[] = [];
+    // A remote Brain's sandboxes are its server's children: the server runs in this process here.
+    await within(5_000, "the guest to spin", async () => (pids = await runningSandboxes(true)).length > 0);
+    for (const pid of pids) Deno.kill(pid, "SIGKILL");
+    const end = await call.ended;
+    assert.deepEqual([end.cause, end.outcome.status], ["unknown", "unknown"]);
+    assert.match(end.outcome.status === "unknown" ? end.outcome.message ?? "" : "", /killed \(signal SIGKILL\)/);
+    const again = await session.call("spin", null, { timeoutMs: 200 });
+    assert.equal(again.cause, "timeout", "the next call gets a fresh sandbox");
+  },
+  { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] } },
 );
