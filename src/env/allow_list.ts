@@ -20,8 +20,9 @@ const LISTS = ["filesystem", "net", "env", "run"] as const;
 export function checkAllowList(allow: AllowList | undefined): Readonly<AllowList> | undefined {
   if (allow === undefined) return undefined;
   const read = readOptions("allow", allow, ALLOW_KEYS);
-  if (read.workspaceRoot !== undefined && (typeof read.workspaceRoot !== "string" || read.workspaceRoot === "")) {
-    throw new BrainError("invalid_argument", "allow.workspaceRoot must be a non-empty path");
+  const root = read.workspaceRoot;
+  if (root !== undefined && (typeof root !== "string" || root === "" || root.includes("\0") || !root.isWellFormed())) {
+    throw new BrainError("invalid_argument", "allow.workspaceRoot must be a non-empty path without NUL");
   }
   for (const name of LISTS) {
     const list = read[name];

@@ -61,7 +61,7 @@ export function httpJsonRequest(
       throw new BrainError("invalid_input", `http_json path field ${field} must be a string, number or boolean`);
     }
     delete rest[field];
-    return encodeURIComponent(checkSegment(field, String(value)));
+    return encodeURIComponent(checkSegment(field, wellFormed(field, String(value))));
   });
   const base = baseUrl.pathname.replace(/\/$/, "");
   const url = new URL(base + path, baseUrl);
@@ -71,7 +71,11 @@ export function httpJsonRequest(
   const withBody = descriptor.method === "POST" || descriptor.method === "PUT" || descriptor.method === "PATCH";
   if (!withBody) {
     for (const [key, value] of Object.entries(rest)) {
-      if (value !== undefined) url.searchParams.set(key, typeof value === "string" ? value : JSON.stringify(value));
+      if (value === undefined) continue;
+      url.searchParams.set(
+        wellFormed(key, key),
+        typeof value === "string" ? wellFormed(key, value) : JSON.stringify(value),
+      );
     }
   }
   return { url, method: descriptor.method, body: withBody ? JSON.stringify(rest) : undefined };
@@ -93,6 +97,21 @@ function checkSegment(field: string, value: string): string {
     }
   }
   return value;
+}
+
+/**
+ * Returns `text` unless it holds a lone surrogate, which no URL can carry: encoding
+ * would throw and a query would silently turn it into U+FFFD; `invalid_input` names `field`.
+ */
+function wellFormed(field: string, text: string): string {
+  if (text.isWellFormed()) return text;
+  throw new BrainError(
+    "invalid_input",
+    `http_json field ${JSON.stringify(field.toWellFormed())} holds a lone surrogate`,
+    {
+      details: { field: field.toWellFormed() },
+    },
+  );
 }
 
 function tryDecode(value: string): string {

@@ -2,9 +2,12 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 // @ts-types="@modelcontextprotocol/sdk/types"
 import { type JSONRPCMessage, JSONRPCMessageSchema } from "@modelcontextprotocol/sdk/types.js";
+import { lines } from "../util/lines.ts";
 
 /** How long a closing server may take to exit after its stdin closes, before it is killed. */
 const EXIT_GRACE_MS = 1_000;
+/** The longest line (one JSON-RPC message) read from a server, in bytes: 64 MiB. */
+const MAX_LINE_BYTES = 64 * 1024 * 1024;
 /** How much of the server's stderr is kept to explain a failed start. */
 const STDERR_TAIL = 2_048;
 
@@ -96,19 +99,12 @@ export class StdioTransport implements Transport {
   }
 
   async #read(stdout: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let buffer = "";
     try {
-      for await (const chunk of stdout) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let newline: number;
-        while ((newline = buffer.indexOf("\n")) >= 0) {
-          this.#deliver(buffer.slice(0, newline));
-          buffer = buffer.slice(newline + 1);
-        }
-      }
+      for await (const line of lines(stdout, MAX_LINE_BYTES)) this.#deliver(line);
     } catch (error) {
       this.onerror?.(error as Error);
+      // A line past the bound leaves no message boundary to resume at: the server is stopped, its calls end unknown.
+      this.kill();
     }
   }
 

@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from "node:path";
 import { BrainError } from "../outcome/errors.ts";
 import { checkName, checkSessionId } from "../util/names.ts";
+import { errorText } from "../util/error_text.ts";
 
 /**
  * Makes (when missing) the workspace of binding `name` in session `sessionId`
@@ -9,22 +10,26 @@ import { checkName, checkSessionId } from "../util/names.ts";
  */
 export async function makeWorkspace(root: string, sessionId: string, name: string): Promise<string> {
   const path = inside(root, checkSessionId(sessionId), checkName("an Environment name", name));
-  await Deno.mkdir(path, { recursive: true });
-  const real = await Deno.realPath(path);
+  const real = await unusable(root, async () => {
+    await Deno.mkdir(path, { recursive: true });
+    return await Deno.realPath(path);
+  });
   inside(await Deno.realPath(root), relative(await Deno.realPath(root), real));
   return real;
 }
 
 /** Removes the workspace at `path` (a path {@linkcode makeWorkspace} returned) after checking it lies inside `root`. */
 export async function removeWorkspace(root: string, path: string): Promise<void> {
-  const realRoot = await Deno.realPath(root);
-  await Deno.remove(inside(realRoot, relative(realRoot, path)), { recursive: true }).catch(ignoreMissing);
+  const realRoot = await unusable(root, () => Deno.realPath(root));
+  const inRoot = inside(realRoot, relative(realRoot, path));
+  await unusable(root, () => Deno.remove(inRoot, { recursive: true }).catch(ignoreMissing));
 }
 
 /** Removes every workspace of session `sessionId` under `root`: the session was deleted, or its id is new again. */
 export async function removeSessionWorkspaces(root: string | undefined, sessionId: string): Promise<void> {
   if (root === undefined) return;
-  await Deno.remove(inside(root, checkSessionId(sessionId)), { recursive: true }).catch(ignoreMissing);
+  const path = inside(root, checkSessionId(sessionId));
+  await unusable(root, () => Deno.remove(path, { recursive: true }).catch(ignoreMissing));
 }
 
 /** `parent` joined with `parts`, resolved; throws `permission_denied` unless it lies strictly inside `parent`. */
@@ -38,6 +43,22 @@ function inside(parent: string, ...parts: string[]): string {
     });
   }
   return path;
+}
+
+/**
+ * `work` on the file system under `root`; its failure (a root that is a file, cannot be
+ * created or is not permitted) as `setup_failed` naming the root, with the cause.
+ */
+async function unusable<T>(root: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("setup_failed", `the workspace root ${root} cannot hold workspaces: ${errorText(error)}`, {
+      cause: error,
+      details: { root },
+    });
+  }
 }
 
 function ignoreMissing(error: unknown): void {

@@ -81,3 +81,13 @@ Deno.test("hostile MCP results: huge, deep, unknown and failing results end each
   }
   await serversGone();
 });
+
+Deno.test("hostile MCP servers: a line that never ends is cut at a bound, the server stopped and the call ended unknown", async () => {
+  {
+    await using brain = new Brain({ allow: { run: [DENO] } });
+    const session = await brain.sessions.create({ environments: [hostile("results")] });
+    const end = await session.call("endless_line", {}, { timeoutMs: 30_000 });
+    assert.equal(code(end), "unknown");
+  }
+  await serversGone();
+});
