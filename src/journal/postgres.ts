@@ -131,7 +131,7 @@ export class PostgresJournal implements Journal {
     });
     const journal = new PostgresJournal(sql);
     try {
-      await sql.begin(async (tx) => {
+      await sql.begin(unlessGone(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${SCHEMA_LOCK})`;
         await tx`CREATE SCHEMA IF NOT EXISTS ${tx(schema)}`;
         await tx`CREATE TABLE IF NOT EXISTS brain_sessions (
@@ -164,7 +164,7 @@ export class PostgresJournal implements Journal {
           call bigint NOT NULL,
           PRIMARY KEY (session_id, call)
         )`;
-      });
+      }));
       // Notifications sent while the listening connection was down are lost: each (re)connect wakes every follower.
       const listening = await sql.listen(
         CHANNEL,
@@ -194,7 +194,7 @@ export class PostgresJournal implements Journal {
     bodies.forEach(checkRecordBody);
     const at = Date.now();
     const texts = bodies.map((body) => JSON.stringify(body));
-    const records = await this.#sql.begin(async (tx) => {
+    const records = await this.#sql.begin(unlessGone(async (tx) => {
       const [advanced] = lease
         ? await tx`UPDATE brain_sessions SET head = head + ${bodies.length}
             WHERE id = ${sessionId} AND owner = ${lease.owner} AND token = ${lease.token}
@@ -224,7 +224,7 @@ export class PostgresJournal implements Journal {
         throw new BrainError("call_finished", `session ${sessionId}: a call this append ends is not open`);
       }
       return frozenRecords(bodies, sessionId, start, at);
-    });
+    }));
     this.#notifier.notify(sessionId);
     return records;
   }
@@ -429,12 +429,12 @@ export class PostgresJournal implements Journal {
   /** Removes a session, its records and its open calls in one transaction. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
-      await this.#sql.begin(async (tx) => {
+      await this.#sql.begin(unlessGone(async (tx) => {
         await tx`DELETE FROM brain_sessions WHERE id = ${id}`;
         await tx`DELETE FROM brain_records WHERE session_id = ${id}`;
         await tx`DELETE FROM brain_open_calls WHERE session_id = ${id}`;
         await tx`SELECT pg_notify(${CHANNEL}, ${id})`;
-      });
+      }));
       this.#notifier.notify(id);
     });
   }
@@ -469,6 +469,33 @@ export class PostgresJournal implements Journal {
       this.#running.delete(running);
     }
   }
+}
+
+/**
+ * A transaction body that never settles once its connection is gone (the
+ * database ended it: a restart, an idle transaction ended, a terminated
+ * backend): postgres.js would then send ROLLBACK on the closed socket and
+ * crash the process (3.4.9 writes to a null socket in a timer), while the
+ * transaction's own close already rejects `begin` with the connection's error.
+ * Any other failure is thrown as usual, and rolls back.
+ */
+function unlessGone<T>(body: (tx: Tx) => Promise<T>): (tx: Tx) => Promise<T> {
+  return async (tx) => {
+    try {
+      return await body(tx);
+    } catch (error) {
+      if (connectionGone(error)) return await new Promise<never>(() => {});
+      throw error;
+    }
+  };
+}
+
+/** True for an error of a connection that closed: the driver's own, a socket's, or the server's FATAL one. */
+function connectionGone(error: unknown): boolean {
+  if (error instanceof BrainError || typeof error !== "object" || error === null) return false;
+  const { code, severity } = error as { code?: unknown; severity?: unknown };
+  if (severity === "FATAL" || severity === "PANIC") return true;
+  return typeof code === "string" && (code.startsWith("CONNECTION_") || /^E[A-Z]+$/.test(code));
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */
