@@ -95,7 +95,10 @@ export class Sandbox {
     this.#writer = this.#child.stdin.getWriter();
     this.#frames = new FrameReader(this.#child.stdout);
     void this.#drainStderr();
-    this.exited = this.#child.status.then(() => void running.delete(this.#child));
+    this.exited = this.#child.status.then(() => {
+      this.#dead = true;
+      running.delete(this.#child);
+    });
     this.#send(spec.init);
     this.ready = this.#awaitReady();
     this.ready.catch(() => this.kill());

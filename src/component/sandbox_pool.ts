@@ -153,7 +153,14 @@ export class SandboxPools implements AsyncDisposable {
     const sandbox = new Sandbox(spec);
     const reaper = this.#reaper ??= new Reaper();
     reaper.watch(sandbox.pid);
-    void sandbox.exited.then(() => reaper.forget(sandbox.pid));
+    void sandbox.exited.then(() => {
+      reaper.forget(sandbox.pid);
+      // Killed while idle, from outside (the OS out of memory, an operator): no call may be handed it; a fresh one
+      // takes its place.
+      if (!this.#idle.includes(sandbox)) return;
+      this.#retire(sandbox);
+      this.#warm(sandbox.key);
+    });
     this.#live.add(sandbox);
     return sandbox.ready.then(() => sandbox, (error) => {
       this.#forget(sandbox);

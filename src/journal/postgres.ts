@@ -29,6 +29,8 @@ const CHANNEL = "brain_commit";
 const NODE_KEEP_MS = 60_000;
 /** How long closing waits for a database that does not answer before destroying the connections. */
 const CLOSE_WAIT_MS = 2_000;
+/** The default {@linkcode PostgresJournalOptions.idleTransactionMs}. */
+const IDLE_TRANSACTION_MS = 5_000;
 /** Serializes schema creation between journals opening one database at once. */
 const SCHEMA_LOCK = 7_245_001;
 
@@ -41,6 +43,14 @@ export interface PostgresJournalOptions {
   maxConnections?: number;
   /** The schema the journal's tables live in, created if missing; `public` by default. */
   schema?: string;
+  /**
+   * How long the database lets one of this journal's transactions sit idle
+   * before it ends it, in ms; 5 s by default. A commit is one short
+   * transaction: one idle that long belongs to a process that paused (SIGSTOP,
+   * a long GC, a suspended VM), whose locks would otherwise keep the next
+   * owner from taking its sessions over for as long as the pause lasts.
+   */
+  idleTransactionMs?: number;
 }
 
 /**
@@ -96,15 +106,28 @@ export class PostgresJournal implements Journal {
         }`,
       );
     }
-    const { maxConnections = 10, schema = "public" } = readRecord("PostgreSQL journal options", options);
+    const { maxConnections = 10, schema = "public", idleTransactionMs = IDLE_TRANSACTION_MS } = readRecord(
+      "PostgreSQL journal options",
+      options,
+    );
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
+    }
+    if (!Number.isSafeInteger(idleTransactionMs) || idleTransactionMs <= 0) {
+      throw new BrainError(
+        "invalid_argument",
+        `idleTransactionMs must be a positive integer, got ${idleTransactionMs}`,
+      );
     }
     const sql = postgres(url, {
       max: maxConnections,
       onnotice: () => {},
       connect_timeout: 10,
-      connection: { application_name: "brain", search_path: schema },
+      connection: {
+        application_name: "brain",
+        search_path: schema,
+        idle_in_transaction_session_timeout: idleTransactionMs,
+      },
     });
     const journal = new PostgresJournal(sql);
     try {

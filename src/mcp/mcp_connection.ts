@@ -1,3 +1,4 @@
+import { boundedBody } from "../util/read_bounded.ts";
 import { Client } from "@modelcontextprotocol/sdk/client";
 // @ts-types="@modelcontextprotocol/sdk/client/streamableHttp"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -174,7 +175,11 @@ function httpTransport({ url, headers }: HttpTarget, streamEnded: (id: string | 
   const client = Deno.createHttpClient({ poolMaxIdlePerHost: 0 });
   const watched = async (input: string | URL, init?: RequestInit): Promise<Response> => {
     // A redirect is not followed: it could lead past the server's net grant and send a call again.
-    const response = await fetch(input, { ...init, client, redirect: "manual" });
+    const fetched = await fetch(input, { ...init, client, redirect: "manual" });
+    // The answer to one request is bounded; the standing GET stream of notifications is not one answer.
+    const response = init?.method === "POST" && fetched.body
+      ? new Response(boundedBody(fetched.body, `the answer of MCP server ${url.origin}`, MAX_ANSWER_BYTES), fetched)
+      : fetched;
     const id = init?.method === "POST" ? toolsCallId(init.body) : undefined;
     if (id === undefined || !response.body) return response;
     const body = endWatched(response.body, () => setTimeout(() => streamEnded(id)));
@@ -191,6 +196,9 @@ function httpTransport({ url, headers }: HttpTarget, streamEnded: (id: string | 
   };
   return transport;
 }
+
+/** The most bytes of one answer (a POST's response, JSON or a stream of events) read from an MCP server: 64 MiB. */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 
 const LOST: number[] = [ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout];
 

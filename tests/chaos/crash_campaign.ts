@@ -3,7 +3,8 @@
  * (`fixtures/worker.ts`) run calls on one session of a KV file or a
  * PostgreSQL database and are SIGKILLed at random points (mid-emit, mid-chunk,
  * mid-terminal commit), sometimes after a SIGSTOP, sometimes while a second
- * worker waits to take the session over. After each round the journal must keep
+ * worker waits to take the session over, sometimes paused past its lease while
+ * a successor takes over and then woken to commit what it had in flight. After each round the journal must keep
  * every acknowledged record, agree with every end a caller was told, hold exactly
  * one terminal per call once a new owner swept, and (KV) keep no orphan chunks.
  */
@@ -121,12 +122,34 @@ export async function crashCampaign(
     while (worker.said < lines && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 1));
     const kind = rand();
     let fault: string;
-    if (kind < 0.2) {
+    if (kind < 0.15) {
+      // The owner pauses (a long GC, a suspended VM) past its lease while a successor waits for the session, then
+      // wakes with calls in flight and tries to commit them (fenced if the successor took over). On a KV file a pause that holds SQLite's lock keeps the
+      // successor waiting until the wake; on PostgreSQL the paused transaction is ended and the successor takes over.
+      fault = "stale-owner-wakes";
+      await kill(worker, "SIGSTOP");
+      const next = startWorker(journal, session, seed * 1000 + round + 500);
+      workers.push(next);
+      await Promise.race([next.ready.catch(() => {}), new Promise((resolve) => setTimeout(resolve, 1_000))]);
+      await kill(worker, "SIGCONT");
+      // The woken owner may renew before the successor acquires (nothing took the session over): it keeps the session.
+      const taken = await Promise.race([
+        next.ready.then(() => true, () => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 3_000)),
+      ]);
+      if (taken) {
+        const more = next.said + 1 + Math.floor(rand() * 30);
+        const stop = Date.now() + 10_000;
+        while (next.said < more && Date.now() < stop) await new Promise((resolve) => setTimeout(resolve, 1));
+      } else fault = "stale-owner-wakes-and-keeps";
+      await kill(worker);
+      await kill(next);
+    } else if (kind < 0.3) {
       fault = "stop-kill";
       await kill(worker, "SIGSTOP");
       await new Promise((resolve) => setTimeout(resolve, rand() * 500));
       await kill(worker);
-    } else if (kind < 0.4) {
+    } else if (kind < 0.5) {
       // A second worker waits for the session while the first still runs, and takes it over after the kill.
       fault = "kill-with-successor";
       const next = startWorker(journal, session, seed * 1000 + round + 500);

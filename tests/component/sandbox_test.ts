@@ -189,3 +189,21 @@ Deno.test("when the application's process dies mid-call, its spinning sandbox is
   };
   await within(2_000, "the orphaned sandbox to be killed", async () => (await alive()).length === 0);
 });
+
+Deno.test("a warm sandbox killed from outside while idle is replaced: the next call runs in a fresh one", async () => {
+  await withProbes(["echo"], async (session) => {
+    // After a call its sandbox is ready and idle, kept for the next call.
+    assert.deepEqual((await session.call("echo", { status: "ok", value: 0 }, { deadline: soon() })).outcome, {
+      status: "ok",
+      value: 0,
+    });
+    const killed = await warmPid();
+    Deno.kill(killed, "SIGKILL");
+    await within(5_000, "a fresh warm sandbox", async () => {
+      const pids = await runningSandboxes();
+      return pids.length === 1 && pids[0] !== killed;
+    });
+    const end = await session.call("echo", { status: "ok", value: 1 }, { deadline: soon() });
+    assert.deepEqual(end.outcome, { status: "ok", value: 1 });
+  });
+});

@@ -91,3 +91,45 @@ Deno.test("hostile MCP servers: a line that never ends is cut at a bound, the se
   }
   await serversGone();
 });
+
+/**
+ * A streamable HTTP MCP server on 127.0.0.1 written by hand: it initializes and lists one Tool, `big`,
+ * and answers its call with a JSON body that never ends.
+ */
+function endlessAnswerServer(): Deno.HttpServer<Deno.NetAddr> {
+  const json = (id: unknown, result: unknown) =>
+    Response.json({ jsonrpc: "2.0", id, result }, { headers: { "mcp-session-id": "endless" } });
+  return Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (request) => {
+    if (request.method !== "POST") return new Response(null, { status: 405 });
+    const message = await request.json();
+    if (message.method === "initialize") {
+      const info = { name: "endless", version: "1" };
+      return json(message.id, {
+        protocolVersion: message.params.protocolVersion,
+        capabilities: { tools: {} },
+        serverInfo: info,
+      });
+    }
+    if (!("id" in message)) return new Response(null, { status: 202 });
+    if (message.method === "tools/list") {
+      return json(message.id, { tools: [{ name: "big", inputSchema: { type: "object" } }] });
+    }
+    const start = `{"jsonrpc":"2.0","id":${message.id},"result":{"content":[{"type":"text","text":"`;
+    const spaces = new Uint8Array(1024 * 1024).fill(32);
+    const body = new ReadableStream({
+      start: (controller) => controller.enqueue(new TextEncoder().encode(start)),
+      pull: (controller) => controller.enqueue(spaces),
+    });
+    return new Response(body, { headers: { "content-type": "application/json", "mcp-session-id": "endless" } });
+  });
+}
+
+Deno.test("hostile MCP servers over HTTP: an answer that never ends is read only up to a bound, and the call ends unknown", async () => {
+  await using server = endlessAnswerServer();
+  const url = `http://127.0.0.1:${server.addr.port}/mcp`;
+  await using brain = new Brain({ allow: { net: [`127.0.0.1:${server.addr.port}`] } });
+  const session = await brain.sessions.create({ environments: [mcpEnv({ name: "endless", url })] });
+  const end = await session.call("big", {}, { timeoutMs: 30_000 });
+  assert.equal(code(end), "unknown");
+  assert.match(end.outcome.status === "unknown" ? end.outcome.message ?? "" : "", /longer than/);
+});

@@ -5,6 +5,11 @@ import { PostgresJournal } from "../../src/journal/postgres.ts";
 import { startPostgres } from "../_support/postgres.ts";
 import { journalSuite } from "./journal_suite.ts";
 import { hasCode } from "../_support/has_code.ts";
+import postgres from "postgres";
+import { BrainError } from "../../mod.ts";
+import { lines } from "../_support/lines.ts";
+import { spawnDeno } from "../_support/spawn_deno.ts";
+import { withDeadline } from "../_support/deadline.ts";
 
 const pg = await startPostgres();
 const schema = () => `t_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -79,6 +84,94 @@ Deno.test("Brain.open({ url: postgres://... }): Brains in one database share ses
   assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
   assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
   await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
+});
+
+Deno.test("PostgresJournal: an owner paused (SIGSTOP) in the middle of a commit does not hold its session: a successor takes it over, and the paused commit never lands", async () => {
+  const name = schema();
+  const journal = await PostgresJournal.open(pg.url, { schema: name });
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await journal.createSession(session("s"));
+  const child = spawnDeno(
+    [
+      "run",
+      "--quiet",
+      "--allow-net=127.0.0.1",
+      "--allow-env",
+      "--allow-read=.",
+      "tests/journal/fixtures/pg_appender.ts",
+      pg.url,
+      name,
+    ],
+    { stdout: "piped", stderr: "null" },
+  );
+  const said = lines(child.stdout);
+  try {
+    const acknowledged = new Map<number, number>();
+    const errors: string[] = [];
+    const hear = async () => {
+      const { value, done } = await said.next();
+      if (done) return false;
+      const [word, ...rest] = value.split(" ");
+      if (word === "ack") acknowledged.set(Number(rest[0]), Number(rest[1]));
+      else errors.push(rest[0]);
+      return true;
+    };
+    // Stopped until one of its connections sits in an open transaction: the owner paused mid-commit, holding the row.
+    let paused = false;
+    for (let attempt = 0; attempt < 500 && !paused; attempt++) {
+      assert.ok(await hear(), "the child appends");
+      child.kill("SIGSTOP");
+      const [row] = await sql`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE application_name = 'brain' AND state = 'idle in transaction'`;
+      paused = row.n > 0;
+      if (!paused) child.kill("SIGCONT");
+    }
+    assert.ok(paused, "the child was never stopped in the middle of a commit");
+    // Its lease (500 ms, never renewed) lapses; the takeover waits for no paused transaction.
+    const lease = await withDeadline(
+      (async () => {
+        for (;;) {
+          try {
+            return await journal.acquire("s", { owner: "next", ttlMs: 60_000 });
+          } catch (error) {
+            if (!(error instanceof BrainError && error.code === "session_owned")) throw error;
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          }
+        }
+      })(),
+      "the successor's takeover",
+      10_000,
+    );
+    const [sentinel] = await journal.append("s", [{ kind: "tool_event", call: 0, event: "taken", data: null }], {
+      lease,
+    });
+    child.kill("SIGCONT");
+    while (await hear());
+    // Woken, the paused owner is refused: its ended transaction, then its lease (postgres.js 3.4.9 may instead crash
+    // the process on the connection the database closed; it then stops as a killed owner does).
+    assert.ok(
+      errors.every((code) => code === "storage_unavailable" || code === "fenced"),
+      `the paused owner's appends after the takeover: ${errors}`,
+    );
+    const records = await journal.read("s");
+    assert.deepEqual(records.map((record) => record.sequence), records.map((_, index) => index + 1));
+    assert.equal(records.at(-1)?.sequence, sentinel.sequence, "nothing of the paused owner lands after the takeover");
+    for (const [sequence, n] of acknowledged) {
+      const record = records[sequence - 1];
+      assert.ok(record.kind === "tool_event" && record.data === n, `acknowledged record ${sequence} is kept`);
+    }
+  } finally {
+    // A stopped child hears no SIGTERM: it is killed outright.
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It has exited.
+    }
+    await child.status;
+    await said.return(undefined);
+    await sql.end();
+    await journal.close();
+  }
 });
 
 Deno.test("PostgresJournal: stop the private PostgreSQL", () => pg.stop());

@@ -218,6 +218,9 @@ async function drained(body: ReadableStream<Uint8Array>): Promise<boolean> {
   }
 }
 
+/** The longest pause between tries to listen again after the listener failed. */
+const RELISTEN_MAX_MS = 1_000;
+
 /** A Brain server listening on a loopback port. */
 export interface ServedBrain extends BrainServer {
   /** The base URL clients pass to `new Brain({ url, token })`. */
@@ -257,7 +260,7 @@ export async function serveBrain(
   const answering = new Set<Promise<Response>>();
   /** Request bodies no route read, still arriving: Deno's graceful shutdown would wait for their last byte. */
   const receiving = new Set<ReadableStream<Uint8Array>>();
-  const http = listen({ hostname, port, signal: stop.signal }, (request) => {
+  const handler = (request: Request) => {
     // Taken now: once answered, Deno may have closed the request.
     const body = request.body;
     const answer = ready.promise.then((server) => server.fetch(request));
@@ -269,13 +272,33 @@ export async function serveBrain(
       drained(body).then((done) => done && receiving.delete(body));
     }).catch(() => {});
     return answer;
-  });
+  };
+  let http = listen({ hostname, port, signal: stop.signal }, handler);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
+  let stopped = false;
+  // Deno's accept loop ends at the first accept that fails (too many open files): listen again on the same port,
+  // backing off while it still fails, so the server outlives a moment without file descriptors.
+  const relisten = (served: Deno.HttpServer<Deno.NetAddr>) =>
+    served.finished.catch(async () => {
+      for (let attempt = 0; !stopped; attempt++) {
+        await new Promise((resolve) => setTimeout(resolve, Math.min(RELISTEN_MAX_MS, 10 * 2 ** attempt)));
+        if (stopped) return;
+        try {
+          http = listen({ hostname, port: served.addr.port, signal: stop.signal }, handler);
+          relisten(http);
+          return;
+        } catch {
+          // Still out of descriptors, or the port is not free yet: try again.
+        }
+      }
+    });
+  relisten(http);
   let server: BrainServer;
   try {
     server = await createBrainServer({ ...options, advertiseUrl: options.advertiseUrl ?? url });
   } catch (error) {
     ready.reject(error);
+    stopped = true;
     await http.shutdown();
     throw error;
   }
@@ -290,16 +313,15 @@ export async function serveBrain(
     close: () => server.close(),
     url,
     async shutdown() {
+      stopped = true;
       await server.close();
       // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, on a
       // request still waiting for a store that stopped answering, and on a request body that never ends: then
       // every connection is closed at once.
       const answered = await settledWithin(Promise.allSettled(answering), SHUTDOWN_WAIT_MS);
-      if (answered && halfOpen.get(server)?.settled && receiving.size === 0) await http.shutdown();
-      else {
-        stop.abort();
-        await http.finished;
-      }
+      if (answered && halfOpen.get(server)?.settled && receiving.size === 0) await http.shutdown().catch(() => {});
+      else stop.abort();
+      await http.finished.catch(() => {});
     },
   };
   halfOpen.set(listening, halfOpen.get(server)!);
