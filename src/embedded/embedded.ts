@@ -1,3 +1,4 @@
+import { MAX_LEASE_MS } from "../journal/lease.ts";
 import type { AllowList } from "../contract/grant.ts";
 import { admitEnvironment, admitImplementation, bindEnvironments } from "../session/bindings.ts";
 import { type CreatedEnvironment, restoreCreated } from "../session/created_env.ts";
@@ -74,8 +75,6 @@ const CLOSE_WAIT_MS = 2_000;
 
 /** The default {@linkcode BrainOptions.leaseMs}. */
 export const DEFAULT_LEASE_MS = 10_000;
-/** The longest lease: its renewal timer must fit `setTimeout`, or it would fire at once, over and over. */
-const MAX_LEASE_MS = 2 ** 31 - 1;
 
 /** The keys an embedded Brain's options may have. */
 export const BRAIN_OPTIONS: readonly string[] = allKeys<BrainOptions>({

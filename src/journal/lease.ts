@@ -66,12 +66,18 @@ export function fencedError(lease: Lease): BrainError {
   );
 }
 
-/** Checks lease options; a TTL must be a positive number of milliseconds. */
+/** The longest lease or heartbeat TTL, in ms: the longest wait of a timer (about 24.8 days). */
+export const MAX_LEASE_MS = 2 ** 31 - 1;
+
+/** Checks lease options; a TTL must be a positive number of milliseconds up to {@linkcode MAX_LEASE_MS}. */
 export function checkAcquire({ owner, ttlMs }: AcquireOptions): void {
   if (typeof owner !== "string" || owner.length === 0) {
     throw new BrainError("invalid_argument", "a lease needs a non-empty owner id");
   }
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new BrainError("invalid_argument", `a lease TTL must be a positive number of ms, got ${ttlMs}`);
+  if (typeof ttlMs !== "number" || !(ttlMs > 0 && ttlMs <= MAX_LEASE_MS)) {
+    throw new BrainError(
+      "invalid_argument",
+      `a lease TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${ttlMs}`,
+    );
   }
 }

@@ -1,3 +1,4 @@
+import { MAX_LEASE_MS } from "./lease.ts";
 import { BrainError } from "../outcome/errors.ts";
 
 /**
@@ -26,8 +27,11 @@ export function checkBeat(node: string, url: string, ttlMs: number): void {
     throw new BrainError("invalid_argument", "a heartbeat needs a non-empty node id");
   }
   checkNodeUrl(url);
-  if (typeof ttlMs !== "number" || !Number.isFinite(ttlMs) || ttlMs <= 0) {
-    throw new BrainError("invalid_argument", `a heartbeat's TTL must be a positive number of ms, got ${ttlMs}`);
+  if (typeof ttlMs !== "number" || !(ttlMs > 0 && ttlMs <= MAX_LEASE_MS)) {
+    throw new BrainError(
+      "invalid_argument",
+      `a heartbeat's TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${ttlMs}`,
+    );
   }
 }
 

@@ -1,5 +1,6 @@
 import { mcpEnv } from "../../src/mcp/mod.ts";
 import type { AllowList } from "../../mod.ts";
+import { scratchDir } from "./scratch.ts";
 
 /** The Deno that starts the test servers: this very one, never `deno` from PATH. */
 export const DENO = Deno.execPath();
@@ -36,8 +37,6 @@ export function counting() {
 }
 
 /** What a Brain must allow for {@linkcode counting}, with workspaces under a fresh directory in `.tmp`. */
-export async function countingAllow(): Promise<AllowList> {
-  await Deno.mkdir(".tmp", { recursive: true });
-  const workspaceRoot = await Deno.makeTempDir({ dir: ".tmp", prefix: "mcp-" });
-  return { run: [DENO], workspaceRoot, filesystem: ["write"] };
+export function countingAllow(): AllowList {
+  return { run: [DENO], workspaceRoot: scratchDir("mcp"), filesystem: ["write"] };
 }

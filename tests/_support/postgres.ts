@@ -88,8 +88,17 @@ export async function startPostgres(): Promise<PrivatePostgres> {
   let stopped: Promise<void> | undefined;
   // A test run filtered past the file's stop still stops the server when the process ends.
   const stopNow = () => {
-    const pid = stopped ? undefined : postmasterPid(dir);
-    if (pid !== undefined) new Deno.Command("kill", { args: ["-INT", String(pid)] }).outputSync();
+    if (stopped) return;
+    const pid = postmasterPid(dir);
+    if (pid !== undefined) {
+      new Deno.Command("kill", { args: ["-INT", String(pid)] }).outputSync();
+      waitForExit(pid, 10_000);
+    }
+    try {
+      Deno.removeSync(root, { recursive: true });
+    } catch {
+      // A server that outlived the wait still holds the folder; nothing more can be done while the process ends.
+    }
   };
   globalThis.addEventListener("unload", stopNow);
   const stop = () =>
@@ -118,6 +127,15 @@ export async function startPostgres(): Promise<PrivatePostgres> {
     stop,
     [Symbol.asyncDispose]: stop,
   };
+}
+
+/** Blocks until process `pid` is gone or `ms` pass: an unload handler cannot await. */
+function waitForExit(pid: number, ms: number): void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  const until = Date.now() + ms;
+  while (Date.now() < until && new Deno.Command("kill", { args: ["-0", String(pid)] }).outputSync().success) {
+    Atomics.wait(pause, 0, 0, 10);
+  }
 }
 
 /** The postmaster's process id, from the first line of `postmaster.pid`. */

@@ -42,6 +42,17 @@ const misuses: [string, (journal: Journal) => Promise<unknown>][] = [
   ["read limit 1.5", (journal) => journal.read("s", { limit: 1.5 })],
   ["read limit 1e308", (journal) => journal.read("s", { limit: 1e308 })],
   ["read Proxy options", (journal) => journal.read("s", new Proxy({ from: 1 }, { get: boom }) as never)],
+  ["acquire a lease of 1e308 ms", (journal) => journal.acquire("s", { owner: "o", ttlMs: 1e308 })],
+  ["acquire a lease of 2^31 ms", (journal) => journal.acquire("s", { owner: "o", ttlMs: 2 ** 31 })],
+  ["renew a lease for Infinity ms", async (journal) => {
+    const lease = await journal.acquire("s", { owner: "o", ttlMs: 1_000 });
+    try {
+      return await journal.renew(lease, Infinity);
+    } finally {
+      await journal.release(lease);
+    }
+  }],
+  ["beat for 1e308 ms", (journal) => journal.beat("n", "http://127.0.0.1:1", 1e308)],
   ["subscribe from 0", async (journal) => {
     for await (const _ of journal.subscribe("s", { from: 0, signal: AbortSignal.timeout(1_000) })) return;
   }],

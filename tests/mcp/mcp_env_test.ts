@@ -154,7 +154,7 @@ Deno.test("a cancelled server-everything call ends cancelled with no record afte
 });
 
 Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations", async () => {
-  await using brain = new Brain({ allow: await countingAllow() });
+  await using brain = new Brain({ allow: countingAllow() });
   const session = await brain.sessions.create({ environments: [counting()] });
   const cancelled = await session.start("wait", {});
   await until(session, (records) => ofKind(records, "tool_event").length === 1, "the wait tool's progress");
@@ -183,7 +183,7 @@ Deno.test("cancellation and deadlines reach the MCP server as MCP cancellations"
 });
 
 Deno.test("a connection lost after sending ends the call unknown; the server saw it once and it is never resent", async () => {
-  await using brain = new Brain({ allow: await countingAllow() });
+  await using brain = new Brain({ allow: countingAllow() });
   const session = await brain.sessions.create({ environments: [counting()] });
   const lost = await session.call("vanish", {});
   assert.equal(lost.cause, "unknown");
@@ -200,7 +200,7 @@ Deno.test("a connection lost after sending ends the call unknown; the server saw
 });
 
 Deno.test("after a lost connection, a server that cannot start again ends the next call setup_failed", async () => {
-  const allow = await countingAllow();
+  const allow = countingAllow();
   await using brain = new Brain({ allow });
   const session = await brain.sessions.create({ environments: [counting()] });
   assert.equal((await session.call("vanish", {})).cause, "unknown");

@@ -115,7 +115,7 @@ Deno.test("serveMcp with deadlineMs: a call past its deadline is an error result
 });
 
 Deno.test("serveMcp over an mcpEnv session: a call lost after sending is an error result saying unknown", async () => {
-  await using brain = new Brain({ allow: await countingAllow() });
+  await using brain = new Brain({ allow: countingAllow() });
   const session = await brain.sessions.create({ environments: [counting()] });
   await using connected = await connectHttp(session);
   const result = await connected.client.callTool({ name: "vanish", arguments: {} });
