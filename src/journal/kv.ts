@@ -597,13 +597,7 @@ export class KvJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    let checked: ReadOptions;
-    try {
-      checked = checkRange("read options", options);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#guard(() => this.#read(sessionId, checked));
+    return this.#guard(() => this.#read(sessionId, checkRange("read options", options)));
   }
 
   /**
