@@ -5,6 +5,7 @@ import { callKinds, callRecords, untilReturned } from "../_support/call_records.
 import { embeddedSession } from "../_support/embedded_session.ts";
 import { handoff } from "../_support/handoff.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { heldCheck } from "../_support/held_check.ts";
 
 type Ctx = ToolContext<Record<string, unknown>, unknown>;
 
@@ -27,24 +28,6 @@ function driven(name = "driven") {
     },
   })({ label: "placed" });
   return { placed, next: () => contexts.next("the Tool to run") };
-}
-
-/** A gate an async check waits on: `entered` once the check runs, `passed` as it returns after `open()`. */
-function checkGate() {
-  const entered = Promise.withResolvers<void>();
-  const opened = Promise.withResolvers<void>();
-  const passed = Promise.withResolvers<void>();
-  return {
-    check: async () => {
-      entered.resolve();
-      await opened.promise;
-      passed.resolve();
-      return true;
-    },
-    entered: entered.promise,
-    passed: passed.promise,
-    open: () => opened.resolve(),
-  };
 }
 
 /** A Tool that finishes at once, called to commit a sentinel that the session's later records are read up to. */
@@ -289,7 +272,7 @@ Deno.test("an already expired call stops before input validation and customer co
 
 Deno.test("async input checks consume the deadline; expiry prevents the late run", async () => {
   let ran = false;
-  const gate = checkGate();
+  const gate = heldCheck();
   const slow = tool({
     name: "slow",
     description: "A test Tool.",
@@ -309,7 +292,7 @@ Deno.test("async input checks consume the deadline; expiry prevents the late run
 
 Deno.test("cancelling during async input checks prevents the late run", async () => {
   let ran = false;
-  const gate = checkGate();
+  const gate = heldCheck();
   const slow = tool({
     name: "slow_check",
     description: "A test Tool.",
@@ -328,7 +311,7 @@ Deno.test("cancelling during async input checks prevents the late run", async ()
 });
 
 Deno.test("async output checks consume the deadline; expiry prevents the late result", async () => {
-  const gate = checkGate();
+  const gate = heldCheck();
   const slow = tool({
     name: "slow_out",
     description: "A test Tool.",

@@ -21,6 +21,7 @@ import { droppingServer } from "../_support/dropping_server.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 import { probeTool, reader } from "../_support/components.ts";
 import { runningSandboxes, within } from "../_support/processes.ts";
+import { heldCheck } from "../_support/held_check.ts";
 
 /** A Tool that hands its ctx out and stays open until the test finishes it. */
 function holder(name = "holder") {
@@ -344,26 +345,6 @@ specTest(
     assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
   },
 );
-
-/** An async Zod check the test holds: it says when a check entered, and when one let a value through. */
-function heldCheck() {
-  const entered = Promise.withResolvers<void>();
-  const opened = Promise.withResolvers<void>();
-  const passed = Promise.withResolvers<void>();
-  let checks = 0;
-  return {
-    check: async () => {
-      if (checks++ > 0) return true;
-      entered.resolve();
-      await opened.promise;
-      passed.resolve();
-      return true;
-    },
-    entered: entered.promise,
-    passed: passed.promise,
-    open: () => opened.resolve(),
-  };
-}
 
 for (const stop of ["deadline", "cancel"] as const) {
   specTest(`async input checks: ${stop} while one waits prevents the run and any late result`, async (brain) => {

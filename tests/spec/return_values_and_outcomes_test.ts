@@ -507,23 +507,25 @@ specTest(
 
 /** What a Tool saw of its second finish and of a result after it, by where it ran. */
 const afterFinish = { local: Promise.withResolvers<JsonValue>(), extension: Promise.withResolvers<JsonValue>() };
+/** The ways {@linkcode ending} can end. */
+const ENDINGS = [
+  "error",
+  "returned_failure",
+  "returned_then_finished",
+  "content",
+  "throw",
+  "malformed",
+  "non_json",
+  "burst",
+  "twice",
+] as const;
 /** Ends the way its input says: an error outcome, a throw, a malformed envelope, a non-JSON value, or two finishes. */
 const ending = (name: string) =>
   tool({
     name,
     description: "Ends the way its input says.",
     input: z.object({
-      how: z.enum([
-        "error",
-        "returned_failure",
-        "returned_then_finished",
-        "content",
-        "throw",
-        "malformed",
-        "non_json",
-        "burst",
-        "twice",
-      ]),
+      how: z.enum(ENDINGS),
     }),
     options: z.object({ where: z.enum(["local", "extension"]) }),
     run: async ({ how }, ctx) => {
@@ -564,18 +566,7 @@ specTest(
       (await callRecords(session, call)).filter((record) => record.kind !== "tool_call_late").map((record) =>
         record.kind === "tool_result" ? [record.kind, record.outcome, record.content ?? null] : record.kind
       );
-    const ways = [
-      "error",
-      "returned_failure",
-      "returned_then_finished",
-      "content",
-      "throw",
-      "malformed",
-      "non_json",
-      "burst",
-      "twice",
-    ];
-    for (const how of ways) {
+    for (const how of ENDINGS) {
       const local = await session.call("ending", { how });
       const extended = await session.call("ending_ext", { how });
       assert.deepEqual([extended.cause, extended.outcome], [local.cause, local.outcome], how);
