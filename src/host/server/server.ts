@@ -152,6 +152,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
         calls,
         cluster,
         maxFrameBytes: limits.maxFrameBytes,
+        maxUnreadBytes: limits.maxUnreadBytes,
         pingIntervalMs,
         protocol,
       });
