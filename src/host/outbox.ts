@@ -1,4 +1,6 @@
-/** How many bytes of UTF-8 a batch grows to before it is sent, unless the peer or the transport wants less. */
+import { BrainError } from "../outcome/errors.ts";
+
+/** How many bytes of UTF-8 a batch grows to before it is sent, unless the peer wants less. */
 const BATCH_BYTES = 64 * 1024;
 const encoder = new TextEncoder();
 
@@ -26,13 +28,13 @@ export class Outbox {
   #texts: string[] = [];
   #bytes = 0;
   #maxBytes = BATCH_BYTES;
+  #maxFrame = Infinity;
   #scheduled = false;
   #maxUnread = Infinity;
   #onStalled: () => void = () => {};
 
-  constructor(socket: Sender, maxBytes?: number) {
+  constructor(socket: Sender) {
     this.#socket = socket;
-    this.limit(maxBytes);
   }
 
   /**
@@ -46,16 +48,30 @@ export class Outbox {
     this.#onStalled = onStalled;
   }
 
-  /** Caps batches at `bytes` of UTF-8: the largest frame the peer reads, or what its transport sends at once. */
+  /**
+   * Takes `bytes` of UTF-8 as the largest frame the peer reads: batches stay
+   * within it, and {@linkcode write} refuses a larger frame rather than send
+   * what the peer would close the socket over, ending every call on it.
+   */
   limit(bytes: unknown): void {
-    if (typeof bytes === "number" && bytes > 0) this.#maxBytes = Math.min(this.#maxBytes, bytes);
+    if (typeof bytes !== "number" || !(bytes > 0)) return;
+    this.#maxBytes = Math.min(this.#maxBytes, bytes);
+    this.#maxFrame = bytes;
   }
 
-  /** Queues one frame; a socket that is not open drops it, and its close settles what it carried. */
+  /**
+   * Queues one frame; a socket that is not open drops it, and its close settles what it carried.
+   * Throws `payload_too_large` for a frame over the peer's {@linkcode limit}, sending nothing.
+   */
   write(frame: object): void {
     if (this.#socket.readyState !== OPEN) return;
     const text = JSON.stringify(frame);
     const bytes = NON_ASCII.test(text) ? encoder.encode(text).length : text.length;
+    if (bytes > this.#maxFrame) {
+      throw new BrainError("payload_too_large", `a frame of ${bytes} bytes is over the peer's ${this.#maxFrame}`, {
+        details: { bytes, maxBytes: this.#maxFrame },
+      });
+    }
     // The brackets and commas of a batch count too.
     if (this.#bytes + bytes + 2 > this.#maxBytes) this.flush();
     this.#texts.push(text);

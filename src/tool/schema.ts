@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
 
 /**
  * Exports a zod schema as JSON Schema: `io: "input"` describes what parsing
@@ -13,8 +13,9 @@ export function exportSchema(
   schema: z.ZodType,
 ): Record<string, JsonValue> {
   checkZod4(toolName, role, schema);
+  let exported: Record<string, JsonValue>;
   try {
-    return z.toJSONSchema(schema, { io: role }) as Record<string, JsonValue>;
+    exported = z.toJSONSchema(schema, { io: role }) as Record<string, JsonValue>;
   } catch (error) {
     throw new BrainError(
       "invalid_schema",
@@ -22,6 +23,15 @@ export function exportSchema(
       { cause: error },
     );
   }
+  // A session keeps its Tools' schemas as JSON, wherever it runs: one it could not keep fails here, not there.
+  const unkept = findNonJson(exported);
+  if (unkept !== undefined) {
+    throw new BrainError(
+      "invalid_schema",
+      `tool ${toolName}: its ${role} JSON Schema is not JSON Brain keeps: ${unkept}`,
+    );
+  }
+  return exported;
 }
 
 /**

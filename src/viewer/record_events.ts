@@ -1,4 +1,5 @@
 import type { ReadableJournal } from "./readable_journal.ts";
+import type { JournalRecord } from "../journal/records.ts";
 
 /** How long an idle stream waits before a comment line keeps proxies from closing it. */
 export const KEEPALIVE_MS = 15_000;
@@ -21,29 +22,37 @@ export function recordEvents(
 ): Response {
   const stop = new AbortController();
   const encoder = new TextEncoder();
-  let keepalive: ReturnType<typeof setInterval> | undefined;
+  const records = journal.subscribe(sessionId, { from, signal: stop.signal })[Symbol.asyncIterator]();
+  // The next record, asked for once and kept across a keepalive.
+  let next: Promise<IteratorResult<JournalRecord> | undefined> | undefined;
+  // Pulled, not pushed: a record is read from the journal only once the client has read what came before it, so a
+  // client that stops reading holds nothing more in this process.
   const body = new ReadableStream<Uint8Array>({
     start(controller) {
-      const send = (text: string) => {
-        if (!stop.signal.aborted) controller.enqueue(encoder.encode(text));
-      };
-      keepalive = setInterval(() => send(": keepalive\n\n"), KEEPALIVE_MS);
-      send(`retry: ${RECONNECT_MS}\n\n`);
-      (async () => {
-        for await (const record of journal.subscribe(sessionId, { from, signal: stop.signal })) {
-          const shown = { ...record, sessionId: shownId };
-          send(`id: ${record.sequence}\nevent: record\ndata: ${JSON.stringify(shown)}\n\n`);
-        }
-      })().catch(() => {
-        // A journal that fails mid-stream ends the stream; the client reconnects from its last id.
-      }).finally(() => {
-        clearInterval(keepalive);
-        if (!stop.signal.aborted) controller.close();
-      });
+      controller.enqueue(encoder.encode(`retry: ${RECONNECT_MS}\n\n`));
+    },
+    async pull(controller) {
+      // A journal that fails mid-stream ends the stream; the client reconnects from its last id.
+      next ??= records.next().catch(() => undefined);
+      let idle: ReturnType<typeof setTimeout> | undefined;
+      const waited = await Promise.race([
+        next,
+        new Promise<"idle">((resolve) => idle = setTimeout(() => resolve("idle"), KEEPALIVE_MS)),
+      ]);
+      clearTimeout(idle);
+      if (stop.signal.aborted) return;
+      if (waited === "idle") return controller.enqueue(encoder.encode(": keepalive\n\n"));
+      next = undefined;
+      if (!waited || waited.done) return controller.close();
+      const shown = { ...waited.value, sessionId: shownId };
+      controller.enqueue(
+        encoder.encode(`id: ${waited.value.sequence}\nevent: record\ndata: ${JSON.stringify(shown)}\n\n`),
+      );
     },
     cancel() {
-      clearInterval(keepalive);
       stop.abort();
+      // Ends the subscription even while it waits at a record the client never asked for, releasing its watch.
+      records.return?.(undefined).catch(() => {});
     },
   });
   return new Response(body, {

@@ -1,3 +1,4 @@
+import { errorText } from "../../util/error_text.ts";
 import { errorFromWire } from "../../outcome/wire_error.ts";
 import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
@@ -428,8 +429,15 @@ export class HostConnection {
   }
 
   #send(pending: Pending): void {
+    try {
+      this.#write(pending.frame);
+    } catch (error) {
+      // Too large for the server: refused here, so the one request fails and the socket serves on.
+      this.#pending.delete(pending.frame.id);
+      pending.reject(error);
+      return;
+    }
     pending.sent = true;
-    this.#write(pending.frame);
   }
 
   #write(frame: ClientFrame): void {
@@ -791,7 +799,12 @@ export class HostConnection {
         error: [{ path: [], message: `${io} validation threw: ${(error as Error).message}` }],
       };
     }
-    this.#write(answer);
+    try {
+      this.#write(answer);
+    } catch (error) {
+      // A parsed value too large for the server's frames: an answer still, so the call it belongs to goes on.
+      this.#write({ op: "parsed", ask, error: [{ path: [], message: `the parsed ${io} ${errorText(error)}` }] });
+    }
   }
 
   #askForEnds(): void {

@@ -10,7 +10,7 @@ export interface ServerLimits {
   maxCallsPerHost: number;
   /** Session handles one host may hold open (`create` and `get`); one more fails. */
   maxHandlesPerHost: number;
-  /** Record streams (`records()`) one host may follow at once; one more fails. */
+  /** Record streams (`records()`) and waits for a call's end one host may follow at once; one more fails. */
   maxStreamsPerHost: number;
   /** Distinct Components one host may upload; the server keeps their bytes in memory. */
   maxUploadsPerHost: number;

@@ -115,6 +115,8 @@ export class HostSocketHandler {
   #cluster: ClusterNode;
   #registration: { id: string; tokenHash: string };
   #streams = new Map<number, AbortController>();
+  /** `wait` requests following the journal for a call's end. */
+  #waits = 0;
   #closed = new AbortController();
   /** Calls started on this socket whose `ended` push is still to be sent. */
   #started = new CallMap<Started>();
@@ -509,8 +511,20 @@ export class HostSocketHandler {
   async #wait(session: string, call: number): Promise<CallEnd | null> {
     await this.#owned(session);
     const open = this.#calls.get(session, call)?.ended;
-    return await (open ??
-      findEnd(this.#journal.subscribe(session, { from: call, signal: this.#closed.signal }), call)) ?? null;
+    if (open) return await open;
+    // Only a call's end is waited for: a sequence that starts no call would be followed until the socket closes.
+    const [started] = await this.#journal.read(session, { from: call, limit: 1 });
+    if (started?.sequence !== call || started.kind !== "tool_call_started") {
+      throw new BrainError("call_not_found", `session ${this.#host.sessionId(session)} has no call ${call}`);
+    }
+    // A wait follows the journal as a record stream does, and counts as one.
+    this.#host.checkStreamRoom(this.#streams.size + this.#waits);
+    this.#waits++;
+    try {
+      return await findEnd(this.#journal.subscribe(session, { from: call, signal: this.#closed.signal }), call) ?? null;
+    } finally {
+      this.#waits--;
+    }
   }
 
   async #cancel(session: string, sequence: number, message: string | undefined): Promise<CallEnd> {
@@ -545,7 +559,7 @@ export class HostSocketHandler {
     await this.#owned(session);
     // A stream is named by its request's id: reusing one would hide the first stream from the limit and unsubscribe.
     if (this.#streams.has(stream)) throw new BrainError("protocol_error", `stream ${stream} is already open`);
-    this.#host.checkStreamRoom(this.#streams.size);
+    this.#host.checkStreamRoom(this.#streams.size + this.#waits);
     const controller = new AbortController();
     this.#streams.set(stream, controller);
     this.#forward(stream, session, from, controller.signal).finally(() => this.#streams.delete(stream));

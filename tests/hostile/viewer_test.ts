@@ -1,0 +1,47 @@
+import assert from "node:assert/strict";
+import { MemoryJournal } from "../../src/journal/memory.ts";
+import type { ReadableJournal } from "../../src/viewer/readable_journal.ts";
+import { createViewer } from "../../src/viewer/viewer.ts";
+
+const OPERATOR = "operator-secret";
+
+Deno.test("hostile viewer streams: a client that stops reading is sent records only as it reads, holding nothing more", async () => {
+  const journal = new MemoryJournal();
+  await journal.createSession({ id: "s", createdAt: Date.now(), tools: [] });
+  await journal.append("s", Array.from({ length: 500 }, (_, index) => ({ kind: "user_message", content: `${index}` })));
+  let yielded = 0;
+  const ended = Promise.withResolvers<void>();
+  const counting: ReadableJournal = {
+    read: (...args) => journal.read(...args),
+    head: (...args) => journal.head(...args),
+    openCalls: (...args) => journal.openCalls(...args),
+    getSession: (...args) => journal.getSession(...args),
+    listSessions: () => journal.listSessions(),
+    async *subscribe(sessionId, options) {
+      try {
+        for await (const record of journal.subscribe(sessionId, options)) {
+          yielded++;
+          yield record;
+        }
+      } finally {
+        ended.resolve();
+      }
+    },
+  };
+  const viewer = createViewer(counting, { operatorToken: OPERATOR });
+  const response = await viewer.fetch(
+    new Request("http://viewer.test/v1/sessions/s/stream", { headers: { authorization: `Bearer ${OPERATOR}` } }),
+  );
+  const reader = response.body!.getReader();
+  for (let read = 0; read < 4; read++) await reader.read();
+  // A commit after the client stopped reading: a pushing stream would read it and the 500 before it at once.
+  await journal.append("s", [{ kind: "user_message", content: "sentinel" }]);
+  // Follow every record up to the sentinel, as a pushing stream, started before, would have.
+  for await (const record of journal.subscribe("s")) {
+    if (record.kind === "user_message" && record.content === "sentinel") break;
+  }
+  assert.ok(yielded <= 5, `${yielded} of 501 records were taken from the journal for a client that read 4 chunks`);
+  await reader.cancel();
+  await ended.promise; // the subscription ended with the stream, releasing what it held
+  await journal.close();
+});
