@@ -1,4 +1,4 @@
-import { readList, readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readList, readOptions, readRecord } from "../outcome/known_keys.ts";
 import type { Environment, EnvironmentOptions, SetupScript } from "../contract/placement.ts";
 import { ENVIRONMENT_OPERATIONS, type EnvironmentOperation } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
@@ -23,6 +23,8 @@ export function environmentOptions(
   return { name, control: Object.freeze([...new Set(operations as EnvironmentOperation[])]), setup };
 }
 
+const HOST_ENV_OPTIONS = allKeys<EnvironmentOptions>({ name: true, control: true, setup: true });
+
 /**
  * The application's own process as a named Environment: Tools run as functions
  * with the process's own permissions and working directory. `control` lets its
@@ -36,7 +38,7 @@ export function environmentOptions(
  * ```
  */
 export function hostEnv(options: EnvironmentOptions): Environment {
-  const { name, control, setup } = environmentOptions(options);
+  const { name, control, setup } = environmentOptions(readOptions("hostEnv options", options, HOST_ENV_OPTIONS));
   return Object.freeze({
     name,
     kind: "host",

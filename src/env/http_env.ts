@@ -5,7 +5,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 import { environmentOptions } from "./host_env.ts";
-import { readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { checkHeaders } from "../util/http_headers.ts";
 import type { Environment, EnvironmentOptions } from "../contract/placement.ts";
 import { checkHttpJson, httpJsonRequest } from "./http_json.ts";
@@ -52,8 +52,17 @@ export interface HttpEnvOptions extends EnvironmentOptions {
  * console.log(placed.advertised.env); // "github"
  * ```
  */
+const HTTP_ENV_OPTIONS = allKeys<HttpEnvOptions>({
+  name: true,
+  control: true,
+  setup: true,
+  baseUrl: true,
+  headers: true,
+  model: true,
+});
+
 export function httpEnv(given: HttpEnvOptions): Environment {
-  const options = readRecord("httpEnv options", given);
+  const options = readOptions("httpEnv options", given, HTTP_ENV_OPTIONS);
   const { name, control, setup } = environmentOptions(options);
   let baseUrl: URL;
   try {

@@ -1,7 +1,7 @@
 import { errorFromWire } from "../outcome/wire_error.ts";
 import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
-import { readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -73,9 +73,10 @@ const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
  * ```
  */
 export function toolExtension(options: ToolExtensionOptions): ToolExtension {
-  const { tools, lifetimeMs = 30_000, token, maxRequestBytes = MAX_BODY_BYTES } = readRecord(
+  const { tools, lifetimeMs = 30_000, token, maxRequestBytes = MAX_BODY_BYTES } = readOptions(
     "toolExtension options",
     options,
+    allKeys<ToolExtensionOptions>({ tools: true, lifetimeMs: true, token: true, maxRequestBytes: true }),
   );
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes <= 0) {
     throw new BrainError("invalid_argument", `maxRequestBytes must be a positive integer, got ${maxRequestBytes}`);

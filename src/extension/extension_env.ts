@@ -1,5 +1,5 @@
 import { shownValue } from "../util/shown_value.ts";
-import { readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { checkToken } from "../util/tokens.ts";
 import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
@@ -67,7 +67,11 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * ```
  */
 export function extensionEnv(given: ExtensionEnvOptions): Environment {
-  const options = readRecord("extensionEnv options", given);
+  const options = readOptions(
+    "extensionEnv options",
+    given,
+    allKeys<ExtensionEnvOptions>({ name: true, url: true, token: true, maxReportBytes: true }),
+  );
   const { name } = environmentOptions({ name: options.name });
   const maxReportBytes = options.maxReportBytes ?? EXTENSION_MAX_REPORT_BYTES;
   if (!Number.isSafeInteger(maxReportBytes) || maxReportBytes <= 0) {

@@ -1,5 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, frozenJson } from "../outcome/json.ts";
+import { checkSessionId } from "../util/names.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { allKeys } from "../outcome/known_keys.ts";
 import { deepFreeze } from "../util/freeze.ts";
@@ -30,8 +31,9 @@ const KINDS: ReadonlySet<unknown> = new Set(
 
 /**
  * A deep-frozen copy of a session's metadata as every store keeps it (its JSON
- * text, read once); `invalid_argument` unless that is an object with a string
- * `id` (a Proxy, a getter that throws, a cycle or a BigInt included).
+ * text, read once); `invalid_argument` unless that is an object nesting at most
+ * `MAX_JSON_DEPTH` levels whose `id` is a session id (a name, or a
+ * host's session key; a Proxy, a getter that throws, a cycle or a BigInt included).
  */
 export function checkedMeta(meta: SessionMeta): SessionMeta {
   let copy: Partial<SessionMeta> | undefined;
@@ -43,6 +45,10 @@ export function checkedMeta(meta: SessionMeta): SessionMeta {
   if (typeof copy !== "object" || copy === null || Array.isArray(copy) || typeof copy.id !== "string") {
     throw new BrainError("invalid_argument", "session metadata must be a JSON object with a string id");
   }
+  // Only its nesting can still be wrong: deeper than a record may nest, no reader could encode it safely.
+  const deep = findNonJson(copy);
+  if (deep !== undefined) throw new BrainError("invalid_argument", `session metadata is not JSON Brain keeps: ${deep}`);
+  checkSessionId(copy.id);
   return deepFreeze(copy as SessionMeta);
 }
 

@@ -9,6 +9,10 @@ import { BrainError } from "../outcome/errors.ts";
 export function storageError(error: unknown): BrainError {
   if (error instanceof BrainError) return error;
   const message = error instanceof Error ? error.message : String(error);
+  // Deno KV refuses a key over its limit: the caller's argument, which no retry would change.
+  if (/^Key too large/.test(message)) {
+    return new BrainError("invalid_argument", `the journal's store refused a key: ${message}`, { cause: error });
+  }
   const code = (error as { code?: unknown } | null)?.code;
   const full = /full|no space|quota/i.test(message) || (typeof code === "string" && code.startsWith("53"));
   return new BrainError(

@@ -6,7 +6,7 @@ import { environmentOptions } from "../env/host_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { deepFreeze } from "../util/freeze.ts";
-import { readList, readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readList, readOptions } from "../outcome/known_keys.ts";
 import { checkHeaders } from "../util/http_headers.ts";
 import { McpConnection, type McpTarget } from "./mcp_connection.ts";
 import { mcpTool } from "./mcp_tool.ts";
@@ -89,8 +89,26 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  * }
  * ```
  */
+/** Every option of a stdio or an HTTP server; which ones a server takes is checked by its kind. */
+const MCP_ENV_OPTIONS = [
+  ...new Set([
+    ...allKeys<McpStdioOptions>({
+      name: true,
+      tools: true,
+      prefix: true,
+      timeoutMs: true,
+      command: true,
+      args: true,
+      env: true,
+      filesystem: true,
+      net: true,
+    }),
+    ...allKeys<McpHttpOptions>({ name: true, tools: true, prefix: true, timeoutMs: true, url: true, headers: true }),
+  ]),
+];
+
 export function mcpEnv(given: McpEnvOptions): Environment {
-  const options = readRecord("mcpEnv options", given);
+  const options = readOptions("mcpEnv options", given, MCP_ENV_OPTIONS);
   const { name } = environmentOptions({ name: options.name });
   const invalid = (why: string): never => {
     throw new BrainError("invalid_argument", `environment ${name}: ${why}`);

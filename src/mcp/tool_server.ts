@@ -1,3 +1,4 @@
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { Server } from "@modelcontextprotocol/sdk/server";
 // @ts-types="@modelcontextprotocol/sdk/shared/protocol"
 import type { RequestTaskStore } from "@modelcontextprotocol/sdk/shared/protocol.js";
@@ -148,15 +149,18 @@ function chain(first: (() => void) | undefined, second: () => void): () => void 
 
 /** Returns `options` when they are well-formed; throws `invalid_argument` otherwise. */
 export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
-  const { name, deadlineMs } = options ?? {};
+  const read = readOptions("serveMcp options", options ?? {}, SERVE_OPTIONS);
+  const { name, deadlineMs } = read;
   if (name !== undefined && (typeof name !== "string" || name === "")) {
     throw new BrainError("invalid_argument", "name must be a non-empty string");
   }
   if (deadlineMs !== undefined && !(typeof deadlineMs === "number" && deadlineMs > 0 && Number.isFinite(deadlineMs))) {
     throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
   }
-  return options ?? {};
+  return read;
 }
+
+const SERVE_OPTIONS = allKeys<ServeMcpOptions>({ name: true, deadlineMs: true });
 
 function listed(placed: PlacedTool): Tool {
   const { name, description, inputSchema, outputSchema } = placed.advertised;

@@ -1,10 +1,12 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { tool } from "../../mod.ts";
+import { hostEnv, httpEnv, tool } from "../../mod.ts";
 import { embeddedSession } from "../_support/embedded_session.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { trap } from "../_support/trap.ts";
 import { errorFromWire } from "../../src/outcome/wire_error.ts";
+import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
+import { mcpEnv, serveMcp } from "../../src/mcp/mod.ts";
 
 const nested = (levels: number) => {
   let value: unknown = "bottom";
@@ -44,4 +46,18 @@ Deno.test("hostile wire errors: a code outside the closed list arrives as protoc
   assert.match(error.message, /made_up/);
   assert.deepEqual(error.details, { a: 1 });
   assert.equal(errorFromWire({ code: "timeout", message: "m" }).code, "timeout");
+});
+
+Deno.test("hostile factory options: a misspelled option is invalid_argument in every factory, never silently ignored", async () => {
+  const echo = tool({ name: "echo", description: "d", input: z.object({}), run: (_input, ctx) => ctx.finish(null) });
+  await using session = await embeddedSession([echo()]);
+  const factories: [string, () => unknown][] = [
+    ["hostEnv", () => hostEnv({ name: "a", contrl: ["get"] } as never)],
+    ["httpEnv", () => httpEnv({ name: "a", baseUrl: "http://127.0.0.1:1", timeoutMs: 5 } as never)],
+    ["extensionEnv", () => extensionEnv({ name: "a", url: "http://127.0.0.1:1", maxReportByte: 5 } as never)],
+    ["toolExtension", () => toolExtension({ tools: [], maxRequestByte: 5 } as never)],
+    ["mcpEnv", () => mcpEnv({ name: "a", url: "http://127.0.0.1:1", timeout: 5 } as never)],
+    ["serveMcp", () => serveMcp(session, { deadline: 5 } as never)],
+  ];
+  for (const [what, make] of factories) assert.throws(make, hasCode("invalid_argument", /unknown/), what);
 });

@@ -1,0 +1,43 @@
+import assert from "node:assert/strict";
+import type { Journal } from "../../mod.ts";
+import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
+import { scratchDir } from "../_support/scratch.ts";
+import { hasCode } from "../_support/has_code.ts";
+
+const dir = scratchDir("hostile_journal_ids");
+const stores: [string, () => Promise<Journal>][] = [
+  ["memory", () => Promise.resolve(new MemoryJournal())],
+  ["kv", () => KvJournal.open(`${dir}/${crypto.randomUUID()}.kv`)],
+];
+const nested = (levels: number) => {
+  let value: unknown = 1;
+  for (let level = 0; level < levels; level++) value = [value];
+  return value;
+};
+
+Deno.test("hostile journal metadata: ids that are not session ids and nesting past MAX_JSON_DEPTH are invalid_argument in every store", async () => {
+  for (const [store, open] of stores) {
+    const journal = await open();
+    try {
+      const metas: [string, unknown][] = [
+        ["an empty id", { id: "", createdAt: 1, tools: [] }],
+        ["a 10 000 character id", { id: "x".repeat(10_000), createdAt: 1, tools: [] }],
+        ["a lone surrogate id", { id: "\ud800", createdAt: 1, tools: [] }],
+        ["a path id", { id: "../x", createdAt: 1, tools: [] }],
+        ["5 000 levels", { id: "deep", createdAt: 1, tools: [], extra: nested(5_000) }],
+      ];
+      for (const [what, meta] of metas) {
+        await assert.rejects(journal.createSession(meta as never), hasCode("invalid_argument"), `${store}: ${what}`);
+      }
+      assert.deepEqual(await journal.listSessions(), [], `${store}: nothing was stored`);
+      // A key the store cannot hold is the caller's argument: refused, never a failure to retry.
+      await assert.rejects(journal.read("x".repeat(10_000)), (error) => {
+        return error instanceof Error && !hasCode("storage_unavailable")(error);
+      }, `${store}: a read of a 10 000 character id`);
+      await journal.createSession({ id: "app~s", createdAt: 1, tools: [] });
+      assert.equal((await journal.getSession("app~s"))?.id, "app~s", `${store}: a host's session key is an id`);
+    } finally {
+      await journal.close();
+    }
+  }
+});
