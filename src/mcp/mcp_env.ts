@@ -1,3 +1,4 @@
+import { checkTimerMs } from "../util/timer.ts";
 import { shownValue } from "../util/shown_value.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import type { Environment, EnvironmentAdmission, EnvironmentTools } from "../contract/placement.ts";
@@ -116,8 +117,7 @@ export function mcpEnv(given: McpEnvOptions): Environment {
   const tools = options.tools === undefined ? undefined : stringList(options.tools, "tools", invalid);
   const prefix = options.prefix ?? "";
   if (typeof prefix !== "string") invalid("prefix must be a string");
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) invalid("timeoutMs must be a positive number");
+  const timeoutMs = checkTimerMs(`environment ${name}: timeoutMs`, options.timeoutMs ?? 10_000);
   const isStdio = "command" in options;
   if (isStdio === "url" in options) invalid("give exactly one of command (stdio) or url (streamable HTTP)");
   const server = isStdio

@@ -15,6 +15,7 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { BrainSession } from "../session/handle.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { CallTasks } from "./call_tasks.ts";
+import { checkCallOptions } from "../session/call_arguments.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
@@ -154,8 +155,12 @@ export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
   if (name !== undefined && (typeof name !== "string" || name === "")) {
     throw new BrainError("invalid_argument", "name must be a non-empty string");
   }
-  if (deadlineMs !== undefined && !(typeof deadlineMs === "number" && deadlineMs > 0 && Number.isFinite(deadlineMs))) {
-    throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
+  if (deadlineMs !== undefined) {
+    if (!(typeof deadlineMs === "number" && deadlineMs > 0)) {
+      throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
+    }
+    // Each call's deadline is now + deadlineMs: refused here, rather than on every call, when no call could take it.
+    checkCallOptions({ timeoutMs: deadlineMs });
   }
   return read;
 }

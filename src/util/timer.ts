@@ -1,5 +1,14 @@
-/** Largest delay `setTimeout` honours; longer waits are re-armed in steps. */
-const MAX_DELAY = 2 ** 31 - 1;
+import { BrainError } from "../outcome/errors.ts";
+
+/** Largest delay `setTimeout` and `setInterval` honour; a longer one fires at once, over and over. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+const MAX_DELAY = MAX_TIMER_MS;
+
+/** Throws `invalid_argument` unless `value` is a positive number of milliseconds a timer can wait. */
+export function checkTimerMs(what: string, value: unknown): number {
+  if (typeof value === "number" && value > 0 && value <= MAX_TIMER_MS) return value;
+  throw new BrainError("invalid_argument", `${what} must be a positive number of milliseconds up to ${MAX_TIMER_MS}`);
+}
 
 /** Callbacks due in one millisecond of the wall clock, in the order they were scheduled. */
 type Bucket = Set<() => void>;

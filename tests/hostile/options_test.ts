@@ -7,6 +7,7 @@ import { trap } from "../_support/trap.ts";
 import { errorFromWire } from "../../src/outcome/wire_error.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
 import { mcpEnv, serveMcp } from "../../src/mcp/mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 const nested = (levels: number) => {
   let value: unknown = "bottom";
@@ -60,4 +61,22 @@ Deno.test("hostile factory options: a misspelled option is invalid_argument in e
     ["serveMcp", () => serveMcp(session, { deadline: 5 } as never)],
   ];
   for (const [what, make] of factories) assert.throws(make, hasCode("invalid_argument", /unknown/), what);
+});
+
+Deno.test("hostile durations: a wait no timer can hold is invalid_argument where it is given, never a timer firing at once", async () => {
+  const echo = tool({ name: "echo", description: "d", input: z.object({}), run: (_input, ctx) => ctx.finish(null) });
+  await using session = await embeddedSession([echo()]);
+  for (const ms of [2 ** 31, 1e300, Infinity]) {
+    await assert.rejects(
+      serveBrain({ serverToken: "operator-secret", pingIntervalMs: ms }),
+      hasCode("invalid_argument"),
+      `pingIntervalMs ${ms}`,
+    );
+    assert.throws(
+      () => mcpEnv({ name: "a", url: "http://127.0.0.1:1", timeoutMs: ms }),
+      hasCode("invalid_argument"),
+      `mcpEnv timeoutMs ${ms}`,
+    );
+  }
+  assert.throws(() => serveMcp(session, { deadlineMs: 1e300 }), hasCode("invalid_argument"), "serveMcp deadlineMs");
 });

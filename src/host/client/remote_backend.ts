@@ -1,3 +1,4 @@
+import { checkTimerMs } from "../../util/timer.ts";
 import { checkName } from "../../util/names.ts";
 import { checkAllowList } from "../../env/allow_list.ts";
 import { checkReadOptions } from "../../journal/read_options.ts";
@@ -104,9 +105,6 @@ export interface RemoteBrainOptions {
   onConnection?: (event: HostConnectionEvent) => void;
 }
 
-/** The longest delay `setTimeout` honours. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /** A call's `start` frame, its deadline, the caller's signal, and the activation it names. */
 interface StartFrame {
   frame: RequestFrame<"start">;
@@ -137,13 +135,7 @@ export class RemoteBackend implements BrainBackend {
     if (serverToken !== undefined) checkToken("serverToken", serverToken);
     const { takeover, ...durations } = options;
     for (const [name, value] of Object.entries({ maxReconnectDelayMs, ...durations })) {
-      // A timer cannot wait longer than 2^31 - 1 ms: a longer wait would fire at once, over and over.
-      if (value !== undefined && !(typeof value === "number" && value > 0 && value <= MAX_TIMER_MS)) {
-        throw new BrainError(
-          "invalid_argument",
-          `${name} must be a positive number of milliseconds up to ${MAX_TIMER_MS}`,
-        );
-      }
+      if (value !== undefined) checkTimerMs(name, value);
     }
     if (takeover !== undefined && typeof takeover !== "boolean") {
       throw new BrainError("invalid_argument", "takeover must be a boolean");

@@ -16,6 +16,7 @@ import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
 import { checkNodeUrl } from "../../journal/nodes.ts";
 import { storageError } from "../../journal/storage_error.ts";
 import { settledWithin } from "../../util/settled_within.ts";
+import { checkTimerMs } from "../../util/timer.ts";
 
 /** How long shutting down waits for requests being answered before it closes their connections. */
 const SHUTDOWN_WAIT_MS = 1_000;
@@ -75,9 +76,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     "Brain server options",
     options,
   );
-  if (!(typeof pingIntervalMs === "number" && pingIntervalMs > 0)) {
-    throw new BrainError("invalid_argument", "pingIntervalMs must be a positive number of milliseconds");
-  }
+  checkTimerMs("pingIntervalMs", pingIntervalMs);
   if (advertiseUrl !== undefined) checkNodeUrl(advertiseUrl);
   const limits = serverLimits(given);
   const backend = await EmbeddedBackend.open(brainOptions);
