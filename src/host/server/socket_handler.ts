@@ -5,6 +5,7 @@ import { BrainError } from "../../outcome/errors.ts";
 import { fail, type Outcome } from "../../outcome/outcome.ts";
 import type { PublishedResult } from "../../contract/call.ts";
 import type { CallEnd } from "../../session/call_state.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
 import { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import type { ToolCall } from "../../session/handle.ts";
@@ -12,6 +13,7 @@ import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
   type Budgets,
   type ClientFrame,
+  COMPONENTS_REOPENED,
   decodeClientFrames,
   errorFrame,
   isMalformed,
@@ -25,6 +27,7 @@ import {
   type ServerFrame,
   type Usage,
   type WireAgentloop,
+  type WireUpload,
 } from "../protocol.ts";
 import { outboxOf, type ParsedValue, type RegisteredHost, send } from "./registry.ts";
 import type { JsonValue } from "../../outcome/json.ts";
@@ -98,6 +101,8 @@ type Handlers = {
   [O in RequestOp]: (frame: Extract<ClientFrame, { op: O; id: number }>) => Promise<Replies[O] | typeof ANSWERED>;
 };
 type Conversation = { model?: string; agentloop?: WireAgentloop };
+/** A handle as a `get` or `attach` declares it: the Tools it hosts, the uploads of its Components, its conversation. */
+type Declared = Conversation & { tools?: AdvertisedTool[]; uploads?: WireUpload[] };
 
 /**
  * Serves one host socket: the session API, the calls this client starts, and
@@ -159,10 +164,11 @@ export class HostSocketHandler {
     create: (frame) => this.#create(frame),
     get: async (frame) => {
       await this.#follow(frame);
-      await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
+      await this.#open(frame.handle, frame.session, frame, frame.waitMs);
       return budgets(this.#handle(frame.handle));
     },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
+    upload: async (frame) => (await this.#host.components.add(frame), null),
     delete: (frame) => this.#delete(frame.session),
     list: () => this.#list(),
     end: async (frame) => (await this.#endHandle(frame.handle), null),
@@ -299,8 +305,9 @@ export class HostSocketHandler {
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
     const failed: Replies["attach"]["failed"] = [];
     const opened: NonNullable<Replies["attach"]["opened"]> = [];
-    for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-      await this.#open(id, session, tools, conversation).then(
+    for (const declared of frame.handles) {
+      const id = declared.handle;
+      await this.#open(id, declared.session, declared).then(
         () => opened.push({ handle: id, budgets: budgets(this.#handle(id)) }),
         (error) => failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) }),
       );
@@ -315,14 +322,7 @@ export class HostSocketHandler {
     if (this.#host.handles.has(frame.handle)) {
       throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
     }
-    const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
-    const tools = await Promise.all(frame.tools.map(async (tool) => {
-      if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
-      const upload = uploads.get(tool.name);
-      if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
-      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
-      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
-    }));
+    const tools = await this.#placed(frame.handle, frame.tools, frame.uploads);
     this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
@@ -336,23 +336,30 @@ export class HostSocketHandler {
     return budgets(session);
   }
 
+  /**
+   * Opens handle `id` on `session` with the Tools it declares, unless it is open here already. An uploaded
+   * Component is placed again from the upload the handle names (protocol 3); reopening checks the Tools are
+   * the session's own, that Component's bytes included.
+   */
   async #open(
     id: string,
     session: string,
-    tools: AdvertisedTool[] | undefined,
-    conversation: Conversation,
+    { tools = [], uploads = [], ...conversation }: Declared,
     waitMs = this.#backend.leaseMs + LEASE_GRACE_MS,
   ) {
     const meta = await this.#owned(session);
     if (!this.#host.handles.has(id)) {
-      if (tools?.some((tool) => tool.implementation === "component")) {
+      const named = new Set(uploads.map((upload) => upload.tool));
+      const unnamed = tools.find((tool) => tool.implementation === "component" && !named.has(tool.name));
+      if (unnamed) {
         throw new BrainError(
           "unsupported_runtime",
-          `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
+          `session ${session}: tool ${unnamed.name} is an uploaded Component, and the client named no upload of it: ` +
+            `a client of protocol ${COMPONENTS_REOPENED} or later reopens a session with uploaded Components`,
         );
       }
       this.#host.checkHandleRoom();
-      const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
+      const placed = await this.#placed(id, tools, uploads);
       const opened = await this.#backend.get(
         session,
         { tools: placed, ...served(conversation), waitMs },
@@ -361,6 +368,21 @@ export class HostSocketHandler {
       this.#host.keep(id, opened);
     }
     return meta;
+  }
+
+  /**
+   * The Tools a handle declares, placed here: an application Tool runs on this host, an uploaded Component
+   * in this server's sandboxes, from the upload of it the handle names (`protocol_error` without one).
+   */
+  #placed(handle: string, tools: AdvertisedTool[], uploads: WireUpload[] = []): Promise<PlacedTool[]> {
+    const byTool = new Map(uploads.map((upload) => [upload.tool, upload]));
+    return Promise.all(tools.map(async (tool) => {
+      if (tool.implementation !== "component") return remoteTool(this.#host, handle, tool);
+      const upload = byTool.get(tool.name);
+      if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
+      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(handle, tool.name, io, value);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
+    }));
   }
 
   /**
