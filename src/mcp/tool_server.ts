@@ -46,7 +46,7 @@ const MAX_TASK_TTL_MS = 2 ** 31 - 1;
  * its end the task's result, and `tasks/cancel` cancels the call.
  */
 export function toolServer(session: BrainSession, options: ServeMcpOptions): Server {
-  const { name = "brain", deadlineMs } = checkServeOptions(options);
+  const { name = "brain", deadlineMs } = options;
   const tasks = new CallTasks();
   const server = new Server({ name, version: "1" }, {
     capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
@@ -149,8 +149,8 @@ function chain(first: (() => void) | undefined, second: () => void): () => void 
 }
 
 /** Returns `options` when they are well-formed; throws `invalid_argument` otherwise. */
-export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
-  const read = readOptions("serveMcp options", options ?? {}, SERVE_OPTIONS);
+export function checkServeOptions<T extends ServeMcpOptions>(options: T, also: readonly string[] = []): T {
+  const read = readOptions("MCP server options", options ?? ({} as T), [...SERVE_OPTIONS, ...also]);
   const { name, deadlineMs } = read;
   if (name !== undefined && (typeof name !== "string" || name === "")) {
     throw new BrainError("invalid_argument", "name must be a non-empty string");
