@@ -1,5 +1,7 @@
 import type { JournalRecord } from "./records.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { errorText } from "../util/error_text.ts";
+import { checkRecordBody } from "./frozen_record.ts";
 
 /**
  * One readable line for a journal record: sequence, kind and its essentials.
@@ -12,9 +14,25 @@ import { BrainError } from "../outcome/errors.ts";
  * ```
  */
 export function formatRecord(record: JournalRecord): string {
-  if (typeof record !== "object" || record === null || typeof record.kind !== "string") {
-    throw new BrainError("invalid_argument", "formatRecord takes a journal record");
+  let kind: unknown;
+  try {
+    kind = typeof record === "object" && record !== null ? record.kind : undefined;
+  } catch {
+    kind = undefined;
   }
+  if (typeof kind !== "string") throw new BrainError("invalid_argument", "formatRecord takes a journal record");
+  try {
+    // A record is JSON, as every journal keeps it: anything else (a cycle, a BigInt, a Proxy) is no record.
+    checkRecordBody(record);
+    return formatted(record);
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    // Fields of the wrong shape for their kind (no origin, a deadline that is no time), or a trap that throws.
+    throw new BrainError("invalid_argument", `formatRecord cannot show this ${kind} record: ${errorText(error)}`);
+  }
+}
+
+function formatted(record: JournalRecord): string {
   const head = `${String(record.sequence).padStart(4)}  ${record.kind.padEnd(20)} `;
   switch (record.kind) {
     case "tool_call_started":

@@ -1,5 +1,6 @@
 import postgres from "postgres";
-import { readRecord } from "../outcome/known_keys.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
@@ -106,10 +107,14 @@ export class PostgresJournal implements Journal {
         }`,
       );
     }
-    const { maxConnections = 10, schema = "public", idleTransactionMs = IDLE_TRANSACTION_MS } = readRecord(
+    const { maxConnections = 10, schema = "public", idleTransactionMs = IDLE_TRANSACTION_MS } = readOptions(
       "PostgreSQL journal options",
       options,
+      allKeys<PostgresJournalOptions>({ maxConnections: true, schema: true, idleTransactionMs: true }),
     );
+    if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) {
+      throw new BrainError("invalid_argument", `maxConnections must be a positive integer, got ${maxConnections}`);
+    }
     if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
       throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
     }
@@ -119,16 +124,22 @@ export class PostgresJournal implements Journal {
         `idleTransactionMs must be a positive integer, got ${idleTransactionMs}`,
       );
     }
-    const sql = postgres(url, {
-      max: maxConnections,
-      onnotice: () => {},
-      connect_timeout: 10,
-      connection: {
-        application_name: "brain",
-        search_path: schema,
-        idle_in_transaction_session_timeout: idleTransactionMs,
-      },
-    });
+    let sql: postgres.Sql;
+    try {
+      sql = postgres(url, {
+        max: maxConnections,
+        onnotice: () => {},
+        connect_timeout: 10,
+        connection: {
+          application_name: "brain",
+          search_path: schema,
+          idle_in_transaction_session_timeout: idleTransactionMs,
+        },
+      });
+    } catch (error) {
+      // A URL the driver cannot read (a malformed %-escape, say); not echoed, since it may hold a password.
+      throw new BrainError("invalid_argument", `the PostgreSQL URL cannot be read: ${errorText(error)}`);
+    }
     const journal = new PostgresJournal(sql);
     try {
       await sql.begin(unlessGone(async (tx) => {

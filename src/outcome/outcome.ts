@@ -62,8 +62,13 @@ const envelopeSchema = z.discriminatedUnion("status", [
  * top-level `status` is reserved. Other `status` values are ordinary data.
  */
 export function isEnvelope(value: unknown): value is { status: OutcomeStatus } {
-  return typeof value === "object" && value !== null && !Array.isArray(value) &&
-    OUTCOME_STATUSES.includes((value as { status?: unknown }).status as OutcomeStatus);
+  try {
+    return typeof value === "object" && value !== null && !Array.isArray(value) &&
+      OUTCOME_STATUSES.includes((value as { status?: unknown }).status as OutcomeStatus);
+  } catch {
+    // A Proxy or getter that throws: no envelope can be read from it.
+    return false;
+  }
 }
 
 /**

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Journal } from "../../mod.ts";
-import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
+import { KvJournal, MemoryJournal, PostgresJournal } from "../../src/journal/mod.ts";
+import { Brain } from "../../mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hasCode } from "../_support/has_code.ts";
 
@@ -39,5 +40,16 @@ Deno.test("hostile journal metadata: ids that are not session ids and nesting pa
     } finally {
       await journal.close();
     }
+  }
+});
+
+Deno.test("hostile PostgreSQL options: a URL the driver cannot read and bad options are invalid_argument before connecting", async () => {
+  await assert.rejects(Brain.open({ url: "postgres://%%%" }), hasCode("invalid_argument"), "a malformed %-escape");
+  for (const options of [{ maxConnections: 0 }, { maxConnections: NaN }, { maxConections: 5 }]) {
+    await assert.rejects(
+      PostgresJournal.open("postgres://u:p@127.0.0.1:1/db", options as never),
+      hasCode("invalid_argument"),
+      JSON.stringify(options),
+    );
   }
 });
