@@ -20,7 +20,7 @@
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
 import { errorText } from "../util/error_text.ts";
-import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { isTerminalCause } from "../contract/call.ts";
@@ -434,15 +434,6 @@ export function errorFrame(error: unknown): WireError {
       : { code: error.code, message: error.message, details: error.details };
   }
   return { code: "protocol_error", message: errorText(error) };
-}
-
-/** Rebuilds the BrainError a reply carries. */
-export function errorFromFrame(error: WireError): BrainError {
-  return new BrainError(
-    error.code as BrainErrorCode,
-    error.message,
-    error.details === undefined ? {} : { details: error.details },
-  );
 }
 
 /** Undefined for a well-formed hot frame's absence (not hot), null when it is a well-formed hot frame. */

@@ -1,3 +1,4 @@
+import { errorFromWire } from "../../outcome/wire_error.ts";
 import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -13,7 +14,6 @@ import {
   type ClientFrame,
   COMPONENTS_REOPENED,
   decodeServerFrames,
-  errorFromFrame,
   HOST_IN_USE,
   HOST_PATH,
   isMalformed,
@@ -635,7 +635,7 @@ export class HostConnection {
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
     for (const { handle, budgets } of opened) this.#handles.get(handle)?.watch?.reopened(budgets);
-    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromFrame(error), 0));
+    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromWire(error), 0));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
@@ -669,7 +669,7 @@ export class HostConnection {
   #gone(frame: Extract<ServerFrame, { t: "gone" }>): void {
     const hosted = this.#handles.get(frame.handle);
     if (!hosted || this.#state === "closed") return;
-    const why = errorFromFrame(frame.error);
+    const why = errorFromWire(frame.error);
     if (hosted.watch) this.#tell(this.#giveUp(frame.handle, hosted, why));
     else hosted.gone = why;
   }
@@ -783,7 +783,7 @@ export class HostConnection {
     this.#pending.delete(frame.id);
     const request = pending.frame;
     if (frame.usage && "call" in request) this.#counted(request.session, request.call, frame.usage);
-    if (frame.error) return pending.reject(errorFromFrame(frame.error));
+    if (frame.error) return pending.reject(errorFromWire(frame.error));
     if (request.op === "start" && (frame.value as StartReply).run) {
       // The invoke traveled with the reply: this client hosts the call it just started.
       const { handle, tool, input, deadline } = request;
@@ -801,7 +801,7 @@ export class HostConnection {
       this.#pending.delete(frame.id);
       pending?.resolve({ sequence: end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
     }
-    const error = end ? undefined : errorFromFrame(frame.error!);
+    const error = end ? undefined : errorFromWire(frame.error!);
     const wait = this.#ends.get(session, call);
     if (!wait) {
       // Only this client's own calls end here, and their caller asks right after the start reply: kept until then.

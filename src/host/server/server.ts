@@ -162,6 +162,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
         calls,
         cluster,
         maxFrameBytes: limits.maxFrameBytes,
+        maxUnreadBytes: limits.maxUnreadBytes,
         pingIntervalMs,
         protocol,
       });

@@ -29,7 +29,7 @@ import {
   type WireAgentloop,
   type WireUpload,
 } from "../protocol.ts";
-import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
+import { outboxOf, type ParsedValue, type RegisteredHost, send } from "./registry.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
@@ -83,6 +83,8 @@ export interface LinkParts {
   cluster: ClusterNode;
   /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
   maxFrameBytes: number;
+  /** Bytes sent and still unread past which the host is taken as gone. */
+  maxUnreadBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
   pingIntervalMs: number;
   /** The protocol version the client speaks ({@linkcode protocolVersion}). */
@@ -127,7 +129,9 @@ export class HostSocketHandler {
   #protocol: number;
   #gone = Promise.withResolvers<void>();
 
-  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes, protocol }: LinkParts) {
+  constructor(
+    { socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes, maxUnreadBytes, protocol }: LinkParts,
+  ) {
     this.#cluster = cluster;
     this.#protocol = protocol;
     this.#maxFrameBytes = maxFrameBytes;
@@ -143,6 +147,8 @@ export class HostSocketHandler {
       this.#gone.resolve();
     };
     this.#pinger = setInterval(() => this.#ping(), pingIntervalMs);
+    // A host that does not read is gone at once: its close frame may never be read, so no close event would say so.
+    outboxOf(socket).stallAt(maxUnreadBytes, () => this.#lost());
   }
 
   /** Resolves once the socket has closed. */
@@ -199,6 +205,8 @@ export class HostSocketHandler {
   // -- frames ------------------------------------------------------------------------------------
 
   #receive(data: unknown): void {
+    // A socket being closed serves nothing more: its replies would be dropped, and its host is gone or going.
+    if (this.#socket.readyState !== WebSocket.OPEN) return;
     this.#heard = true;
     const oversize = oversizeFrame(data, this.#maxFrameBytes);
     if (oversize) {
@@ -557,6 +565,8 @@ export class HostSocketHandler {
 
   async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
     await this.#owned(session);
+    // A stream is named by its request's id: reusing one would hide the first stream from the limit and unsubscribe.
+    if (this.#streams.has(stream)) throw new BrainError("protocol_error", `stream ${stream} is already open`);
     this.#host.checkStreamRoom(this.#streams.size);
     const controller = new AbortController();
     this.#streams.set(stream, controller);
