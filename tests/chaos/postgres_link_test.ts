@@ -8,6 +8,7 @@ import { startPostgres } from "../_support/postgres.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
 import { withDeadline } from "../_support/deadline.ts";
+import { journalViolations } from "./invariants.ts";
 
 /** `url` with its port replaced by the proxy's. */
 function through(url: string, proxy: { url: string }): string {
@@ -151,4 +152,65 @@ Deno.test("a call and a start begun while the Brain's PostgreSQL does not answer
     if (!closed) await brain.close();
     await proxy.close();
   }
+});
+
+Deno.test("a Brain whose PostgreSQL restarts mid-call for longer than its lease: a call begun while it is down fails storage_unavailable undispatched, the open call finishes once it is back, and a follower sees every record once, in order", async () => {
+  await using pg = await startPostgres();
+  await using brain = await Brain.open({ url: pg.url, leaseMs: 500 });
+  const release = Promise.withResolvers<void>();
+  const holding = Promise.withResolvers<void>();
+  const dispatched: string[] = [];
+  const hold = tool({
+    name: "hold",
+    description: "Finishes once the test lets it.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      dispatched.push("hold");
+      holding.resolve();
+      await release.promise;
+      return ctx.finish("held");
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => (dispatched.push("quick"), ctx.finish("quick")),
+  });
+  const session = await brain.sessions.create({ id: "restarted", tools: [hold(), quick()] });
+  const stop = new AbortController();
+  const seen: number[] = [];
+  let caughtUp = Promise.withResolvers<void>();
+  const following = (async () => {
+    for await (const record of session.records({ signal: stop.signal })) {
+      seen.push(record.sequence);
+      caughtUp.resolve();
+    }
+  })();
+  assert.equal((await session.call("quick", {})).cause, "finish");
+  const held = session.call("hold", {});
+  await holding.promise;
+  await pg.restart(async () => {
+    const deadline = Date.now() + 1_000;
+    await assert.rejects(session.call("quick", {}, { deadline }), hasCode("storage_unavailable"));
+    assert.ok(Date.now() <= deadline + 2_000, `the call settled ${Date.now() - deadline} ms after its deadline`);
+    // Down past the lease: the owner's renewals fail meanwhile, and it must keep its session with the same token.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+  });
+  release.resolve();
+  assert.deepEqual((await withDeadline(held, "the held call to end after the restart")).outcome, {
+    status: "ok",
+    value: "held",
+  });
+  assert.deepEqual((await session.call("quick", {})).outcome, { status: "ok", value: "quick" });
+  const records = await session.read();
+  while (seen.length < records.length) {
+    await withDeadline(caughtUp.promise, `the follower to see record ${seen.length + 1}`);
+    caughtUp = Promise.withResolvers();
+  }
+  stop.abort();
+  await following;
+  assert.deepEqual(seen, records.map((record) => record.sequence), "the follower saw every record once, in order");
+  assert.deepEqual(journalViolations(records), []);
+  assert.deepEqual(dispatched, ["quick", "hold", "quick"], "the call begun while it was down was never dispatched");
 });
