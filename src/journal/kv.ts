@@ -111,8 +111,9 @@ interface Pending {
  * key, which each commit updates, and wakes at once on this instance's own
  * commits. Deno KV's watch misses other processes' commits on a local file, so
  * journals opened by path also announce each commit in a sidecar `<path>.wake`
- * that subscribers watch; without read and write permission for it, another
- * process's commits are seen on the next wake or read.
+ * that subscribers watch. A commit whose writer could not announce it (it died
+ * right after the commit, or lacks permission for the sidecar) is seen within a
+ * second: subscribers also read again every second.
  *
  * @example
  * ```ts
