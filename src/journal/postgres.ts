@@ -32,6 +32,8 @@ const NODE_KEEP_MS = 60_000;
 const CLOSE_WAIT_MS = 2_000;
 /** The default {@linkcode PostgresJournalOptions.idleTransactionMs}. */
 const IDLE_TRANSACTION_MS = 5_000;
+/** The longest pause before the pool connects again to a database it lost. */
+const RECONNECT_MAX_MS = 1_000;
 /** Serializes schema creation between journals opening one database at once. */
 const SCHEMA_LOCK = 7_245_001;
 
@@ -130,6 +132,7 @@ export class PostgresJournal implements Journal {
         max: maxConnections,
         onnotice: () => {},
         connect_timeout: 10,
+        backoff: reconnectDelay,
         connection: {
           application_name: "brain",
           search_path: schema,
@@ -493,6 +496,17 @@ function unlessGone<T>(body: (tx: Tx) => Promise<T>): (tx: Tx) => Promise<T> {
       throw error;
     }
   };
+}
+
+/**
+ * Seconds before the pool connects again after `retries` failed connections in a
+ * row: doubling from 50 ms up to {@linkcode RECONNECT_MAX_MS}, with jitter.
+ * postgres.js's own grows to 20 s, shared by the whole pool: a database back
+ * from a restart of a few seconds was then not used for up to 20 s, and every
+ * query meanwhile waited that long to fail.
+ */
+function reconnectDelay(retries: number): number {
+  return Math.min(50 * 2 ** retries, RECONNECT_MAX_MS) * (0.5 + Math.random() / 2) / 1_000;
 }
 
 /** True for an error of a connection that closed: the driver's own, a socket's, or the server's FATAL one. */
