@@ -20,7 +20,10 @@ import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.t
 export interface ToolExtensionOptions {
   /** The placed host Tools it serves, with their configured options. */
   tools: readonly PlacedTool[];
-  /** Longest a call's request may stay open, in ms; 30 s by default. The call's own deadline may end it sooner. */
+  /**
+   * Longest a call's request may stay open, in ms; 30 s by default. The call's own deadline may end it sooner.
+   * A request body (a call's or an acknowledgment's) that has not ended by then is refused 408 `timeout`.
+   */
   lifetimeMs?: number;
   /** When set, every request must carry `authorization: Bearer <token>`. */
   token?: string;
@@ -35,6 +38,8 @@ export interface ToolExtension {
 }
 
 const encoder = new TextEncoder();
+/** The HTTP status of a refused request's code, where it is not 400. */
+const REFUSAL_STATUS: Partial<Record<BrainErrorCode, 408 | 413>> = { payload_too_large: 413, timeout: 408 };
 /** How many calls that ran here are remembered, so a replay of one is refused rather than run again. */
 const RAN_KEPT = 4_096;
 const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
@@ -103,7 +108,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
 
   app.onError((error, c) =>
     error instanceof BrainError
-      ? c.json(problem(error.code, error.message), error.code === "payload_too_large" ? 413 : 400)
+      ? c.json(problem(error.code, error.message), REFUSAL_STATUS[error.code] ?? 400)
       : c.json(problem("protocol_error", error.message), 500)
   );
   app.use("*", async (c, next) => {
@@ -114,7 +119,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls", async (c) => {
-    const invocation = parseInvocation(await boundedJson(c.req.raw, maxRequestBytes));
+    const invocation = parseInvocation(await boundedJson(c.req.raw, maxRequestBytes, lifetimeMs));
     if (!invocation) {
       return c.json(problem("invalid_argument", "expected { sessionId, sequence, tool, input, deadline? }"), 400);
     }
@@ -134,7 +139,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls/acks", async (c) => {
-    const body = await boundedJson(c.req.raw, maxRequestBytes);
+    const body = await boundedJson(c.req.raw, maxRequestBytes, lifetimeMs);
     const ack = typeof body === "object" && body !== null ? body as ExtensionAck | ExtensionEnded : undefined;
     const call = ack && live.get(callKey(ack.sessionId, ack.call));
     if (ack && "ended" in ack) {
@@ -309,9 +314,22 @@ function parseInvocation(body: unknown): Invocation | undefined {
   };
 }
 
-/** The request's JSON body, read up to `maxBytes`; undefined when it is not JSON. Throws `payload_too_large`. */
-async function boundedJson(request: Request, maxBytes: number): Promise<unknown> {
-  const text = await readBounded(request.body, "the request body", maxBytes);
+/**
+ * The request's JSON body, read up to `maxBytes`; undefined when it is not JSON. Throws `payload_too_large`,
+ * or `timeout` when the body has not ended within `lifetimeMs`.
+ */
+async function boundedJson(request: Request, maxBytes: number, lifetimeMs: number): Promise<unknown> {
+  // A body that never ends holds the request no longer than a call may run.
+  const late = new AbortController();
+  const cancel = callAt(Date.now() + lifetimeMs, () => {
+    late.abort(new BrainError("timeout", `the request body did not end within the lifetime of ${lifetimeMs} ms`));
+  });
+  let text: string;
+  try {
+    text = await readBounded(request.body, "the request body", maxBytes, late.signal);
+  } finally {
+    cancel();
+  }
   try {
     return JSON.parse(text);
   } catch {

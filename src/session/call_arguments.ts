@@ -63,7 +63,17 @@ export function resolveTarget(
       `call a Tool by its name or its placement, not its factory: session.call(${JSON.stringify(name)}, input)`,
     );
   }
-  const name = typeof target === "string" ? target : target?.tool?.name;
+  let name: unknown = target;
+  let declaration: unknown;
+  if (typeof target !== "string") {
+    try {
+      declaration = target?.tool;
+      name = (declaration as { name?: unknown } | undefined)?.name;
+    } catch {
+      // A Proxy or getter that throws names no Tool.
+      name = undefined;
+    }
+  }
   if (typeof name !== "string") {
     throw new BrainError(
       "unknown_tool",
@@ -71,7 +81,7 @@ export function resolveTarget(
     );
   }
   const placed = tools.get(name);
-  if (!placed || (typeof target !== "string" && placed.tool !== target.tool)) {
+  if (!placed || (typeof target !== "string" && placed.tool !== declaration)) {
     throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${sessionId} with a handler`);
   }
   return placed;

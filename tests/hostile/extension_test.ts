@@ -54,3 +54,21 @@ Deno.test("hostile extension acks: malformed acks are 400, an unknown error code
   assert.equal(replay.status, 409);
   assert.equal((await replay.json()).error.code, "call_finished", "a call is run once, never replayed");
 });
+
+Deno.test("hostile extension requests: a body that never ends is refused 408 timeout at the lifetime, never held open", async () => {
+  const app = toolExtension({ tools: [probe()], lifetimeMs: 50 });
+  for (const path of ["/calls", "/calls/acks"]) {
+    let cancelled = false;
+    const endless = new ReadableStream<Uint8Array>({
+      start: (controller) => controller.enqueue(new TextEncoder().encode('{"sessionId":')),
+      cancel: () => void (cancelled = true),
+    });
+    const response = await withDeadline(
+      Promise.resolve(app.fetch(new Request(`http://x${path}`, { method: "POST", body: endless }))),
+      `the answer to an endless ${path} body`,
+    );
+    assert.equal(response.status, 408, path);
+    assert.equal((await response.json()).error.code, "timeout", path);
+    assert.ok(cancelled, `${path}: the body was cancelled, not left to the client`);
+  }
+});
