@@ -41,24 +41,26 @@ export interface PostgresJournalOptions {
   /** The schema the journal's tables live in, created if missing; `public` by default. */
   schema?: string;
   /**
-   * How long the database lets one of this journal's transactions sit idle
-   * before it ends it, in ms; 5 s by default. A commit is one short
-   * transaction: one idle that long belongs to a process that paused (SIGSTOP,
-   * a long GC, a suspended VM), whose locks would otherwise keep the next
-   * owner from taking its sessions over for as long as the pause lasts.
+   * How long the database lets a transaction of this journal's connections sit
+   * idle before it ends it, in ms; 5 s by default. The journal itself never
+   * leaves one open between round trips (each commit is one statement), so a
+   * process that pauses (SIGSTOP, a long GC, a suspended VM) holds no lock that
+   * keeps the next owner from its sessions; this bounds any other.
    */
   idleTransactionMs?: number;
 }
 
 /**
  * A durable journal in PostgreSQL, shared by any number of processes and
- * machines. Each append is one transaction: it advances the session's head
- * only where the writer's fence still holds (`WHERE token = $n`, or no live
- * lease for a lease-less append), ends only calls that are still open, inserts
- * the records and announces the commit with `NOTIFY`, which wakes every
- * subscriber in every process. Lease times are the database's clock. The
- * schema (tables `brain_sessions`, `brain_records`, `brain_open_calls`) is
- * created on first open.
+ * machines. Each append is one statement, a call of the database function
+ * `brain_commit_v1`: it advances the session's head only where the writer's
+ * fence still holds (its lease's token, or no live lease for a lease-less
+ * append), ends only calls that are still open, inserts the records and
+ * announces the commit with `NOTIFY`, which wakes every subscriber in every
+ * process, all atomically; no transaction is ever left open across round
+ * trips, so the database may end a connection at any moment. Lease times are
+ * the database's clock. The schema (tables `brain_sessions`, `brain_records`,
+ * `brain_open_calls`, the commit function) is created, or upgraded, on open.
  *
  * @example
  * ```ts ignore
@@ -154,7 +156,7 @@ export class PostgresJournal implements Journal {
     return journal;
   }
 
-  /** Commits `bodies` in one transaction, after every earlier append of the session made here. */
+  /** Commits `bodies` atomically, after every earlier append of the session made here. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
     const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, options?.lease)));
@@ -394,7 +396,7 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Removes a session, its records and its open calls in one transaction. */
+  /** Removes a session, its records and its open calls in one statement. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
       // One statement: every data-modifying part of it runs, atomically.

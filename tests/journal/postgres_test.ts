@@ -72,6 +72,24 @@ Deno.test("PostgresJournal.open: a bad URL or an unreachable database fails with
   await assert.rejects(PostgresJournal.open(closed.href), hasCode("storage_unavailable"));
 });
 
+Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no commit function) is upgraded by journals opening it at once, and keeps its records", async () => {
+  const name = schema();
+  const earlier = await PostgresJournal.open(pg.url, { schema: name });
+  await earlier.createSession(session("s"));
+  await earlier.append("s", [{ kind: "tool_returned", call: 1 }]);
+  await earlier.close();
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`DROP FUNCTION "${name}".brain_commit_v1; ALTER TABLE "${name}".brain_sessions DROP COLUMN epoch`);
+  await sql.end();
+  const journals = await Promise.all([1, 2, 3].map(() => PostgresJournal.open(pg.url, { schema: name })));
+  try {
+    await Promise.all(journals.map((journal, index) => journal.append("s", [{ kind: "tool_returned", call: index }])));
+    assert.deepEqual((await journals[0].read("s")).map((record) => record.sequence), [1, 2, 3, 4]);
+  } finally {
+    await Promise.all(journals.map((journal) => journal.close()));
+  }
+});
+
 Deno.test("Brain.open({ url: postgres://... }): Brains in one database share sessions, one owner at a time", async () => {
   const add = tool({
     name: "add",
