@@ -1,5 +1,6 @@
 import type { ComponentSettings } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { errorText } from "../util/error_text.ts";
 import { Reaper } from "./reaper.ts";
 import { Sandbox, type SandboxSpec } from "./sandbox.ts";
 
@@ -149,8 +150,17 @@ export class SandboxPools implements AsyncDisposable {
     return count;
   }
 
+  /** A new sandbox for `spec`; rejects `resource_exhausted`, changing nothing, when the system refuses the process. */
   #start(spec: SandboxSpec): Promise<Sandbox> {
-    const sandbox = new Sandbox(spec);
+    let sandbox: Sandbox;
+    try {
+      sandbox = new Sandbox(spec);
+    } catch (error) {
+      // Out of file descriptors or processes for a moment: this call fails, and the pool is as it was.
+      return Promise.reject(
+        new BrainError("resource_exhausted", `cannot start a Component sandbox: ${errorText(error)}`, { cause: error }),
+      );
+    }
     const reaper = this.#reaper ??= new Reaper();
     reaper.watch(sandbox.pid);
     void sandbox.exited.then(() => {

@@ -34,6 +34,7 @@ import { dropBlob, sweptError, sweptMarkers, writeBlob } from "./kv_blobs.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
+import { settledWithin } from "../util/settled_within.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
@@ -59,6 +60,8 @@ export const ORPHAN_AGE_MS = 60_000;
 const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
 /** How long past its expiry a node's heartbeat key is kept before Deno KV deletes it. */
 const NODE_KEEP_MS = 60_000;
+/** How long closing waits for the database's running operations before it stops waiting for them. */
+const CLOSE_WAIT_MS = 1_000;
 
 /**
  * A session's head as this instance last committed or read it. Every change
@@ -108,8 +111,9 @@ interface Pending {
  * key, which each commit updates, and wakes at once on this instance's own
  * commits. Deno KV's watch misses other processes' commits on a local file, so
  * journals opened by path also announce each commit in a sidecar `<path>.wake`
- * that subscribers watch; without read and write permission for it, another
- * process's commits are seen on the next wake or read.
+ * that subscribers watch. A commit whose writer could not announce it (it died
+ * right after the commit, or lacks permission for the sidecar) is seen within a
+ * second: subscribers also read again every second.
  *
  * @example
  * ```ts
@@ -133,7 +137,8 @@ export class KvJournal implements Journal {
   #watches = new Set<() => Promise<void>>();
   #wakeFile: WakeFile | undefined;
   #closed = false;
-  #reads = new Set<Promise<unknown>>();
+  /** Every operation on the database but queued appends: `close` waits for them before closing it. */
+  #running = new Set<Promise<unknown>>();
 
   /**
    * Wraps an open Deno KV database; the journal closes it on `close()`. Give
@@ -662,7 +667,8 @@ export class KvJournal implements Journal {
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
     const followed: { epoch?: string } = {};
     return follow(
-      (id, read) => this.#guard(() => this.#read(id, read, followed)),
+      // A follower reads on while the journal closes, until its subscriptions end: it sees what the close commits.
+      (id, read) => this.#guard(() => this.#read(id, read, followed), !this.#notifier.closed),
       () => this.#watchHead(sessionId),
       sessionId,
       options,
@@ -692,37 +698,39 @@ export class KvJournal implements Journal {
   }
 
   /** Stores a new session with an empty head. */
-  async createSession(given: SessionMeta): Promise<void> {
-    this.#open();
-    const meta = checkedMeta(given);
-    const head: Head = { sequence: 0, epoch: newEpoch() };
-    const encoded = encodeMeta(meta);
-    const result = await commitAtomic(
-      this.#kv,
-      (op) =>
-        op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
-          .set(keys.session(meta.id), encoded)
-          .set(keys.head(meta.id), head),
-    );
-    if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
-    this.#heads.set(meta.id, { ...head, versionstamp: result.versionstamp, open: new Set(), openKnownAfter: 0 });
+  createSession(given: SessionMeta): Promise<void> {
+    return this.#guard(async () => {
+      const meta = checkedMeta(given);
+      const head: Head = { sequence: 0, epoch: newEpoch() };
+      const encoded = encodeMeta(meta);
+      const result = await commitAtomic(
+        this.#kv,
+        (op) =>
+          op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
+            .set(keys.session(meta.id), encoded)
+            .set(keys.head(meta.id), head),
+      );
+      if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+      this.#heads.set(meta.id, { ...head, versionstamp: result.versionstamp, open: new Set(), openKnownAfter: 0 });
+    });
   }
 
   /** Replaces a session's metadata. */
-  async updateSession(given: SessionMeta): Promise<void> {
-    this.#open();
-    const meta = checkedMeta(given);
-    const encoded = encodeMeta(meta);
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const current = await this.#kv.get(keys.session(meta.id));
-      if (current.versionstamp === null) throw new BrainError("session_not_found", `no session ${meta.id}`);
-      const result = await commitAtomic(
-        this.#kv,
-        (op) => op.check(current).set(keys.session(meta.id), encoded),
-      );
-      if (result.ok) return;
-    }
-    throw new BrainError("journal_conflict", `session ${meta.id}: its metadata kept changing`);
+  updateSession(given: SessionMeta): Promise<void> {
+    return this.#guard(async () => {
+      const meta = checkedMeta(given);
+      const encoded = encodeMeta(meta);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const current = await this.#kv.get(keys.session(meta.id));
+        if (current.versionstamp === null) throw new BrainError("session_not_found", `no session ${meta.id}`);
+        const result = await commitAtomic(
+          this.#kv,
+          (op) => op.check(current).set(keys.session(meta.id), encoded),
+        );
+        if (result.ok) return;
+      }
+      throw new BrainError("journal_conflict", `session ${meta.id}: its metadata kept changing`);
+    });
   }
 
   /** The session's metadata, or `undefined`. */
@@ -751,27 +759,28 @@ export class KvJournal implements Journal {
    * session created again under the same id meanwhile keeps its own. A delete
    * cut short (the process died) is finished by the next `open`.
    */
-  async deleteSession(id: string): Promise<void> {
-    this.#open();
-    for (let attempt = 0;; attempt++) {
-      const head = await this.#kv.get<Head>(keys.head(id));
-      if (head.value === null) return;
-      const { epoch } = head.value;
-      const result = await commitAtomic(
-        this.#kv,
-        (op) =>
-          op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
-            .set(keys.doomed(id, epoch), true),
-      );
-      if (result.ok) {
-        this.#heads.delete(id);
-        this.#notifier.notify(id);
-        this.#wakeFile?.touch();
-        return await this.#purge(id, epoch);
+  deleteSession(id: string): Promise<void> {
+    return this.#guard(async () => {
+      for (let attempt = 0;; attempt++) {
+        const head = await this.#kv.get<Head>(keys.head(id));
+        if (head.value === null) return;
+        const { epoch } = head.value;
+        const result = await commitAtomic(
+          this.#kv,
+          (op) =>
+            op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
+              .set(keys.doomed(id, epoch), true),
+        );
+        if (result.ok) {
+          this.#heads.delete(id);
+          this.#notifier.notify(id);
+          this.#wakeFile?.touch();
+          return await this.#purge(id, epoch);
+        }
+        if (attempt >= MAX_ATTEMPTS) throw new BrainError("journal_conflict", `session ${id}: its head kept changing`);
+        await backoff(attempt);
       }
-      if (attempt >= MAX_ATTEMPTS) throw new BrainError("journal_conflict", `session ${id}: its head kept changing`);
-      await backoff(attempt);
-    }
+    });
   }
 
   /** Deletes what a deleted incarnation left: each record's chunks before the record, then its open calls, then its mark. */
@@ -793,29 +802,42 @@ export class KvJournal implements Journal {
     await commitAtomic(this.#kv, (op) => op.delete(keys.doomed(id, epoch)));
   }
 
-  /** Commits every queued append, ends every subscription and closes the KV database. */
+  /**
+   * Commits every queued append, ends every subscription and closes the KV
+   * database. A file another process holds locked (a writer paused in the
+   * middle of its commit) keeps Deno KV waiting for as long as the lock is
+   * held, and closing the database under such a wait blocks the whole process:
+   * after {@linkcode CLOSE_WAIT_MS} the journal closes without waiting, and
+   * closes the database once what still runs on it settles.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    await Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
+    const queued = Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
+    const drained = await settledWithin(queued, CLOSE_WAIT_MS);
     this.#notifier.close();
-    await Promise.allSettled(this.#reads);
+    const running = Promise.allSettled([queued, ...this.#running]);
+    const settled = drained && await settledWithin(running, CLOSE_WAIT_MS);
     await Promise.all([...this.#watches].map((release) => release()));
     await this.#wakeFile?.close();
-    this.#kv.close();
+    if (settled) this.#kv.close();
+    else running.then(() => this.#kv.close());
   }
 
-  /** Runs a read so that `close` waits for it instead of closing the database under it. */
-  async #guard<T>(read: () => Promise<T>): Promise<T> {
-    this.#open();
-    const running = read();
-    this.#reads.add(running);
+  /**
+   * Runs an operation so that `close` waits for it instead of closing the
+   * database under it; `whileClosing`, also once `close` has begun.
+   */
+  async #guard<T>(operation: () => Promise<T>, whileClosing = false): Promise<T> {
+    if (!whileClosing) this.#open();
+    const running = operation();
+    this.#running.add(running);
     try {
       return await running;
     } catch (error) {
       throw storageError(error);
     } finally {
-      this.#reads.delete(running);
+      this.#running.delete(running);
     }
   }
 

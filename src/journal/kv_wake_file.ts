@@ -14,6 +14,13 @@
  * more follows it when commits arrived meanwhile. Same-process subscribers of
  * the writing journal never wait for the sidecar; their own journal wakes them.
  * Without permission for the sidecar files, writes and watches of them are skipped.
+ *
+ * A commit can go unannounced: its writer died between the commit and the
+ * rewrite (SIGKILL), or had no permission for the sidecar, or this process
+ * could not watch it (no permission, the system's limit of watches). So while
+ * anything follows, the sidecar also wakes its followers every
+ * {@linkcode UNANNOUNCED_WAKE_MS} to read again: such a commit is seen late,
+ * never lost from view.
  */
 export class WakeFile {
   #path: string;
@@ -34,6 +41,8 @@ export class WakeFile {
   /** A commit went unannounced because nobody followed: a follower that registered since must still hear of it. */
   #unannounced = false;
   #closed = false;
+  /** Wakes the followers now and then, while any follows, for commits no rewrite announced. */
+  #poll: ReturnType<typeof setInterval> | undefined;
 
   /** The sidecar of the KV file at `kvPath`. */
   constructor(kvPath: string) {
@@ -105,6 +114,9 @@ export class WakeFile {
   /** Starts watching the sidecar for one more subscription, and tells writers this journal follows. */
   acquire(): void {
     if (this.#users++ > 0) return;
+    this.#poll = setInterval(() => this.#wake(), UNANNOUNCED_WAKE_MS);
+    // Followers keep their process alive by their own means; the poll alone does not.
+    Deno.unrefTimer(this.#poll);
     try {
       Deno.writeFileSync(this.#path, new Uint8Array(), { append: true });
     } catch {
@@ -114,11 +126,7 @@ export class WakeFile {
       const watcher = Deno.watchFs(this.#path, { recursive: false });
       this.#watcher = watcher;
       this.#watching = (async () => {
-        for await (const _event of watcher) {
-          const woken = this.#changed;
-          this.#changed = Promise.withResolvers();
-          woken.resolve(true);
-        }
+        for await (const _event of watcher) this.#wake();
       })().catch(() => {});
     } catch {
       // No permission for the sidecar: commits of other processes wake this one only on its own next wake.
@@ -129,6 +137,12 @@ export class WakeFile {
     } catch {
       // Writers that cannot see this follower rewrite the sidecar after every commit anyway.
     }
+  }
+
+  #wake(): void {
+    const woken = this.#changed;
+    this.#changed = Promise.withResolvers();
+    woken.resolve(true);
   }
 
   /** Stops watching once the last subscription released it. */
@@ -157,6 +171,8 @@ export class WakeFile {
   }
 
   async #stop(): Promise<void> {
+    clearInterval(this.#poll);
+    this.#poll = undefined;
     await Deno.remove(`${this.#followers}/${this.#self}`).catch(() => {});
     const watcher = this.#watcher;
     this.#watcher = undefined;
@@ -175,3 +191,5 @@ function closeQuietly(watcher: Deno.FsWatcher | undefined): void {
 }
 
 const WAKE = new Uint8Array([1]);
+/** How often followers read again for commits whose writer could not announce them. */
+const UNANNOUNCED_WAKE_MS = 1_000;

@@ -31,6 +31,8 @@ const NODE_KEEP_MS = 60_000;
 const CLOSE_WAIT_MS = 2_000;
 /** The default {@linkcode PostgresJournalOptions.idleTransactionMs}. */
 const IDLE_TRANSACTION_MS = 5_000;
+/** The longest pause before the pool connects again to a database it lost. */
+const RECONNECT_MAX_MS = 1_000;
 
 type Sql = postgres.Sql;
 
@@ -458,14 +460,15 @@ export class PostgresJournal implements Journal {
 }
 
 /**
- * Seconds before a connection that closed with an error reconnects, the
- * `retries` closes of the pool since its last connection came up: 10 ms
- * growing to 1 s, with jitter. postgres.js grows it to 20 s, and a commit
- * waits for it: a database that ended a few connections in a row (a restart,
- * an operator terminating backends) stalled every commit for that long.
+ * Seconds before the pool connects again after `retries` failed connections in a
+ * row: doubling from 50 ms up to {@linkcode RECONNECT_MAX_MS}, with jitter.
+ * postgres.js's own grows to 20 s, shared by the whole pool: a database back
+ * from a restart of a few seconds was then not used for up to 20 s, and every
+ * query meanwhile waited that long to fail (as did every commit after an
+ * operator terminated a few of the pool's connections in a row).
  */
 function reconnectDelay(retries: number): number {
-  return (0.5 + Math.random() / 2) * Math.min(3 ** retries / 100, 1);
+  return Math.min(50 * 2 ** retries, RECONNECT_MAX_MS) * (0.5 + Math.random() / 2) / 1_000;
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */

@@ -13,7 +13,7 @@
  * @module
  */
 export { mcpEnv, type McpEnvCommon, type McpEnvOptions, type McpHttpOptions, type McpStdioOptions } from "./mcp_env.ts";
-export { type McpHandler, serveMcp } from "./serve_mcp.ts";
+export { type McpHandler, serveMcp, type ServeMcpHttpOptions } from "./serve_mcp.ts";
 export { type McpStdioServer, serveMcpStdio } from "./serve_mcp_stdio.ts";
 export type { ServeMcpOptions } from "./tool_server.ts";
 export type * from "../env/mod.ts";

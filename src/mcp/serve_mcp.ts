@@ -2,7 +2,77 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { Server } from "@modelcontextprotocol/sdk/server";
 import type { BrainSession } from "../session/handle.ts";
+import { BrainError } from "../outcome/errors.ts";
 import { checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
+import { McpSessions } from "./mcp_sessions.ts";
+
+/** The default {@linkcode ServeMcpHttpOptions.maxSessions}. */
+const MAX_SESSIONS = 1_000;
+/** The default {@linkcode ServeMcpHttpOptions.sessionIdleMs}: ten minutes. */
+const SESSION_IDLE_MS = 600_000;
+/** The JSON-RPC error code of a refused `initialize` (the server-error range); `data.code` names the reason. */
+const SERVER_ERROR = -32000;
+
+/**
+ * Options of {@linkcode serveMcp}: those of every MCP server, and the bounds of its MCP sessions.
+ *
+ * @example
+ * ```ts
+ * import { Brain, tool } from "@aexhq/brain";
+ * import { serveMcp } from "@aexhq/brain/mcp";
+ * import { z } from "zod";
+ *
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echoes its text.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish(text),
+ * });
+ * const brain = new Brain();
+ * try {
+ *   const session = await brain.sessions.create({ tools: [echo()] });
+ *   const mcp = serveMcp(session, { maxSessions: 1, sessionIdleMs: 60_000 });
+ *   const initialize = () =>
+ *     mcp.fetch(
+ *       new Request("http://127.0.0.1/mcp", {
+ *         method: "POST",
+ *         headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+ *         body: JSON.stringify({
+ *           jsonrpc: "2.0",
+ *           id: 1,
+ *           method: "initialize",
+ *           params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "demo", version: "1" } },
+ *         }),
+ *       }),
+ *     );
+ *   await (await initialize()).body?.cancel();
+ *   const refused = await initialize();
+ *   const { error } = await refused.json();
+ *   console.log(refused.status, error.code, error.data.code); // 429 -32000 "limit_exceeded"
+ *   await mcp.close();
+ * } finally {
+ *   await brain.close();
+ * }
+ * ```
+ */
+export interface ServeMcpHttpOptions extends ServeMcpOptions {
+  /**
+   * MCP sessions open at once (each an SDK server of about 25 KB), counting
+   * those being initialized; 1,000 by default. One more `initialize` is refused
+   * with HTTP 429 and a JSON-RPC error (code -32000) whose `data` is
+   * `{ code: "limit_exceeded", limit: "maxSessions", value }`. A session frees
+   * its slot when its client ends it (`DELETE`) or when it expires.
+   */
+  maxSessions?: number;
+  /**
+   * How long an MCP session lives with no request open, in ms, counted from
+   * the end of its last response (an open event stream, such as the one the
+   * SDK's client keeps, is a request open); 10 minutes by default, `Infinity`
+   * for never. An expired session's id is then unknown: HTTP 404, which tells
+   * the client to initialize a new one. Calls it started keep their journaled outcome.
+   */
+  sessionIdleMs?: number;
+}
 
 /** A session's Tools as a streamable HTTP MCP endpoint: a web handler over `Request` and `Response`. */
 export interface McpHandler {
@@ -66,36 +136,59 @@ interface Connection {
  * }
  * ```
  */
-export function serveMcp(session: BrainSession, options: ServeMcpOptions = {}): McpHandler {
-  checkServeOptions(options);
-  const connections = new Map<string, Connection>();
+export function serveMcp(session: BrainSession, options: ServeMcpHttpOptions = {}): McpHandler {
+  const { maxSessions = MAX_SESSIONS, sessionIdleMs = SESSION_IDLE_MS } = checkServeOptions(options);
+  if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {
+    throw new BrainError("invalid_argument", `maxSessions must be a positive integer, got ${maxSessions}`);
+  }
+  if (!(typeof sessionIdleMs === "number" && sessionIdleMs > 0)) {
+    throw new BrainError("invalid_argument", `sessionIdleMs must be a positive number of ms, got ${sessionIdleMs}`);
+  }
+  const connections = new McpSessions<Connection>(maxSessions, sessionIdleMs, ({ server }) => void server.close());
   return {
     async fetch(request: Request): Promise<Response> {
       const id = request.headers.get("mcp-session-id");
       if (id !== null) {
-        const connection = connections.get(id);
-        if (!connection) return jsonRpcError(404, -32001, "no such MCP session");
-        return await connection.transport.handleRequest(request);
+        return await connections.serve(id, ({ transport }) => transport.handleRequest(request)) ??
+          jsonRpcError(404, -32001, "no such MCP session");
       }
-      const server = toolServer(session, options);
-      const transport = new WebStandardStreamableHTTPServerTransport({
-        sessionIdGenerator: () => crypto.randomUUID(),
-        onsessioninitialized: (opened) => void connections.set(opened, { server, transport }),
-        onsessionclosed: (closed) => void connections.delete(closed),
-      });
-      await server.connect(transport);
-      const response = await transport.handleRequest(request);
-      if (transport.sessionId === undefined) await server.close();
-      return response;
+      if (!connections.reserve()) {
+        return jsonRpcError(
+          429,
+          SERVER_ERROR,
+          `too many MCP sessions: this server's maxSessions is ${maxSessions}; a session frees its slot when its ` +
+            `client ends it or after ${sessionIdleMs} ms with no request open`,
+          { code: "limit_exceeded", limit: "maxSessions", value: maxSessions },
+        );
+      }
+      try {
+        const server = toolServer(session, options);
+        const transport = new WebStandardStreamableHTTPServerTransport({
+          sessionIdGenerator: () => crypto.randomUUID(),
+          onsessioninitialized: (opened) => void connections.add(opened, { server, transport }),
+          onsessionclosed: (closed) => void connections.delete(closed),
+        });
+        try {
+          await server.connect(transport);
+          const response = await transport.handleRequest(request);
+          if (transport.sessionId !== undefined) return connections.initialized(transport.sessionId, response);
+          await server.close();
+          return response;
+        } catch (error) {
+          if (transport.sessionId !== undefined) connections.delete(transport.sessionId);
+          await server.close();
+          throw error;
+        }
+      } finally {
+        connections.unreserve();
+      }
     },
     async close(): Promise<void> {
-      const open = [...connections.values()];
-      connections.clear();
-      await Promise.allSettled(open.map(({ server }) => server.close()));
+      await Promise.allSettled(connections.clear().map(({ server }) => server.close()));
     },
   };
 }
 
-function jsonRpcError(status: number, code: number, message: string): Response {
-  return Response.json({ jsonrpc: "2.0", error: { code, message }, id: null }, { status });
+function jsonRpcError(status: number, code: number, message: string, data?: Record<string, unknown>): Response {
+  return Response.json({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id: null }, { status });
 }

@@ -147,7 +147,7 @@ function chain(first: (() => void) | undefined, second: () => void): () => void 
 }
 
 /** Returns `options` when they are well-formed; throws `invalid_argument` otherwise. */
-export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
+export function checkServeOptions<T extends ServeMcpOptions>(options: T): T {
   const { name, deadlineMs } = options ?? {};
   if (name !== undefined && (typeof name !== "string" || name === "")) {
     throw new BrainError("invalid_argument", "name must be a non-empty string");
@@ -155,7 +155,7 @@ export function checkServeOptions(options: ServeMcpOptions): ServeMcpOptions {
   if (deadlineMs !== undefined && !(typeof deadlineMs === "number" && deadlineMs > 0 && Number.isFinite(deadlineMs))) {
     throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
   }
-  return options ?? {};
+  return options ?? ({} as T);
 }
 
 function listed(placed: PlacedTool): Tool {

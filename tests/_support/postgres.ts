@@ -16,6 +16,12 @@ export interface PrivatePostgres {
   readonly dir: string;
   /** Stops the server (SIGINT to its postmaster: fast shutdown) and waits for it to exit. */
   stop(): Promise<void>;
+  /**
+   * Stops the server as {@linkcode stop} does, runs `whileDown` (if given) while
+   * it is down, then starts it again on the same folder and port, resolving once
+   * it accepts connections: the database restarted under its clients.
+   */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   [Symbol.asyncDispose](): Promise<void>;
 }
 
@@ -47,7 +53,71 @@ export async function startPostgres(): Promise<PrivatePostgres> {
   }).output();
   if (!init.success) throw new Error(`initdb failed: ${new TextDecoder().decode(init.stderr)}`);
   const port = freePort();
-  const server = new Deno.Command(asRoot ? "runuser" : `${BIN}/postgres`, {
+  let server = launch(asRoot, dir, port);
+  let stopped: Promise<void> | undefined;
+  // A test run filtered past the file's stop still stops the server when the process ends.
+  const stopNow = () => {
+    if (stopped) return;
+    const pid = postmasterPid(dir);
+    if (pid !== undefined) {
+      new Deno.Command("kill", { args: ["-INT", String(pid)] }).outputSync();
+      waitForExit(pid, 10_000);
+    }
+    try {
+      Deno.removeSync(root, { recursive: true });
+    } catch {
+      // A server that outlived the wait still holds the folder; nothing more can be done while the process ends.
+    }
+  };
+  globalThis.addEventListener("unload", stopNow);
+  /** Fast shutdown of the running postmaster (SIGINT, by the id it wrote); resolves once it exited. */
+  const shutdown = async () => {
+    const pid = postmasterPid(dir);
+    if (pid !== undefined) await new Deno.Command("kill", { args: ["-INT", String(pid)] }).output();
+    else server.process.kill("SIGKILL");
+    await server.exited;
+  };
+  const stop = () =>
+    stopped ??= (async () => {
+      globalThis.removeEventListener("unload", stopNow);
+      await shutdown();
+      await Deno.remove(root, { recursive: true }).catch(() => {});
+    })();
+  const restart = async (whileDown?: () => Promise<void>) => {
+    await shutdown();
+    await whileDown?.();
+    server = launch(asRoot, dir, port);
+    await server.ready.catch(async (error) => {
+      await stop();
+      throw error;
+    });
+  };
+  try {
+    await server.ready;
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return {
+    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+    dir,
+    stop,
+    restart,
+    [Symbol.asyncDispose]: stop,
+  };
+}
+
+/** A postmaster being started: its process, ready once it accepts connections (or failed with its output). */
+interface Postmaster {
+  process: Deno.ChildProcess;
+  ready: Promise<void>;
+  /** Resolves once the process exited and its output was read. */
+  exited: Promise<void>;
+}
+
+/** Starts a postmaster on `dir` at `port`; its `ready` fails with the server's own output if it is not up in 30 s. */
+function launch(asRoot: boolean, dir: string, port: number): Postmaster {
+  const process = new Deno.Command(asRoot ? "runuser" : `${BIN}/postgres`, {
     args: [
       ...(asRoot ? ["-u", "postgres", "--", `${BIN}/postgres`] : []),
       "-D",
@@ -72,7 +142,7 @@ export async function startPostgres(): Promise<PrivatePostgres> {
   const reading = (async () => {
     const decoder = new TextDecoderStream();
     let buffer = "";
-    for await (const text of server.stderr.pipeThrough(decoder)) {
+    for await (const text of process.stderr.pipeThrough(decoder)) {
       buffer += text;
       const lines = buffer.split("\n");
       buffer = lines.pop()!;
@@ -82,53 +152,12 @@ export async function startPostgres(): Promise<PrivatePostgres> {
       }
     }
   })();
-  const exited = server.status.then((status) => {
+  const status = process.status.then((status) => {
     ready.reject(new Error(`postgres exited (${status.code}) before it was ready:\n${log.join("\n")}`));
-    return status;
   });
   const deadline = setTimeout(() => ready.reject(new Error(`postgres not ready in 30 s:\n${log.join("\n")}`)), 30_000);
-  let stopped: Promise<void> | undefined;
-  // A test run filtered past the file's stop still stops the server when the process ends.
-  const stopNow = () => {
-    if (stopped) return;
-    const pid = postmasterPid(dir);
-    if (pid !== undefined) {
-      new Deno.Command("kill", { args: ["-INT", String(pid)] }).outputSync();
-      waitForExit(pid, 10_000);
-    }
-    try {
-      Deno.removeSync(root, { recursive: true });
-    } catch {
-      // A server that outlived the wait still holds the folder; nothing more can be done while the process ends.
-    }
-  };
-  globalThis.addEventListener("unload", stopNow);
-  const stop = () =>
-    stopped ??= (async () => {
-      globalThis.removeEventListener("unload", stopNow);
-      clearTimeout(deadline);
-      // SIGINT to the postmaster, by the id it wrote, is PostgreSQL's fast shutdown; runuser exits with it.
-      const pid = postmasterPid(dir);
-      if (pid !== undefined) await new Deno.Command("kill", { args: ["-INT", String(pid)] }).output();
-      else server.kill("SIGKILL");
-      await exited;
-      await reading.catch(() => {});
-      await Deno.remove(root, { recursive: true }).catch(() => {});
-    })();
-  try {
-    await ready.promise;
-  } catch (error) {
-    await stop();
-    throw error;
-  } finally {
-    clearTimeout(deadline);
-  }
-  return {
-    url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    dir,
-    stop,
-    [Symbol.asyncDispose]: stop,
-  };
+  ready.promise.catch(() => {}).finally(() => clearTimeout(deadline));
+  return { process, ready: ready.promise, exited: status.then(() => reading.catch(() => {})) };
 }
 
 /** Blocks until process `pid` is gone or `ms` pass: an unload handler cannot await. */

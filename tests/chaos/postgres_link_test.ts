@@ -8,6 +8,7 @@ import { startPostgres } from "../_support/postgres.ts";
 import { journalRecords, until } from "../_support/until.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
 import { withDeadline } from "../_support/deadline.ts";
+import { journalViolations } from "./invariants.ts";
 
 /** `url` with its port replaced by the proxy's. */
 function through(url: string, proxy: { url: string }): string {
@@ -151,4 +152,73 @@ Deno.test("a call and a start begun while the Brain's PostgreSQL does not answer
     if (!closed) await brain.close();
     await proxy.close();
   }
+});
+
+Deno.test("a Brain whose PostgreSQL restarts mid-call for longer than its lease: what is asked meanwhile fails storage_unavailable at once and is never dispatched, the open call finishes as soon as it is back, and a follower sees every record once, in order", async () => {
+  await using pg = await startPostgres();
+  await using brain = await Brain.open({ url: pg.url, leaseMs: 500 });
+  const release = Promise.withResolvers<void>();
+  const holding = Promise.withResolvers<void>();
+  const dispatched: string[] = [];
+  const hold = tool({
+    name: "hold",
+    description: "Finishes once the test lets it.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      dispatched.push("hold");
+      holding.resolve();
+      await release.promise;
+      return ctx.finish("held");
+    },
+  });
+  const quick = tool({
+    name: "quick",
+    description: "Finishes at once.",
+    input: z.object({}),
+    run: (_input, ctx) => (dispatched.push("quick"), ctx.finish("quick")),
+  });
+  const session = await brain.sessions.create({ id: "restarted", tools: [hold(), quick()] });
+  const stop = new AbortController();
+  const seen: number[] = [];
+  let caughtUp = Promise.withResolvers<void>();
+  const following = (async () => {
+    for await (const record of session.records({ signal: stop.signal })) {
+      seen.push(record.sequence);
+      caughtUp.resolve();
+    }
+  })();
+  assert.equal((await session.call("quick", {})).cause, "finish");
+  const held = session.call("hold", {});
+  await holding.promise;
+  await pg.restart(async () => {
+    const deadline = Date.now() + 1_000;
+    await assert.rejects(session.call("quick", {}, { deadline }), hasCode("storage_unavailable"));
+    assert.ok(Date.now() <= deadline + 2_000, `the call settled ${Date.now() - deadline} ms after its deadline`);
+    // Many reads at once fail every connection of the pool, round after round, while the owner's renewals fail
+    // past its lease: it must keep its session with the same token.
+    for (let round = 0; round < 3; round++) {
+      const reads = Array.from({ length: 12 }, () => assert.rejects(session.read(), hasCode("storage_unavailable")));
+      await withDeadline(Promise.all(reads), `round ${round} of reads to fail while the database is down`);
+    }
+  });
+  release.resolve();
+  // Back: the pool connects again at once, not after a backoff grown through the outage.
+  assert.deepEqual((await withDeadline(held, "the held call to end after the restart", 3_000)).outcome, {
+    status: "ok",
+    value: "held",
+  });
+  assert.deepEqual((await session.call("quick", {}, { deadline: Date.now() + 3_000 })).outcome, {
+    status: "ok",
+    value: "quick",
+  });
+  const records = await session.read();
+  while (seen.length < records.length) {
+    await withDeadline(caughtUp.promise, `the follower to see record ${seen.length + 1}`);
+    caughtUp = Promise.withResolvers();
+  }
+  stop.abort();
+  await following;
+  assert.deepEqual(seen, records.map((record) => record.sequence), "the follower saw every record once, in order");
+  assert.deepEqual(journalViolations(records), []);
+  assert.deepEqual(dispatched, ["quick", "hold", "quick"], "the call begun while it was down was never dispatched");
 });

@@ -207,3 +207,33 @@ Deno.test("a warm sandbox killed from outside while idle is replaced: the next c
     assert.deepEqual(end.outcome, { status: "ok", value: 1 });
   });
 });
+
+Deno.test("a process out of file descriptors as a trapped sandbox is replaced: a call meanwhile ends resource_exhausted at once, and calls run again once it has descriptors", async () => {
+  // The app may hold 256 descriptors, and takes every one left before the trap.
+  const app = new Deno.Command("sh", {
+    args: [
+      "-c",
+      'ulimit -n 256; exec "$0" "$@"',
+      Deno.execPath(),
+      "run",
+      "--quiet",
+      "--allow-read=.",
+      "--allow-write=.tmp",
+      "--allow-run",
+      new URL("./fixtures/fd_starved_app.ts", import.meta.url).href,
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(60_000),
+  });
+  const { code, stdout, stderr } = await app.output();
+  assert.equal(code, 0, new TextDecoder().decode(stderr));
+  const [before, trapped, starved, after] = new TextDecoder().decode(stdout).trim().split("\n").map((line) =>
+    JSON.parse(line)
+  );
+  assert.deepEqual(before, { status: "ok", value: 0 });
+  assert.equal(trapped.error?.code, "tool_error");
+  assert.equal(starved.error?.code, "resource_exhausted", JSON.stringify(starved));
+  assert.deepEqual(after, { status: "ok", value: 3 });
+});

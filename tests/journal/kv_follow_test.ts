@@ -10,6 +10,8 @@ const dir = scratchDir("kv_follow_test");
 const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
 /** How long a subscriber may wait for records before the test fails, so a missed wake never hangs it. */
 const DEADLINE_MS = 30_000;
+/** A writer that appends one record and dies at once, before it can announce the commit. */
+const DIES = "tests/journal/fixtures/append_then_die.ts";
 
 /** Follows `sessionId` until `count` records arrived; fails after the deadline. */
 function collect(journal: KvJournal, sessionId: string, count: number): Promise<JournalRecord[]> {
@@ -134,5 +136,38 @@ Deno.test("KvJournal never rewrites the sidecar for its own subscribers; a journ
     );
   } finally {
     await Promise.all([writer.close(), reader?.close()]);
+  }
+});
+
+Deno.test("KvJournal.subscribe sees a commit its writer could not announce: a writer without permission for the sidecar, and writers killed right after their commit", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await KvJournal.open(path);
+  try {
+    await journal.createSession(session("w"));
+    const denied = until(journalRecords(journal, "w"), (seen) => seen.length === 1, "the unannounced commit");
+    denied.catch(() => {});
+    // Write permission for the KV file alone: the writer commits, and cannot rewrite `<path>.wake`.
+    const writer = await runDeno([
+      "run",
+      `--allow-read=${dir}`,
+      `--allow-write=${path}`,
+      "tests/e2e/fixtures/writer.ts",
+      path,
+      "child",
+      "1",
+    ]);
+    assert.equal(writer.code, 0, new TextDecoder().decode(writer.stderr));
+    await denied;
+    for (let round = 0; round < 4; round++) {
+      const id = `killed-${round}`;
+      await journal.createSession(session(id));
+      const followed = until(journalRecords(journal, id), (seen) => seen.length === 1, `round ${round}'s commit`);
+      followed.catch(() => {});
+      const killed = await runDeno(["run", "--allow-read=.", "--allow-write=.tmp", DIES, path, id]);
+      assert.equal(killed.signal, "SIGKILL");
+      await followed;
+    }
+  } finally {
+    await journal.close();
   }
 });
