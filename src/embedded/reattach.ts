@@ -2,12 +2,12 @@ import type { AdvertisedTool } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 
-/** What reattachment compares: where a Tool runs and the schemas it advertised. */
-const COMPARED = ["implementation", "env", "inputSchema", "outputSchema"] as const;
+/** What reattachment compares: where a Tool runs, the schemas it advertised, and an uploaded Component's bytes. */
+const COMPARED = ["implementation", "env", "inputSchema", "outputSchema", "sha256"] as const;
 
 /**
  * Checks that `tools` are exactly the Tools a session advertised, with identical
- * input and output schemas; throws `reattach_mismatch` naming the Tool and the
+ * input and output schemas (and, for an uploaded Component, identical bytes); throws `reattach_mismatch` naming the Tool and the
  * first difference (its JSON Pointer, the saved and the given value).
  */
 export function checkReattachment(sessionId: string, advertised: AdvertisedTool[], tools: readonly PlacedTool[]): void {

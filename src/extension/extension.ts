@@ -1,3 +1,4 @@
+import { errorFromWire } from "../outcome/wire_error.ts";
 import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
 import { readRecord } from "../outcome/known_keys.ts";
@@ -34,6 +35,8 @@ export interface ToolExtension {
 }
 
 const encoder = new TextEncoder();
+/** How many calls that ran here are remembered, so a replay of one is refused rather than run again. */
+const RAN_KEPT = 4_096;
 const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
 
 /**
@@ -94,6 +97,7 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     placed.set(entry.tool.name, entry);
   }
   const live = new Map<string, RequestCall>();
+  const ran = new RecentKeys(RAN_KEPT);
   const app = new Hono();
 
   app.onError((error, c) =>
@@ -117,10 +121,13 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     if (!target) return c.json(problem("unknown_tool", `tool ${invocation.tool} is not served here`), 404);
     const key = callKey(invocation.sessionId, invocation.sequence);
     if (live.has(key)) return c.json(problem("protocol_error", `call ${key} is already running`), 409);
+    // Brain sends a call once: the same call again is a replay, never run twice.
+    if (ran.has(key)) return c.json(problem("call_finished", `call ${key} already ran here`), 409);
     const lifetimeEnd = Date.now() + lifetimeMs;
     const byDeadline = invocation.deadline !== undefined && invocation.deadline <= lifetimeEnd;
     const call = new RequestCall(byDeadline ? invocation.deadline! : lifetimeEnd, byDeadline, () => live.delete(key));
     live.set(key, call);
+    ran.add(key);
     runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
     return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
   });
@@ -136,7 +143,10 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
       call.close(endedReason(ack.ended));
       return c.body(null, 204);
     }
-    if (!call || typeof ack.report !== "number" || !call.acknowledge(ack)) {
+    if (call && !isAck(ack)) {
+      return c.json(problem("protocol_error", "an acknowledgment has a report id and a sequence or an error"), 400);
+    }
+    if (!call || !call.acknowledge(ack!)) {
       return c.json(problem("call_finished", "no open report matches this acknowledgment"), 404);
     }
     return c.body(null, 204);
@@ -193,8 +203,7 @@ class RequestCall implements CallSink {
   }
 
   async emitResult(result: PublishedResult): Promise<number> {
-    const ack = await this.#report({ type: "result", ...result });
-    return ack.sequence!;
+    return committed(await this.#report({ type: "result", ...result }));
   }
 
   async returned(result?: PublishedResult): Promise<void> {
@@ -208,8 +217,11 @@ class RequestCall implements CallSink {
     // A finish after the committed one resolves late with it, as in the host: the first terminal record stands.
     if (this.#finished) return new Finished(this.#finished.sequence, true);
     const ack = await this.#report({ type: "finish", ...result, cause: cause === "unknown" ? "error" : cause });
-    this.#finished = new Finished(ack.sequence!, ack.late ?? false);
-    this.close();
+    try {
+      this.#finished = new Finished(committed(ack), ack.late ?? false);
+    } finally {
+      this.close();
+    }
     return this.#finished;
   }
 
@@ -219,8 +231,7 @@ class RequestCall implements CallSink {
     if (!waiting) return false;
     this.#pending.delete(ack.report);
     if (ack.error) {
-      const { code, message, details } = ack.error;
-      waiting.reject(new BrainError(code as BrainErrorCode, message, details === undefined ? {} : { details }));
+      waiting.reject(errorFromWire(ack.error));
     } else waiting.resolve(ack);
     return true;
   }
@@ -304,6 +315,50 @@ async function boundedJson(request: Request, maxBytes: number): Promise<unknown>
     return JSON.parse(text);
   } catch {
     return undefined;
+  }
+}
+
+/** The sequence an acknowledgment of a result or finish carries; `protocol_error` when it carries none. */
+function committed(ack: ExtensionAck): number {
+  if (ack.sequence === undefined) {
+    throw new BrainError("protocol_error", "Brain acknowledged a report without its sequence");
+  }
+  return ack.sequence;
+}
+
+/** A well-formed acknowledgment: a report id and either the committed sequence or an error with a code and message. */
+function isAck(ack: ExtensionAck | undefined): ack is ExtensionAck {
+  if (ack === undefined || !isSequence(ack.report) || (ack.late !== undefined && typeof ack.late !== "boolean")) {
+    return false;
+  }
+  const error = ack.error as unknown;
+  if (error === undefined) return ack.sequence === undefined || isSequence(ack.sequence);
+  if (typeof error !== "object" || error === null) return false;
+  const { code, message, details } = error as Record<string, unknown>;
+  return typeof code === "string" && typeof message === "string" &&
+    (details === undefined || findNonJson(details) === undefined);
+}
+
+function isSequence(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) > 0;
+}
+
+/** The last `max` keys added, oldest forgotten first. */
+class RecentKeys {
+  #keys = new Set<string>();
+  #max: number;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
+
+  has(key: string): boolean {
+    return this.#keys.has(key);
+  }
+
+  add(key: string): void {
+    this.#keys.add(key);
+    if (this.#keys.size > this.#max) this.#keys.delete(this.#keys.values().next().value!);
   }
 }
 

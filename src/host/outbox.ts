@@ -5,8 +5,14 @@ const encoder = new TextEncoder();
 /** What an outbox sends on: a `WebSocket`, or the host client's own socket. */
 export interface Sender {
   readonly readyState: number;
+  /** Bytes sent and not yet written to the connection (a `WebSocket`'s); absent where the sender does not know. */
+  readonly bufferedAmount?: number;
   send(text: string): void;
+  close(code?: number, reason?: string): void;
 }
+
+/** The close code of a socket whose peer stopped reading: policy violation. */
+export const STALLED_CLOSE = 1008;
 
 /**
  * The frames written to one WebSocket in the same turn of the event loop, sent
@@ -21,10 +27,23 @@ export class Outbox {
   #bytes = 0;
   #maxBytes = BATCH_BYTES;
   #scheduled = false;
+  #maxUnread = Infinity;
+  #onStalled: () => void = () => {};
 
   constructor(socket: Sender, maxBytes?: number) {
     this.#socket = socket;
     this.limit(maxBytes);
+  }
+
+  /**
+   * Gives up the socket once more than `bytes` sent earlier are still unread by
+   * the peer when more is to be sent: a peer that never reads would otherwise
+   * grow this process's memory without end. The socket is closed
+   * {@linkcode STALLED_CLOSE} and `onStalled` called, once; what is written later is dropped.
+   */
+  stallAt(bytes: number, onStalled: () => void): void {
+    this.#maxUnread = bytes;
+    this.#onStalled = onStalled;
   }
 
   /** Caps batches at `bytes` of UTF-8: the largest frame the peer reads, or what its transport sends at once. */
@@ -54,12 +73,18 @@ export class Outbox {
     this.#texts = [];
     this.#bytes = 0;
     if (this.#socket.readyState !== OPEN) return;
+    if ((this.#socket.bufferedAmount ?? 0) > this.#maxUnread) return this.#stall();
     try {
       this.#socket.send(texts.length === 1 ? texts[0] : `[${texts.join(",")}]`);
     } catch {
       // The socket is closing; its close settles what was sent on it.
     }
   };
+
+  #stall(): void {
+    this.#socket.close(STALLED_CLOSE, "the peer does not read what it is sent");
+    this.#onStalled();
+  }
 }
 
 const NON_ASCII = /[\u0080-\uffff]/;

@@ -7,18 +7,20 @@
  * is answered by its `ended` push, and a `start` whose call this client hosts
  * carries its invoke in the reply, so the common path is four frames.
  *
- * A client names the version it speaks in its upgrade (`?protocol=2`); one that
- * names none speaks version 1. A client ignores the fields and frame types it
- * does not know, so a new field or push reaches an old client harmlessly; what an
- * old client would be left waiting by (an `ended` that carries an error instead
- * of the end the journal later has) is sent only to a client of the version that
- * reads it. A server checks its rare requests strictly: a client adds no field to
- * them that an older server would refuse.
+ * A client names the version it speaks in its upgrade (`?protocol=3`); one that
+ * names none speaks version 1. The server names its own in the upgrade's answer
+ * ({@linkcode PROTOCOL_HEADER}); one that names none speaks version 1 or 2, and a
+ * client sends it no field or request of a later version. A client ignores the
+ * fields and frame types it does not know, so a new field or push reaches an old
+ * client harmlessly; what an old client would be left waiting by (an `ended`
+ * that carries an error instead of the end the journal later has) is sent only
+ * to a client of the version that reads it. A server checks its rare requests
+ * strictly: a client adds no field to them that an older server would refuse.
  */
 import { z } from "zod";
 import type { AdvertisedTool, JournalRecord, RecordBody, SessionMeta, TerminalCause } from "../journal/records.ts";
 import { errorText } from "../util/error_text.ts";
-import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
+import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { isEnvelope, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { isTerminalCause } from "../contract/call.ts";
@@ -31,10 +33,22 @@ import { isName as isSafeName } from "../util/names.ts";
  * The protocol version this code speaks. Version 2 adds the `gone` push (the server
  * gave a handle up on its own), `ended` pushes that carry the error a call's end
  * could not commit with, and the usage of a call's named activation on its frames.
+ * Version 3 reopens sessions that hold uploaded Components: the `upload` request
+ * gives the server the bytes it lacks, and `get` and `attach` name each Component
+ * of a handle by its content hash, as `create` does.
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 
-/** The version a client speaks by the `protocol` parameter of its upgrade: 1 when it names none or no version. */
+/** The version from which `get` and `attach` name a handle's Component uploads and `upload` exists. */
+export const COMPONENTS_REOPENED = 3;
+
+/** The header of the upgrade's answer in which a server names the protocol version it speaks. */
+export const PROTOCOL_HEADER = "brain-protocol";
+
+/**
+ * The version a peer speaks by what it names: a client by the `protocol` parameter of its upgrade,
+ * a server by the {@linkcode PROTOCOL_HEADER} of its answer. 1 when it names none or no version.
+ */
 export function protocolVersion(named: string | undefined): number {
   const version = Number(named);
   return Number.isSafeInteger(version) && version >= 1 ? Math.min(version, PROTOCOL_VERSION) : 1;
@@ -70,14 +84,15 @@ const advertised = z.strictObject({
 }) satisfies z.ZodType<AdvertisedTool>;
 
 /**
- * A Component placement a client uploads at `create`: its content hash, its
- * bytes (base64) unless `lacking` said the server has them, its Environment
- * grant and parsed options.
+ * A Component placement a client uploads at `create` (and, from version 3, names
+ * again at `get` and `attach`): its content hash, its bytes (base64) unless
+ * `lacking` said the server has them, its Environment grant and parsed options.
  */
+const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 const upload = z.strictObject({
   tool: name,
   url: z.string(),
-  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  sha256,
   bytes: z.string().optional(),
   env: z.strictObject({ name, grant: z.record(z.string(), json) }).optional(),
   options: z.record(z.string(), json),
@@ -98,6 +113,7 @@ const handle = z.strictObject({
   handle: name,
   session: name,
   tools: z.array(advertised).optional(),
+  uploads: z.array(upload).optional(),
   ...conversation,
 });
 const call = { session: name, call: sequence };
@@ -136,6 +152,7 @@ const coldFrame = z.discriminatedUnion("op", [
   }),
   z.strictObject({ id: sequence, op: z.literal("get"), ...handle.shape, waitMs: z.number().min(0).optional() }),
   z.strictObject({ id: sequence, op: z.literal("lacking"), sha256: z.array(z.string()) }),
+  z.strictObject({ id: sequence, op: z.literal("upload"), url: z.string(), sha256, bytes: z.string() }),
   z.strictObject({ id: sequence, op: z.literal("delete"), session: name }),
   z.strictObject({ id: sequence, op: z.literal("list") }),
   z.strictObject({ id: sequence, op: z.literal("end"), handle: name }),
@@ -250,6 +267,8 @@ export interface Replies {
   get: Budgets;
   /** Hashes the server has never received. */
   lacking: string[];
+  /** Nothing: the server keeps the Component's bytes for this host. */
+  upload: null;
   /** Nothing. */
   delete: null;
   /** The host's sessions. */
@@ -415,15 +434,6 @@ export function errorFrame(error: unknown): WireError {
       : { code: error.code, message: error.message, details: error.details };
   }
   return { code: "protocol_error", message: errorText(error) };
-}
-
-/** Rebuilds the BrainError a reply carries. */
-export function errorFromFrame(error: WireError): BrainError {
-  return new BrainError(
-    error.code as BrainErrorCode,
-    error.message,
-    error.details === undefined ? {} : { details: error.details },
-  );
 }
 
 /** Undefined for a well-formed hot frame's absence (not hot), null when it is a well-formed hot frame. */

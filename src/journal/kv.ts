@@ -4,7 +4,6 @@ import { deepFreeze } from "../util/freeze.ts";
 import { type CommitWakes, follow } from "./follow.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
-  CHUNKS_PER_WRITE,
   decodeJson,
   decodeRecord,
   encodeBody,
@@ -16,7 +15,6 @@ import {
   keys,
   keySize,
   type PendingBlob,
-  split,
   type StoredRecord,
 } from "./kv_codec.ts";
 import {
@@ -32,6 +30,7 @@ import {
 import { CommitNotifier } from "./notifier.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { backoff, commitAtomic } from "./kv_write.ts";
+import { dropBlob, sweptError, sweptMarkers, writeBlob } from "./kv_blobs.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
@@ -79,6 +78,8 @@ interface CachedHead extends Head {
 /** An append encoded for commit, with what it adds to an atomic commit's limits. */
 interface Prepared {
   stored: StoredRecord[];
+  /** The pending markers of the chunked records among `stored`. */
+  markers: Deno.AtomicCheck[];
   records: JournalRecord[];
   bytes: number;
   keyBytes: number;
@@ -213,25 +214,19 @@ export class KvJournal implements Journal {
     const leases = new Map<string, boolean>();
     for await (const entry of this.#kv.list<PendingBlob>({ prefix: keys.pendings() })) {
       const [, sessionId, blob] = entry.key as [string, string, string];
-      if (entry.value.at > now - ORPHAN_AGE_MS) continue;
-      if (!leases.has(sessionId)) leases.set(sessionId, live(await this.#storedLease(sessionId)));
-      if (!leases.get(sessionId)) await this.#dropBlob(sessionId, blob);
+      if (!entry.value.doomed) {
+        if (entry.value.at > now - ORPHAN_AGE_MS) continue;
+        if (!leases.has(sessionId)) leases.set(sessionId, live(await this.#storedLease(sessionId)));
+        if (leases.get(sessionId)) continue;
+      }
+      await dropBlob(this.#kv, sessionId, blob);
     }
   }
 
   /** Deletes every uncommitted blob of a session; called by its new owner, whose fence no older writer passes. */
   async #sweepSession(sessionId: string): Promise<void> {
     for await (const entry of this.#kv.list({ prefix: keys.pendings(sessionId) })) {
-      await this.#dropBlob(sessionId, entry.key.at(-1) as string);
-    }
-  }
-
-  async #dropBlob(sessionId: string, blob: string): Promise<void> {
-    const doomed: Deno.KvKey[] = [];
-    for await (const entry of this.#kv.list({ prefix: keys.chunks(sessionId, blob) })) doomed.push(entry.key);
-    doomed.push(keys.pending(sessionId, blob));
-    for (let first = 0; first < doomed.length; first += 500) {
-      await commitAtomic(this.#kv, (op) => doomed.slice(first, first + 500).forEach((key) => op.delete(key)));
+      await dropBlob(this.#kv, sessionId, entry.key.at(-1) as string);
     }
   }
 
@@ -366,33 +361,28 @@ export class KvJournal implements Journal {
       );
     }
     const stored: StoredRecord[] = [];
-    for (const [index, record] of encoded.entries()) {
-      stored.push(inline[index] ? record : await this.#writeChunks(sessionId, record));
+    const markers: Deno.AtomicCheck[] = [];
+    try {
+      for (const [index, record] of encoded.entries()) {
+        if (inline[index]) {
+          stored.push(record);
+          continue;
+        }
+        const written = await writeBlob(this.#kv, sessionId, record);
+        stored.push(written.stored);
+        markers.push(written.marker);
+      }
+    } catch (error) {
+      await this.#dropChunks(sessionId, stored).catch(() => {});
+      throw error;
     }
-    return { stored, records, bytes, keyBytes, mutations };
-  }
-
-  async #writeChunks(sessionId: string, bytes: Uint8Array): Promise<StoredRecord> {
-    const blob = crypto.randomUUID();
-    const chunks = split(bytes);
-    for (let first = 0; first < chunks.length; first += CHUNKS_PER_WRITE) {
-      await commitAtomic(
-        this.#kv,
-        (op) => {
-          if (first === 0) op.set(keys.pending(sessionId, blob), { at: Date.now() } satisfies PendingBlob);
-          chunks.slice(first, first + CHUNKS_PER_WRITE).forEach((chunk, offset) =>
-            op.set(keys.chunk(sessionId, blob, first + offset), chunk)
-          );
-        },
-      );
-    }
-    return { chunks: blob, count: chunks.length };
+    return { stored, markers, records, bytes, keyBytes, mutations };
   }
 
   /** Deletes the chunks of records whose commit failed; they were never visible. */
   async #dropChunks(sessionId: string, stored: StoredRecord[]): Promise<void> {
     for (const record of stored) {
-      if (!(record instanceof Uint8Array)) await this.#dropBlob(sessionId, record.chunks);
+      if (!(record instanceof Uint8Array)) await dropBlob(this.#kv, sessionId, record.chunks);
     }
   }
 
@@ -467,7 +457,7 @@ export class KvJournal implements Journal {
   async #commit(
     sessionId: string,
     lease: Lease | undefined,
-    batch: { bodies: RecordBody[]; stored: StoredRecord[]; records: JournalRecord[] }[],
+    batch: { bodies: RecordBody[]; stored: StoredRecord[]; markers: Deno.AtomicCheck[]; records: JournalRecord[] }[],
   ): Promise<(JournalRecord[] | BrainError)[]> {
     let head: CachedHead = this.#heads.get(sessionId) ?? await this.#readHead(sessionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -476,8 +466,13 @@ export class KvJournal implements Journal {
       const { epoch, open } = head;
       const writer = lease ? { key: keys.fence(sessionId), versionstamp: lease.fence } : await this.#unowned(sessionId);
       await this.#readOpen(sessionId, head, batch.flatMap((item) => item.bodies));
+      const markers = batch.flatMap((item) => item.markers);
+      const swept = markers.length === 0
+        ? undefined
+        : await sweptMarkers(this.#kv, sessionId, head.versionstamp, markers);
       let sequence = head.sequence;
-      const results = batch.map(({ bodies, records }) => {
+      const results = batch.map(({ bodies, records, markers }) => {
+        if (swept && markers.some((marker) => swept.has(marker))) return sweptError(sessionId);
         const refused = endsOnlyOpen(sessionId, bodies, sequence, open);
         if (refused) return refused;
         return records.map((record) => Object.freeze({ ...record, sequence: sequence += 1 }));
@@ -798,7 +793,7 @@ export class KvJournal implements Journal {
       };
       for await (const entry of this.#kv.list<StoredRecord | true>({ prefix }, { batchSize: 500 })) {
         const stored = entry.value;
-        if (stored !== true && !(stored instanceof Uint8Array)) await this.#dropBlob(id, stored.chunks);
+        if (stored !== true && !(stored instanceof Uint8Array)) await dropBlob(this.#kv, id, stored.chunks);
         doomed.push(entry.key);
         if (doomed.length === 500) await flush();
       }

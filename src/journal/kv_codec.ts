@@ -52,9 +52,10 @@ export interface Fence {
   token: number;
 }
 
-/** What the pending key of a blob holds: when its chunks were written. */
+/** What the pending key of a blob holds: when its chunks were written, and whether a sweep has begun on them. */
 export interface PendingBlob {
   at: number;
+  doomed?: true;
 }
 
 /** Bytes of `key` in Deno KV's encoding, which its 80 KiB limit on the keys of one commit counts. */

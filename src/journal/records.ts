@@ -130,6 +130,11 @@ export interface AdvertisedTool {
   implementation: "host" | "component" | "descriptor" | "http";
   /** The Environment binding name, when the placement names one. */
   env?: string;
+  /**
+   * Hex SHA-256 of the Component's bytes, for a Component a remote client uploaded:
+   * reopening the session needs the same bytes.
+   */
+  sha256?: string;
 }
 
 /** What a journal keeps about a session besides its records. */

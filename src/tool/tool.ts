@@ -231,7 +231,14 @@ function parseOptions(
       details: parsed.error.issues as unknown as JsonValue,
     });
   }
-  return frozenCopy(parsed.data as Record<string, unknown>);
+  try {
+    return frozenCopy(parsed.data as Record<string, unknown>);
+  } catch (error) {
+    // A getter or Proxy trap in what the schema let through.
+    throw new BrainError("invalid_options", `tool ${name}: its options cannot be read: ${errorText(error)}`, {
+      cause: error,
+    });
+  }
 }
 
 /** The declaration's fields read once, so a getter or Proxy that throws fails as `invalid_tool`. */

@@ -36,3 +36,20 @@ export function inspectTool(source: URL | Component = INSPECT) {
     implementation: source instanceof URL ? component(source) : source,
   });
 }
+
+/**
+ * A copy of the probe fixture with a custom section of `padding` bytes appended, written under `dir`:
+ * a Component that behaves as the probe does, with other bytes (another content hash, a larger upload).
+ */
+export async function probeVariant(dir: string, padding: number): Promise<URL> {
+  const name = new TextEncoder().encode("padding");
+  const body = [name.length, ...name, ...new Uint8Array(padding)];
+  const size: number[] = [];
+  for (let rest = body.length; size.length === 0 || rest > 0; rest >>>= 7) {
+    size.push((rest & 0x7f) | (rest > 0x7f ? 0x80 : 0));
+  }
+  const bytes = new Uint8Array([...await Deno.readFile(PROBE), 0, ...size, ...body]);
+  const path = `${dir}/probe-${padding}.wasm`;
+  await Deno.writeFile(path, bytes);
+  return new URL(path, `file://${Deno.cwd()}/`);
+}

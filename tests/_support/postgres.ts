@@ -1,3 +1,5 @@
+import { PostgresJournal } from "../../src/journal/postgres.ts";
+
 /**
  * A private PostgreSQL for one test file: `initdb` into a fresh folder under
  * `.tmp/` (as the `postgres` user when the tests run as root), a server on
@@ -182,4 +184,25 @@ function freePort(): number {
   const { port } = listener.addr as Deno.NetAddr;
   listener.close();
   return port;
+}
+
+/** One test file's private PostgreSQL, handing each test a journal of its own. */
+export interface PostgresPerFile {
+  /** The server's `postgres` database URL, as the `postgres` superuser. */
+  readonly url: string;
+  /** Opens a journal on a schema no other journal has used: one test's isolated PostgreSQL journal. */
+  journal(): Promise<PostgresJournal>;
+}
+
+/**
+ * Starts one private PostgreSQL for the calling test file, which stops it when its tests end (`unload`). Call it
+ * at the module's top level: started outside every test, the server's process and pipes are no test's leak. A
+ * fresh schema per test isolates the tests at the cost of creating its tables, not of a server or a database.
+ */
+export async function postgresPerFile(): Promise<PostgresPerFile> {
+  const server = await startPostgres();
+  return {
+    url: server.url,
+    journal: () => PostgresJournal.open(server.url, { schema: `t_${crypto.randomUUID().replaceAll("-", "")}` }),
+  };
 }

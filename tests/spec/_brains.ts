@@ -3,12 +3,16 @@ import { until } from "../_support/until.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
+import { postgresPerFile } from "../_support/postgres.ts";
 
 /**
- * The ways an application holds a Brain: in memory, on a durable Deno KV journal, and as the client of a server.
- * Every spec sentence that applies to all of them is checked in each.
+ * The ways an application holds a Brain: in memory, on a durable Deno KV journal, as the client of a server, and
+ * on a durable PostgreSQL journal. Every spec sentence that applies to all of them is checked in each.
  */
-export const TRANSPORTS = ["embedded", "durable", "remote"] as const;
+export const TRANSPORTS = ["embedded", "durable", "remote", "postgres"] as const;
+
+/** This test file's PostgreSQL: one server for all its tests, a fresh schema for each. */
+export const postgres = await postgresPerFile();
 
 /**
  * The Brain options a spec test may set: the same on an embedded Brain and on the server of a remote one
@@ -35,6 +39,11 @@ export function specTest(
       }
       if (transport === "durable") {
         await using brain = await Brain.open({ ...options, path: `${scratchDir("spec-kv")}/brain.kv` });
+        await fn(brain, transport);
+        return;
+      }
+      if (transport === "postgres") {
+        await using brain = await Brain.open({ ...options, journal: await postgres.journal() });
         await fn(brain, transport);
         return;
       }

@@ -159,3 +159,22 @@ specTest(
     return { allow: { net: [server.host], workspaceRoot: ".tmp/ws-spec", filesystem: ["read" as const] } };
   },
 );
+
+specTest(
+  "a session holding a Component and a host Tool reopens with both: its calls before and after are journaled in order",
+  async (brain) => {
+    const created = await brain.sessions.create({ tools: [probeTool("echo")(), note()] });
+    assert.equal((await created.call("echo", { status: "ok", value: 1 })).cause, "finish");
+    await created.end();
+    await assert.rejects(
+      brain.sessions.get(created.id, { tools: [note()] }),
+      hasCode("reattach_mismatch", /tool echo/),
+    );
+    const restored = await brain.sessions.get(created.id, { tools: [note(), probeTool("echo")()] });
+    assert.deepEqual((await restored.call("echo", { status: "ok", value: 2 })).outcome, { status: "ok", value: 2 });
+    const started = (await restored.read()).flatMap((record) =>
+      record.kind === "tool_call_started" ? [[record.tool, record.input]] : []
+    );
+    assert.deepEqual(started, [["echo", { status: "ok", value: 1 }], ["echo", { status: "ok", value: 2 }]]);
+  },
+);

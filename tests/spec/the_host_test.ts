@@ -4,7 +4,7 @@ import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outc
 import { serveBrain } from "../../src/host/server/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
-import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
 const echo = tool({
@@ -221,9 +221,10 @@ async function mistakes(brain: Brain): Promise<string[]> {
   return answers;
 }
 
-Deno.test("every common mistake is refused with the same code and message embedded, durable and remote; the client keeps working", async () => {
+Deno.test("every common mistake is refused with the same code and message embedded, durable (KV and PostgreSQL) and remote; the client keeps working", async () => {
   const embedded = await mistakes(new Brain());
   assert.deepEqual(await mistakes(await Brain.open({ path: `${scratchDir("spec-kv")}/brain.kv` })), embedded);
+  assert.deepEqual(await mistakes(await Brain.open({ journal: await postgres.journal() })), embedded);
   const server = await serveBrain({ serverToken: "spec-operator" });
   try {
     assert.deepEqual(

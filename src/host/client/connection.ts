@@ -1,3 +1,4 @@
+import { errorFromWire } from "../../outcome/wire_error.ts";
 import type { JournalRecord } from "../../journal/records.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -11,8 +12,8 @@ import { RacedAbortController } from "../../util/signal.ts";
 import {
   type Budgets,
   type ClientFrame,
+  COMPONENTS_REOPENED,
   decodeServerFrames,
-  errorFromFrame,
   HOST_IN_USE,
   HOST_PATH,
   isMalformed,
@@ -34,6 +35,7 @@ import { type Activation, countedElsewhere } from "../../session/activation.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
 import { HostSocket } from "./host_socket.ts";
+import { type ComponentUpload, wireUpload } from "./component_upload.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink, type Report } from "./remote_sink.ts";
 import { traceHostedRun } from "../../telemetry/hosted_run_trace.ts";
@@ -151,6 +153,8 @@ interface HostedHandle {
   session: string;
   tools: ReadonlyMap<string, PlacedTool>;
   conversation: HandleConversation;
+  /** Its Components' uploads: a server that reopens the handle places them again. */
+  uploads: readonly ComponentUpload[];
   execute: Executor;
   /** Set once the server opened the handle: told when the server gives it up or reopens it. */
   watch?: HandleWatch;
@@ -207,6 +211,8 @@ export class HostConnection {
   /** Ends pushed before their caller asked: the `start` reply and the end arrived in one batch of frames. */
   #early = new CallMap<EarlyEnd>();
   #socketClosed: Promise<void> = Promise.resolve();
+  /** The protocol version the server of the current socket speaks, as it named it in its upgrade's answer. */
+  #serverProtocol = 1;
 
   constructor(options: HostConnectionOptions) {
     this.#options = {
@@ -306,20 +312,54 @@ export class HostConnection {
     this.#ends.set(session, call, wait);
   }
 
-  /** Registers the handlers of a session handle, so dispatched calls find them. */
+  /** Registers the handlers of a session handle, so dispatched calls find them, and its Components' uploads. */
   addHandle(
     handle: string,
     session: string,
     tools: readonly PlacedTool[],
     execute: Executor,
     conversation: HandleConversation = {},
+    uploads: readonly ComponentUpload[] = [],
   ): void {
     this.#handles.set(handle, {
       session,
       tools: new Map(tools.map((placed) => [placed.tool.name, placed])),
       conversation,
+      uploads,
       execute,
     });
+  }
+
+  /**
+   * Gives the server the bytes of the `uploads` it lacks (`lacking`, then one `upload` each), so a `get`
+   * can name them by their hash. A server older than protocol {@linkcode COMPONENTS_REOPENED} reopens no
+   * session with uploaded Components: that is `unsupported_runtime`.
+   */
+  async provide(uploads: readonly ComponentUpload[]): Promise<void> {
+    if (uploads.length === 0) return;
+    await this.#provide(uploads, (op, body) => this.request(op, body, { retry: true }), () => {
+      if (this.#serverProtocol >= COMPONENTS_REOPENED) return;
+      throw new BrainError(
+        "unsupported_runtime",
+        `the Brain server at ${this.#url} speaks protocol ${this.#serverProtocol}: it reopens no session ` +
+          `with uploaded Components (protocol ${COMPONENTS_REOPENED} does)`,
+      );
+    });
+  }
+
+  /**
+   * Asks the server which of `uploads` it lacks and sends those, one Component per frame, so no frame
+   * is larger than the `create` that first carried it; `checked` runs once the server has answered.
+   */
+  async #provide(uploads: readonly ComponentUpload[], request: Ask, checked = () => {}): Promise<void> {
+    const byHash = new Map(uploads.map((upload) => [upload.sha256, upload]));
+    const lacking = await request("lacking", { sha256: [...byHash.keys()] });
+    checked();
+    // One at a time: a single Component's base64 is in memory at once.
+    for (const hash of lacking) {
+      const upload = byHash.get(hash);
+      if (upload) await request("upload", { url: upload.url, sha256: hash, bytes: upload.bytes.toBase64() });
+    }
   }
 
   /**
@@ -474,13 +514,7 @@ export class HostConnection {
     this.#outbox = new Outbox(socket);
     const closed = Promise.withResolvers<void>();
     this.#socketClosed = closed.promise;
-    // A handshake into a silent link never ends by itself.
-    this.#timer = setTimeout(() => {
-      if (this.#socket !== socket || this.#state !== "connecting") return;
-      this.#refused = new BrainError("connection_lost", `the Brain server at ${url} did not answer in time`);
-      socket.close();
-      this.#lost(socket);
-    }, this.#options.pingIntervalMs);
+    this.#armHandshake(socket);
     socket.onopen = () => this.#attach(socket);
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = ({ error }) => {
@@ -501,28 +535,90 @@ export class HostConnection {
     };
   }
 
+  /** A handshake into a silent link never ends by itself: the socket is given up after a ping interval of silence. */
+  #armHandshake(socket: HostSocket): void {
+    if (this.#socket !== socket || this.#state !== "connecting") return;
+    const url = this.#url;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => {
+      if (this.#socket !== socket || this.#state !== "connecting") return;
+      this.#refused = new BrainError("connection_lost", `the Brain server at ${url} did not answer in time`);
+      socket.close();
+      this.#lost(socket);
+    }, this.#options.pingIntervalMs);
+  }
+
+  /**
+   * Declares the open handles on a socket that just opened. A server that reopens Components
+   * gets the bytes it lacks first, so the `attach` names each by its hash alone.
+   */
   #attach(socket: HostSocket): void {
-    const handles = [...this.#handles].map(([handle, hosted]) => declared(handle, hosted));
-    const id = this.#nextId++;
-    const frame = { id, op: "attach" as const, handles };
+    this.#serverProtocol = socket.protocol;
+    const uploads = this.#serverProtocol >= COMPONENTS_REOPENED
+      ? [...this.#handles.values()].flatMap((hosted) => hosted.uploads)
+      : [];
+    if (uploads.length === 0) return this.#declare(socket);
+    const request: Ask = (op, body) =>
+      new Promise((resolve, reject) =>
+        this.#handshake(socket, { id: 0, op, ...body } as RequestFrame<typeof op>, resolve as Answered, reject)
+      );
+    // A server that refused an upload fails the handles that need it, in the attach's reply.
+    this.#provide(uploads, request).catch(() => {}).finally(() => {
+      if (this.#socket === socket && this.#state === "connecting") this.#declare(socket);
+    });
+  }
+
+  #declare(socket: HostSocket): void {
+    const handles = [...this.#handles].map(([handle, hosted]) => this.#declared(handle, hosted));
+    this.#handshake(socket, { id: 0, op: "attach", handles }, (value) => {
+      const { maxFrameBytes, failed, opened } = value as Partial<Replies["attach"]>;
+      this.#outbox?.limit(maxFrameBytes);
+      this.#attached(socket, Array.isArray(failed) ? failed : [], Array.isArray(opened) ? opened : []);
+    }, (error) => {
+      if (this.#socket !== socket) return;
+      this.#refused = error instanceof BrainError ? error : lost();
+      socket.close(1000, "attach refused");
+      this.#lost(socket);
+    });
+  }
+
+  /**
+   * Sends a request on a socket that is not attached yet (the `attach`, and the uploads before it).
+   * `answered` takes its reply's value as the reply is read, before the frames after it;
+   * `failed` its error, or the loss of the socket.
+   */
+  #handshake(
+    socket: HostSocket,
+    frame: RequestFrame<"attach" | "lacking" | "upload">,
+    answered: Answered,
+    failed: (error: unknown) => void,
+  ): void {
+    const id = frame.id = this.#nextId++;
     this.#pending.set(id, {
       frame,
       retry: false,
       generation: undefined,
       sent: true,
       resolve: (value) => {
-        const { maxFrameBytes, failed, opened } = value as Partial<Replies["attach"]>;
-        this.#outbox?.limit(maxFrameBytes);
-        this.#attached(socket, Array.isArray(failed) ? failed : [], Array.isArray(opened) ? opened : []);
+        // The server is answering: the handshake's deadline starts again.
+        this.#armHandshake(socket);
+        answered(value);
       },
-      reject: (error) => {
-        if (this.#socket !== socket) return;
-        this.#refused = error instanceof BrainError ? error : lost();
-        socket.close(1000, "attach refused");
-        this.#lost(socket);
-      },
+      reject: failed,
     });
     this.#write(frame);
+  }
+
+  /** A handle as this client declares it to the server: its session, the Tools it hosts and its conversation. */
+  #declared(handle: string, { session, tools, conversation, uploads }: HostedHandle) {
+    const named = this.#serverProtocol >= COMPONENTS_REOPENED && uploads.length > 0;
+    return {
+      handle,
+      session,
+      ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
+      ...(named ? { uploads: uploads.map((upload) => wireUpload(upload, false)) } : {}),
+      ...conversation,
+    };
   }
 
   #attached(
@@ -539,7 +635,7 @@ export class HostConnection {
     this.#heard = true;
     this.#pinger = setInterval(() => this.#ping(socket), this.#options.pingIntervalMs);
     for (const { handle, budgets } of opened) this.#handles.get(handle)?.watch?.reopened(budgets);
-    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromFrame(error), 0));
+    const closed = failed.flatMap(({ handle, error }) => this.#notReopened(handle, errorFromWire(error), 0));
     for (const pending of this.#pending.values()) if (!pending.sent) this.#send(pending);
     if (this.#generation > 1) this.#askForEnds();
     const subscribed = new Set(this.#streams.values());
@@ -573,7 +669,7 @@ export class HostConnection {
   #gone(frame: Extract<ServerFrame, { t: "gone" }>): void {
     const hosted = this.#handles.get(frame.handle);
     if (!hosted || this.#state === "closed") return;
-    const why = errorFromFrame(frame.error);
+    const why = errorFromWire(frame.error);
     if (hosted.watch) this.#tell(this.#giveUp(frame.handle, hosted, why));
     else hosted.gone = why;
   }
@@ -609,7 +705,7 @@ export class HostConnection {
       setTimeout(() => {
         this.#reopening.delete(handle);
         if (this.#handles.get(handle) !== hosted) return;
-        this.request("get", declared(handle, hosted), { retry: true }).then((budgets) => {
+        this.request("get", this.#declared(handle, hosted), { retry: true }).then((budgets) => {
           if (this.#handles.get(handle) === hosted) hosted.watch?.reopened(budgets);
         }, (error) => {
           // A lost or refused connection is not the handle's: the next attach declares it again.
@@ -687,7 +783,7 @@ export class HostConnection {
     this.#pending.delete(frame.id);
     const request = pending.frame;
     if (frame.usage && "call" in request) this.#counted(request.session, request.call, frame.usage);
-    if (frame.error) return pending.reject(errorFromFrame(frame.error));
+    if (frame.error) return pending.reject(errorFromWire(frame.error));
     if (request.op === "start" && (frame.value as StartReply).run) {
       // The invoke traveled with the reply: this client hosts the call it just started.
       const { handle, tool, input, deadline } = request;
@@ -705,7 +801,7 @@ export class HostConnection {
       this.#pending.delete(frame.id);
       pending?.resolve({ sequence: end.sequence, late: frame.late ?? false } satisfies Replies["finish"]);
     }
-    const error = end ? undefined : errorFromFrame(frame.error!);
+    const error = end ? undefined : errorFromWire(frame.error!);
     const wait = this.#ends.get(session, call);
     if (!wait) {
       // Only this client's own calls end here, and their caller asks right after the start reply: kept until then.
@@ -909,16 +1005,6 @@ export function isServerUrl(text: string): boolean {
   }
 }
 
-/** A handle as the client declares it to the server: its session, the Tools it hosts and its conversation. */
-function declared(handle: string, { session, tools, conversation }: HostedHandle) {
-  return {
-    handle,
-    session,
-    ...(tools.size > 0 ? { tools: [...tools.values()].map((placed) => placed.advertised) } : {}),
-    ...conversation,
-  };
-}
-
 /** Why a server may fail to reopen a handle for a while: its store, a lease another server holds, a limit. */
 const PASSING = new Set<string>(["storage_unavailable", "storage_full", "session_owned", "limit_exceeded", "fenced"]);
 
@@ -930,6 +1016,12 @@ const CONNECTION_FAILURES = new Set<string>([
   "host_in_use",
   "brain_closed",
 ]);
+
+/** Takes a reply's value. */
+type Answered = (value: unknown) => void;
+
+/** Sends a request of the Component upload exchange and resolves with its reply's value. */
+type Ask = <O extends "lacking" | "upload">(op: O, body: Omit<RequestOf<O>, "op">) => Promise<Replies[O]>;
 
 /** Ends pushed ahead of their caller kept at most; past it they are dropped (a caller that never asked). */
 const EARLY_ENDS_KEPT = 1024;

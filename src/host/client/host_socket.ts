@@ -1,5 +1,6 @@
 import { checkHeaders } from "../../util/http_headers.ts";
 import { BrainError } from "../../outcome/errors.ts";
+import { PROTOCOL_HEADER, protocolVersion } from "../protocol.ts";
 
 const GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
 /** The largest message read from Brain; a larger one closes the socket 1009. */
@@ -23,6 +24,8 @@ const decoder = new TextDecoder();
 export class HostSocket {
   /** 0 connecting, 1 open, 2 closing, 3 closed, as a WebSocket's. */
   readyState = 0;
+  /** The protocol version the server named in its upgrade's answer: 1 until it is open, or when it named none. */
+  protocol = 1;
   /** Called once the upgrade is accepted. */
   onopen: (() => void) | null = null;
   /** Called with each text message. */
@@ -133,6 +136,8 @@ export class HostSocket {
     if (accept !== expected) {
       throw new BrainError("protocol_error", "the server's upgrade answer has a wrong Sec-WebSocket-Accept");
     }
+    const named = fields.find((field) => field.toLowerCase().startsWith(`${PROTOCOL_HEADER}:`));
+    this.protocol = protocolVersion(named?.slice(PROTOCOL_HEADER.length + 1).trim());
     return head.subarray(end + 4);
   }
 

@@ -8,8 +8,6 @@ import type { BrainSession } from "../../session/handle.ts";
 import { checkPlacedTools } from "../../tool/placed_tools.ts";
 import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
-import { Component } from "../../component/component.ts";
-import { isBrainEnv } from "../../env/brain_env.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
@@ -35,7 +33,7 @@ import { restoreCreated } from "../../session/created_env.ts";
 import { SessionEnvironments } from "../../session/environments.ts";
 import type { AllowList } from "../../contract/grant.ts";
 import type { Budgets, RequestFrame, WireUpload } from "../protocol.ts";
-import { contentHash } from "../uploaded_components.ts";
+import { type ComponentUpload, componentUpload, isComponent, wireUpload } from "./component_upload.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
 
@@ -216,15 +214,8 @@ export class RemoteBackend implements BrainBackend {
     op: "create" | "get",
     waitMs?: number,
   ): Promise<RemoteSession> {
-    const advertised = tools.map(({ advertised }) => {
-      if (advertised.implementation === "component" && op === "get") {
-        throw new BrainError(
-          "unsupported_runtime",
-          `tool ${advertised.name}: reopening a session uploads no Components`,
-        );
-      }
-      return advertised;
-    });
+    const advertised = tools.map(({ advertised }) => advertised);
+    const uploads = await Promise.all(tools.filter(isComponent).map(componentUpload));
     // Everything but an uploaded Component runs here, in this client's Environments, as an embedded Brain runs it.
     const local = tools.filter((placed) => !isComponent(placed));
     const workspaces = await bindEnvironments(id, local, this.#allow);
@@ -258,25 +249,28 @@ export class RemoteBackend implements BrainBackend {
       environments.close();
       return modelService?.close();
     };
-    const uploads = op === "create" ? await this.#uploads(tools) : [];
     const handle = crypto.randomUUID();
-    // Handlers are in place before Brain can dispatch to the new handle.
-    this.#connection.addHandle(handle, id, tools, execute, conversation);
+    // Handlers are in place before Brain can dispatch to the new handle; its uploads, before a reconnect declares it.
+    this.#connection.addHandle(handle, id, tools, execute, conversation, uploads);
     let budgets: Budgets;
     try {
       if (op === "create") {
+        const sent = await this.#withLackingBytes(uploads);
         budgets = await this.#connection.request("create", {
           handle,
           session: id,
           tools: advertised,
-          ...(uploads.length ? { uploads } : {}),
+          ...(sent.length ? { uploads: sent } : {}),
           ...conversation,
         });
       } else {
+        // The server gets the bytes it lacks first; the get names each Component by its hash.
+        await this.#connection.provide(uploads);
         budgets = await this.#connection.request("get", {
           handle,
           session: id,
           ...(tools.length ? { tools: advertised } : {}),
+          ...(uploads.length ? { uploads: uploads.map((upload) => wireUpload(upload, false)) } : {}),
           ...conversation,
           ...(waitMs === undefined ? {} : { waitMs }),
         }, { retry: true });
@@ -298,40 +292,16 @@ export class RemoteBackend implements BrainBackend {
     return session;
   }
 
-  /** Each Component placement's upload, with bytes only for the hashes the server lacks. */
-  async #uploads(tools: readonly PlacedTool[]): Promise<WireUpload[]> {
-    const uploads = await Promise.all(tools.filter(isComponent).map(upload));
+  /** Each Component placement's upload as `create` carries it, with bytes only for the hashes the server lacks. */
+  async #withLackingBytes(uploads: readonly ComponentUpload[]): Promise<WireUpload[]> {
     if (uploads.length === 0) return [];
     const lacking = new Set(await this.#connection.request("lacking", { sha256: uploads.map(({ sha256 }) => sha256) }));
-    return uploads.map(({ bytes, ...rest }) => lacking.has(rest.sha256) ? { ...rest, bytes: bytes.toBase64() } : rest);
+    return uploads.map((upload) => wireUpload(upload, lacking.has(upload.sha256)));
   }
 
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("brain_closed", "this Brain is closed");
   }
-}
-
-function isComponent(placed: PlacedTool): placed is PlacedTool & { implementation: Component } {
-  return placed.implementation instanceof Component;
-}
-
-/** A Component placement as it is uploaded: bytes, the brainEnv grant and the parsed options. */
-async function upload({ tool, implementation, env, options }: PlacedTool & { implementation: Component }) {
-  if (env && (!isBrainEnv(env) || env.setup || env.control?.length)) {
-    throw new BrainError(
-      "unsupported_runtime",
-      `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,
-    );
-  }
-  const bytes = await implementation.load();
-  return {
-    tool: tool.name,
-    url: implementation.url.href,
-    sha256: await contentHash(bytes as Uint8Array<ArrayBuffer>),
-    bytes,
-    ...(env ? { env: { name: env.name, grant: env.grant as Record<string, JsonValue> } } : {}),
-    options: options as Record<string, JsonValue>,
-  };
 }
 
 function refuseCredentials(host: unknown): void {

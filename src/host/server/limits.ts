@@ -16,12 +16,18 @@ export interface ServerLimits {
   maxUploadsPerHost: number;
   /** Bytes of one WebSocket frame from a host; a larger frame is answered `payload_too_large` and not parsed. */
   maxFrameBytes: number;
+  /**
+   * Bytes sent to a host and not yet read by it; when more is to be sent past it, the host is
+   * taken as gone (its socket closed 1008, its open calls ended `unknown`), so a host that never
+   * reads cannot grow the server's memory.
+   */
+  maxUnreadBytes: number;
 }
 
 /**
  * The default {@linkcode ServerLimits}: 1,000 hosts; per host 10,000 sessions,
  * 1,000 calls in flight, 10,000 open handles, 1,000 record streams and 256 uploaded
- * Components; frames up to 16 MiB.
+ * Components; frames up to 16 MiB, and up to 64 MiB sent to a host it has not read.
  *
  * @example
  * ```ts
@@ -37,6 +43,7 @@ export const SERVER_LIMITS: Readonly<ServerLimits> = Object.freeze({
   maxStreamsPerHost: 1_000,
   maxUploadsPerHost: 256,
   maxFrameBytes: 16 * 1024 * 1024,
+  maxUnreadBytes: 64 * 1024 * 1024,
 });
 
 /** `given` over the defaults; throws `invalid_argument` for a limit that is not a positive integer. */

@@ -358,9 +358,14 @@ const outboxes = new WeakMap<WebSocket, Outbox>();
  * that is closing drops it, and its close settles the calls.
  */
 export function send(socket: WebSocket, frame: ServerFrame): void {
+  outboxOf(socket).write(frame);
+}
+
+/** The outbox frames to `socket` are batched in. */
+export function outboxOf(socket: WebSocket): Outbox {
   let outbox = outboxes.get(socket);
   if (!outbox) outboxes.set(socket, outbox = new Outbox(socket));
-  outbox.write(frame);
+  return outbox;
 }
 
 /** Finished calls per host whose later reports still reach their call (to be recorded late, or refused as ended). */

@@ -3,7 +3,15 @@ import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
 import { PendingUpgrades } from "./pending_upgrades.ts";
-import { errorFrame, HOST_IN_USE, HOST_PATH, protocolVersion, SERVER_TOKEN_HEADER } from "../protocol.ts";
+import {
+  errorFrame,
+  HOST_IN_USE,
+  HOST_PATH,
+  PROTOCOL_HEADER,
+  PROTOCOL_VERSION,
+  protocolVersion,
+  SERVER_TOKEN_HEADER,
+} from "../protocol.ts";
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -125,6 +133,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       return refuse(400, new BrainError("protocol_error", "not a valid WebSocket upgrade"));
     }
     const { socket, response } = upgraded;
+    // The client sends nothing of a later version than the one named here.
+    response.headers.set(PROTOCOL_HEADER, String(PROTOCOL_VERSION));
     upgrades.track(socket);
     const host = hosts.admit(registration);
     if (!host) {
@@ -152,6 +162,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
         calls,
         cluster,
         maxFrameBytes: limits.maxFrameBytes,
+        maxUnreadBytes: limits.maxUnreadBytes,
         pingIntervalMs,
         protocol,
       });

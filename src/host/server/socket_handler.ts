@@ -5,6 +5,7 @@ import { BrainError } from "../../outcome/errors.ts";
 import { fail, type Outcome } from "../../outcome/outcome.ts";
 import type { PublishedResult } from "../../contract/call.ts";
 import type { CallEnd } from "../../session/call_state.ts";
+import type { PlacedTool } from "../../contract/placement.ts";
 import { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
 import type { ToolCall } from "../../session/handle.ts";
@@ -12,6 +13,7 @@ import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
   type Budgets,
   type ClientFrame,
+  COMPONENTS_REOPENED,
   decodeClientFrames,
   errorFrame,
   isMalformed,
@@ -25,8 +27,9 @@ import {
   type ServerFrame,
   type Usage,
   type WireAgentloop,
+  type WireUpload,
 } from "../protocol.ts";
-import { type ParsedValue, type RegisteredHost, send } from "./registry.ts";
+import { outboxOf, type ParsedValue, type RegisteredHost, send } from "./registry.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
@@ -80,6 +83,8 @@ export interface LinkParts {
   cluster: ClusterNode;
   /** The largest frame read; a larger one is answered `payload_too_large` unparsed. */
   maxFrameBytes: number;
+  /** Bytes sent and still unread past which the host is taken as gone. */
+  maxUnreadBytes: number;
   /** How often Brain pings a host it has not heard from; the link is lost after one unanswered ping. */
   pingIntervalMs: number;
   /** The protocol version the client speaks ({@linkcode protocolVersion}). */
@@ -96,6 +101,8 @@ type Handlers = {
   [O in RequestOp]: (frame: Extract<ClientFrame, { op: O; id: number }>) => Promise<Replies[O] | typeof ANSWERED>;
 };
 type Conversation = { model?: string; agentloop?: WireAgentloop };
+/** A handle as a `get` or `attach` declares it: the Tools it hosts, the uploads of its Components, its conversation. */
+type Declared = Conversation & { tools?: AdvertisedTool[]; uploads?: WireUpload[] };
 
 /**
  * Serves one host socket: the session API, the calls this client starts, and
@@ -122,7 +129,9 @@ export class HostSocketHandler {
   #protocol: number;
   #gone = Promise.withResolvers<void>();
 
-  constructor({ socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes, protocol }: LinkParts) {
+  constructor(
+    { socket, host, backend, calls, cluster, pingIntervalMs, maxFrameBytes, maxUnreadBytes, protocol }: LinkParts,
+  ) {
     this.#cluster = cluster;
     this.#protocol = protocol;
     this.#maxFrameBytes = maxFrameBytes;
@@ -138,6 +147,8 @@ export class HostSocketHandler {
       this.#gone.resolve();
     };
     this.#pinger = setInterval(() => this.#ping(), pingIntervalMs);
+    // A host that does not read is gone at once: its close frame may never be read, so no close event would say so.
+    outboxOf(socket).stallAt(maxUnreadBytes, () => this.#lost());
   }
 
   /** Resolves once the socket has closed. */
@@ -151,10 +162,11 @@ export class HostSocketHandler {
     create: (frame) => this.#create(frame),
     get: async (frame) => {
       await this.#follow(frame);
-      await this.#open(frame.handle, frame.session, frame.tools, frame, frame.waitMs);
+      await this.#open(frame.handle, frame.session, frame, frame.waitMs);
       return budgets(this.#handle(frame.handle));
     },
     lacking: (frame) => Promise.resolve(this.#host.components.lacking(frame.sha256)),
+    upload: async (frame) => (await this.#host.components.add(frame), null),
     delete: (frame) => this.#delete(frame.session),
     list: () => this.#list(),
     end: async (frame) => (await this.#endHandle(frame.handle), null),
@@ -193,6 +205,8 @@ export class HostSocketHandler {
   // -- frames ------------------------------------------------------------------------------------
 
   #receive(data: unknown): void {
+    // A socket being closed serves nothing more: its replies would be dropped, and its host is gone or going.
+    if (this.#socket.readyState !== WebSocket.OPEN) return;
     this.#heard = true;
     const oversize = oversizeFrame(data, this.#maxFrameBytes);
     if (oversize) {
@@ -289,8 +303,9 @@ export class HostSocketHandler {
     await Promise.allSettled([...this.#host.handles.keys()].filter((id) => !declared.has(id)).map(this.#endHandle));
     const failed: Replies["attach"]["failed"] = [];
     const opened: NonNullable<Replies["attach"]["opened"]> = [];
-    for (const { handle: id, session, tools, ...conversation } of frame.handles) {
-      await this.#open(id, session, tools, conversation).then(
+    for (const declared of frame.handles) {
+      const id = declared.handle;
+      await this.#open(id, declared.session, declared).then(
         () => opened.push({ handle: id, budgets: budgets(this.#handle(id)) }),
         (error) => failed.push({ handle: id, error: this.#host.shownError(errorFrame(error)) }),
       );
@@ -305,14 +320,7 @@ export class HostSocketHandler {
     if (this.#host.handles.has(frame.handle)) {
       throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
     }
-    const uploads = new Map((frame.uploads ?? []).map((upload) => [upload.tool, upload]));
-    const tools = await Promise.all(frame.tools.map(async (tool) => {
-      if (tool.implementation !== "component") return remoteTool(this.#host, frame.handle, tool);
-      const upload = uploads.get(tool.name);
-      if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
-      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(frame.handle, tool.name, io, value);
-      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
-    }));
+    const tools = await this.#placed(frame.handle, frame.tools, frame.uploads);
     this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
       this.#journal,
@@ -326,23 +334,30 @@ export class HostSocketHandler {
     return budgets(session);
   }
 
+  /**
+   * Opens handle `id` on `session` with the Tools it declares, unless it is open here already. An uploaded
+   * Component is placed again from the upload the handle names (protocol 3); reopening checks the Tools are
+   * the session's own, that Component's bytes included.
+   */
   async #open(
     id: string,
     session: string,
-    tools: AdvertisedTool[] | undefined,
-    conversation: Conversation,
+    { tools = [], uploads = [], ...conversation }: Declared,
     waitMs = this.#backend.leaseMs + LEASE_GRACE_MS,
   ) {
     const meta = await this.#owned(session);
     if (!this.#host.handles.has(id)) {
-      if (tools?.some((tool) => tool.implementation === "component")) {
+      const named = new Set(uploads.map((upload) => upload.tool));
+      const unnamed = tools.find((tool) => tool.implementation === "component" && !named.has(tool.name));
+      if (unnamed) {
         throw new BrainError(
           "unsupported_runtime",
-          `session ${session}: a session with uploaded Components is reopened only while its handle is open here`,
+          `session ${session}: tool ${unnamed.name} is an uploaded Component, and the client named no upload of it: ` +
+            `a client of protocol ${COMPONENTS_REOPENED} or later reopens a session with uploaded Components`,
         );
       }
       this.#host.checkHandleRoom();
-      const placed = (tools ?? []).map((tool) => remoteTool(this.#host, id, tool));
+      const placed = await this.#placed(id, tools, uploads);
       const opened = await this.#backend.get(
         session,
         { tools: placed, ...served(conversation), waitMs },
@@ -351,6 +366,21 @@ export class HostSocketHandler {
       this.#host.keep(id, opened);
     }
     return meta;
+  }
+
+  /**
+   * The Tools a handle declares, placed here: an application Tool runs on this host, an uploaded Component
+   * in this server's sandboxes, from the upload of it the handle names (`protocol_error` without one).
+   */
+  #placed(handle: string, tools: AdvertisedTool[], uploads: WireUpload[] = []): Promise<PlacedTool[]> {
+    const byTool = new Map(uploads.map((upload) => [upload.tool, upload]));
+    return Promise.all(tools.map(async (tool) => {
+      if (tool.implementation !== "component") return remoteTool(this.#host, handle, tool);
+      const upload = byTool.get(tool.name);
+      if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
+      const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(handle, tool.name, io, value);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
+    }));
   }
 
   /**
@@ -535,6 +565,8 @@ export class HostSocketHandler {
 
   async #subscribe(stream: number, session: string, from: number | undefined): Promise<null> {
     await this.#owned(session);
+    // A stream is named by its request's id: reusing one would hide the first stream from the limit and unsubscribe.
+    if (this.#streams.has(stream)) throw new BrainError("protocol_error", `stream ${stream} is already open`);
     this.#host.checkStreamRoom(this.#streams.size);
     const controller = new AbortController();
     this.#streams.set(stream, controller);

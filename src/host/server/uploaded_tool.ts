@@ -17,7 +17,8 @@ export type RemoteParse = (io: "input" | "output", value: JsonValue) => Promise<
  * server's sandboxes, admitted under this server's allow-list. Its input and
  * output are parsed by the client's own Zod schemas (`parse` asks the client),
  * with their defaults, transforms and async checks, inside the call's deadline:
- * this server never compiles a client's schema.
+ * this server never compiles a client's schema. Its advertised contract names
+ * the upload's content hash.
  */
 export function uploadedTool(
   advertised: AdvertisedTool,
@@ -39,7 +40,8 @@ export function uploadedTool(
     options: deepFreeze(structuredClone(upload.options)),
     env,
     implementation,
-    advertised: deepFreeze(structuredClone(advertised)),
+    // The bytes are part of the contract the session keeps: reopening it needs the same ones.
+    advertised: deepFreeze({ ...structuredClone(advertised), sha256: upload.sha256 }),
   });
 }
 

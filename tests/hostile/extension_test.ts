@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { BrainError, tool } from "../../mod.ts";
+import { toolExtension } from "../../src/extension/mod.ts";
+import { withDeadline } from "../_support/deadline.ts";
+
+const probe = tool({
+  name: "probe",
+  description: "Emits a result and finishes with the code its emit was refused with.",
+  input: z.object({}),
+  run: async (_input, ctx) => {
+    const seen = await ctx.emitResult("x").then(
+      () => "committed",
+      (error) => error instanceof BrainError ? error.code : `bare ${error}`,
+    );
+    return ctx.finish(seen);
+  },
+});
+
+Deno.test("hostile extension acks: malformed acks are 400, an unknown error code arrives as protocol_error, a replayed call is refused", async () => {
+  const app = toolExtension({ tools: [probe()], lifetimeMs: 10_000 });
+  const post = (path: string, body: unknown) =>
+    app.fetch(new Request(`http://x${path}`, { method: "POST", body: JSON.stringify(body) }));
+  const ack = async (body: Record<string, unknown>) => {
+    const response = await post("/calls/acks", { sessionId: "s", call: 1, ...body });
+    return { status: response.status, code: response.status === 204 ? undefined : (await response.json()).error.code };
+  };
+  const invocation = { sessionId: "s", sequence: 1, tool: "probe", input: {} };
+  const response = await post("/calls", invocation);
+  const lines = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+  const next = async () => JSON.parse((await withDeadline(lines.read(), "a report line")).value!.trim());
+  const result = await next();
+  assert.equal(result.type, "result");
+  for (
+    const malformed of [
+      { report: result.id, sequence: "2" },
+      { report: result.id, sequence: -1 },
+      { report: result.id, late: "yes", sequence: 2 },
+      { report: result.id, error: "refused" },
+      { report: result.id, error: { code: 5, message: "m" } },
+      { report: result.id, error: { code: "x", message: "m", details: JSON.parse("[".repeat(300) + "]".repeat(300)) } },
+    ]
+  ) assert.deepEqual(await ack(malformed), { status: 400, code: "protocol_error" }, JSON.stringify(malformed));
+  assert.deepEqual(await ack({ report: result.id, error: { code: "no_such_code", message: "m" } }), {
+    status: 204,
+    code: undefined,
+  });
+  const finish = await next();
+  assert.equal(finish.type, "finish");
+  assert.deepEqual(finish.outcome, { status: "ok", value: "protocol_error" }, "the Tool saw a code of the closed list");
+  assert.deepEqual(await ack({ report: finish.id, sequence: 3 }), { status: 204, code: undefined });
+  assert.equal((await lines.read()).done, true);
+  const replay = await post("/calls", invocation);
+  assert.equal(replay.status, 409);
+  assert.equal((await replay.json()).error.code, "call_finished", "a call is run once, never replayed");
+});
