@@ -112,7 +112,8 @@ export class EmbeddedBackend implements BrainBackend {
   #maxModelCalls: number;
   #allow: AllowList | undefined;
   #models: Readonly<Record<string, SessionModel>>;
-  #live = new Set<Session>();
+  /** The handles open here, by session id: a session has few, a Brain may hold many sessions. */
+  #live = new Map<string, Set<Session>>();
   /** The ownership each writing handle writes under; reading handles have none. */
   #writers = new WeakMap<Session, Ownership>();
   /** The sessions this Brain owns, while it has a writing handle of them. */
@@ -321,7 +322,7 @@ export class EmbeddedBackend implements BrainBackend {
    */
   async #endLeftOpen(id: string): Promise<void> {
     for (let attempt = 0; attempt < SWEEP_ATTEMPTS && !this.#closed; attempt++) {
-      if ([...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+      if (this.#writes(id)) return;
       try {
         if ((await this.journal.openCalls(id)).length === 0) return;
         await this.#sweepIfUnowned(id, 0);
@@ -351,7 +352,7 @@ export class EmbeddedBackend implements BrainBackend {
     const reason = meta === undefined
       ? new BrainError("session_not_found", `session ${id} was deleted`, { cause: fenced })
       : fenced;
-    for (const session of this.#live) {
+    for (const session of this.#live.get(id) ?? []) {
       if (this.#writers.get(session) === ownership) void session.lose(reason);
     }
   }
@@ -359,7 +360,7 @@ export class EmbeddedBackend implements BrainBackend {
   /** Gives a session's lease up once no handle of this Brain writes to it. */
   async #releaseIfIdle(id: string): Promise<void> {
     const owned = this.#owned.get(id);
-    if (!owned || [...this.#live].some((session) => session.id === id && this.#writers.has(session))) return;
+    if (!owned || this.#writes(id)) return;
     this.#owned.delete(id);
     await (await owned.catch(() => undefined))?.release();
   }
@@ -367,7 +368,7 @@ export class EmbeddedBackend implements BrainBackend {
   async delete(id: string): Promise<void> {
     this.#assertOpen();
     checkSessionId(id);
-    await Promise.allSettled([...this.#live].filter((session) => session.id === id).map((session) => session.end()));
+    await Promise.allSettled([...this.#live.get(id) ?? []].map((session) => session.end()));
     await this.journal.deleteSession(id);
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
   }
@@ -382,9 +383,9 @@ export class EmbeddedBackend implements BrainBackend {
     this.#closed = true;
     this.#closing.abort();
     // A store that stopped answering holds these commits: the journal's close then ends them.
-    const ending = Promise.allSettled([...this.#live].map((session) => session.end())).then(() =>
-      Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()))
-    );
+    const ending = Promise.allSettled(
+      [...this.#live.values()].flatMap((handles) => [...handles].map((session) => session.end())),
+    ).then(() => Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release())));
     await settledWithin(ending, CLOSE_WAIT_MS);
     this.#owned.clear();
     await this.#resources.close();
@@ -454,16 +455,25 @@ export class EmbeddedBackend implements BrainBackend {
       conversation: (parts) => new Agentloop(parts, agentloop),
       resources: this.#resources,
       onEnd: async (session) => {
-        this.#live.delete(session);
+        const handles = this.#live.get(session.id);
+        handles?.delete(session);
+        if (handles?.size === 0) this.#live.delete(session.id);
         ended.abort();
         await release(placed);
         await this.#releaseIfIdle(session.id);
         this.#endLeftOpen(session.id);
       },
     });
-    this.#live.add(session);
+    const handles = this.#live.get(meta.id) ?? this.#live.set(meta.id, new Set()).get(meta.id)!;
+    handles.add(session);
     if (ownership) this.#writers.set(session, ownership);
     return session;
+  }
+
+  /** True while a handle open here writes to session `id`. */
+  #writes(id: string): boolean {
+    for (const session of this.#live.get(id) ?? []) if (this.#writers.has(session)) return true;
+    return false;
   }
 
   /** The session model `chosen` names, or `chosen` itself; throws `model_unavailable` for a name not configured. */

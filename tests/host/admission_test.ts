@@ -7,6 +7,7 @@ import { contentHash, UploadedComponents } from "../../src/host/uploaded_compone
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { scratchDir } from "../_support/scratch.ts";
 
 const OPERATOR = "operator-secret";
 
@@ -135,6 +136,24 @@ Deno.test("maxSessionsPerHost: one more session is limit_exceeded and stores not
   await other.sessions.create({ id: "elsewhere" });
   await brain.sessions.delete("one");
   await brain.sessions.create({ id: "three" });
+});
+
+Deno.test("maxSessionsPerHost holds for a host using two servers of one journal at once: each counts what the other created", async () => {
+  const path = `${scratchDir("admission")}/brain.kv`;
+  await using a = await servedBrain({ path, serverToken: OPERATOR, limits: { maxSessionsPerHost: 4 } });
+  await using b = await servedBrain({ path, serverToken: OPERATOR, limits: { maxSessionsPerHost: 4 } });
+  await using viaA = new Brain({ url: a.url, token: "t", host: "both", serverToken: OPERATOR });
+  await using viaB = new Brain({ url: b.url, token: "t", host: "both", serverToken: OPERATOR });
+  await viaA.sessions.create({ id: "a1" });
+  await viaA.sessions.create({ id: "a2" });
+  await viaB.sessions.create({ id: "b1" });
+  await viaB.sessions.create({ id: "b2" });
+  await assert.rejects(viaA.sessions.create({ id: "a3" }), hasCode("limit_exceeded"));
+  await assert.rejects(viaB.sessions.create({ id: "b3" }), hasCode("limit_exceeded"));
+  await viaA.sessions.delete("a1");
+  await viaA.sessions.create({ id: "a3" });
+  await assert.rejects(viaB.sessions.create({ id: "b3" }), hasCode("limit_exceeded"));
+  assert.deepEqual((await viaB.sessions.list()).map((meta) => meta.id).sort(), ["a2", "a3", "b1", "b2"]);
 });
 
 Deno.test("maxCallsPerHost: a call past it is limit_exceeded before any intent is journaled; room frees as calls end", async () => {

@@ -69,6 +69,12 @@ export class RegisteredHost {
   #keyPrefix: RegExp | undefined;
   #started = 0;
   #creating = 0;
+  /**
+   * The host's sessions when the journal was last counted (again after each
+   * reconnection: it may have used another server meanwhile), and how many
+   * this server created less deleted since.
+   */
+  #counted: { placed: number; since: number } | undefined;
 
   constructor(id: string, tokenHash: string, limits: ServerLimits) {
     this.id = id;
@@ -122,17 +128,31 @@ export class RegisteredHost {
    * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.
    */
   async createSession<T>(journal: Journal, create: () => Promise<T>): Promise<T> {
-    const placed = (await journal.listSessions()).filter((meta) => meta.host?.id === this.id).length;
     const max = this.#limits.maxSessionsPerHost;
+    let counted = this.#counted;
+    // Counting lists every session in the journal. A count holds for half the room it found (other servers the host
+    // uses meanwhile may fill the rest), so a host far from its limit is counted a few times, not at every create.
+    if (!counted || counted.since + this.#creating >= (max - counted.placed) / 2) {
+      const placed = (await journal.listSessions()).filter((meta) => meta.host?.id === this.id).length;
+      counted = this.#counted = { placed, since: 0 };
+    }
+    const placed = counted.placed + counted.since;
     if (placed + this.#creating >= max) {
       throw overLimit("maxSessionsPerHost", max, `host ${this.id} has ${placed} sessions`);
     }
     this.#creating++;
     try {
-      return await create();
+      const created = await create();
+      counted.since++;
+      return created;
     } finally {
       this.#creating--;
     }
+  }
+
+  /** Counts one session of the host's fewer: it deleted one through this server. */
+  sessionDeleted(): void {
+    if (this.#counted) this.#counted.since--;
   }
 
   /**
@@ -170,6 +190,7 @@ export class RegisteredHost {
 
   /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
   attach(socket: WebSocket, instance: string): void {
+    this.#counted = undefined;
     const previous = this.#socket;
     this.#socket = socket;
     this.#instance = instance;

@@ -410,6 +410,7 @@ export class HostSocketHandler {
     const ids = [...this.#host.handles].filter(([, open]) => open.id === session).map(([id]) => id);
     await Promise.allSettled(ids.map(this.#endHandle));
     await this.#backend.delete(session);
+    this.#host.sessionDeleted();
     return null;
   }
 
