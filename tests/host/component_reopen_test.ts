@@ -135,6 +135,31 @@ Deno.test("reopening a remote session needs all its original Tools, a Component 
   );
 });
 
+Deno.test("a dropped connection: the client reattaches its Component session to the same server and calls it again", async () => {
+  await using server = await servedBrain({ serverToken: OPERATOR });
+  const watched = attachments();
+  await using brain = new Brain({
+    url: server.url,
+    serverToken: OPERATOR,
+    token: "drop-token",
+    host: "dropped",
+    onConnection: watched.onConnection,
+  });
+  const session = await brain.sessions.create({ tools: [probeTool("echo")(), note()] });
+  assert.equal((await session.call("echo", { status: "ok", value: 1 })).cause, "finish");
+  await watched.attached(1);
+  assert.equal(server.dropHost("dropped"), true);
+  await withDeadline(watched.attached(2), "the client to reattach after the drop", 10_000);
+  assert.deepEqual((await session.call("echo", { status: "ok", value: 2 })).outcome, { status: "ok", value: 2 });
+  assert.deepEqual((await session.call("note", { text: "y" })).outcome, { status: "ok", value: "noted y" });
+  assert.deepEqual(watched.events.filter((event) => event.type === "session_closed"), []);
+  assert.deepEqual(calls(await session.read()).map(({ tool, outcome }) => [tool, outcome]), [
+    ["echo", { status: "ok", value: 1 }],
+    ["echo", { status: "ok", value: 2 }],
+    ["note", { status: "ok", value: "noted y" }],
+  ]);
+});
+
 Deno.test("a restarted server over its KV file: the client reattaches its sessions' Components, each upload in its own frame within maxFrameBytes", async () => {
   const path = `${dir}/restart.kv`;
   // A frame holds one of these Components' bytes, not both: an attach carrying both would be refused.
