@@ -49,7 +49,7 @@ export function live(stored: StoredLease | undefined, now = Date.now()): stored 
 }
 
 /** The error for taking a session another live owner holds. */
-export function ownedError(sessionId: string, stored: StoredLease): BrainError {
+export function ownedError(sessionId: string, stored: Pick<StoredLease, "owner" | "expiresAt">): BrainError {
   return new BrainError(
     "session_owned",
     `session ${sessionId} is owned by ${stored.owner} until ${new Date(stored.expiresAt).toISOString()}`,

@@ -287,7 +287,8 @@ function checkCloses(sessionId: string, open: IntSet, bodies: RecordBody[], star
   for (let index = 0; index < bodies.length; index++) {
     const ended = closes(bodies[index]);
     if (ended === undefined) continue;
-    const opened = ended >= start && ended < start + index && opens(bodies[ended - start]);
+    const opened = Number.isSafeInteger(ended) && ended >= start && ended < start + index &&
+      opens(bodies[ended - start]);
     if (!(open.has(ended) || opened) || closedBefore(bodies, index, ended)) {
       throw new BrainError("call_finished", `session ${sessionId}: call ${ended} is not open`);
     }

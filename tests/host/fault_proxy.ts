@@ -5,6 +5,9 @@
  * holds every chunk for some milliseconds, and `blackhole` stops forwarding on
  * every link, open or new, without closing anything, until `heal`; `refuse`
  * closes every new link at once (a server that is down), until `heal`.
+ * `trap` acts on the first chunk the server sends that holds a given text:
+ * it drops the chunk and cuts the link, or forwards half of it (or none) and
+ * then silences that link in both directions without closing it.
  */
 export interface FaultProxy {
   /** The base URL a client connects to instead of the server's. */
@@ -16,6 +19,11 @@ export interface FaultProxy {
   delay(ms: number): void;
   blackhole(): void;
   refuse(): void;
+  /**
+   * On the next chunk from the server holding `text`: `cut` drops it and closes the link, `stall` drops it and
+   * forwards nothing more either way, `half` forwards its first half and then nothing more. Resolves once it acted.
+   */
+  trap(text: string, how: "cut" | "stall" | "half"): Promise<void>;
   /** Forwards normally again; links that were blackholed stay silent until an end drops them. */
   heal(): void;
   close(): Promise<void>;
@@ -39,6 +47,8 @@ export function faultProxy(target: string): FaultProxy {
   let blackholed = false;
   let tearNext = false;
   let refusing = false;
+  const traps: { text: string; how: "cut" | "stall" | "half"; sprung: () => void }[] = [];
+  const decoder = new TextDecoder();
 
   const pump = async (link: Link, from: Deno.Conn, to: Deno.Conn, fromServer: boolean) => {
     const buffer = new Uint8Array(64 * 1024);
@@ -49,6 +59,18 @@ export function faultProxy(target: string): FaultProxy {
         if (read === null) break;
         if (link.silent) continue;
         let chunk = buffer.slice(0, read);
+        const trap = fromServer && traps.length > 0
+          ? traps.find(({ text }) => decoder.decode(chunk).includes(text))
+          : undefined;
+        if (trap) {
+          traps.splice(traps.indexOf(trap), 1);
+          if (trap.how === "half") await writeAll(to, chunk.slice(0, Math.floor(chunk.length / 2)));
+          if (trap.how === "cut") link.close();
+          else link.silent = true;
+          trap.sprung();
+          if (trap.how === "cut") break;
+          continue;
+        }
         if (fromServer && tearNext && chunk.length > 1) {
           tearNext = false;
           chunk = chunk.slice(0, Math.floor(chunk.length / 2));
@@ -119,6 +141,11 @@ export function faultProxy(target: string): FaultProxy {
       for (const link of links) link.silent = true;
     },
     refuse: () => void (refusing = true),
+    trap(text, how) {
+      const sprung = Promise.withResolvers<void>();
+      traps.push({ text, how, sprung: sprung.resolve });
+      return sprung.promise;
+    },
     heal() {
       blackholed = false;
       refusing = false;

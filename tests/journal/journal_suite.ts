@@ -440,6 +440,25 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: one commit may end an earlier call and open and end calls of its own; it ends none it opens later or that no record of it opens`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const [earlier] = await journal.append("s", [started]);
+      const mixed = await journal.append("s", [started, finished(earlier.sequence), started, finished(2)]);
+      assert.deepEqual(mixed.map((record) => record.sequence), [2, 3, 4, 5]);
+      assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [4]);
+      await assert.rejects(journal.append("s", [finished(7), started]), hasCode("call_finished"));
+      await assert.rejects(
+        journal.append("s", [{ kind: "tool_returned", call: 4 }, finished(6)]),
+        hasCode("call_finished"),
+      );
+      await assert.rejects(journal.append("s", [started, finished(6.5)]), hasCode("call_finished"));
+      assert.equal(await journal.head("s"), 5);
+      assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [4]);
+    }),
+  );
+
+  Deno.test(
     `${name}: concurrent terminal records of one call: exactly one commits`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));

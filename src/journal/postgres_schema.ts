@@ -1,0 +1,120 @@
+/** The channel every commit is announced on, with the session id as payload. */
+export const CHANNEL = "brain_commit";
+
+/**
+ * The database function that makes one commit, named with its version: a
+ * change of its parameters or results gets a new name, so processes of the
+ * old version keep committing through theirs while a cluster upgrades.
+ */
+export const COMMIT_FUNCTION = "brain_commit_v1";
+
+/** The SQLSTATE the commit function fails with when a record ends a call that is not open. */
+export const CALL_NOT_OPEN = "BR001";
+
+/** Serializes schema creation between journals opening one database at once. */
+const SCHEMA_LOCK = 7_245_001;
+
+/**
+ * The script that creates whatever of the journal's schema is missing and
+ * (re)creates the commit function, as one implicit transaction of the simple
+ * query protocol: one statement of the driver, never a transaction it holds
+ * open across round trips. `schema` is a checked lower-case name.
+ *
+ * The commit function advances the session's head where the writer's fence
+ * still holds (its lease's owner and token, or no live lease by the database's
+ * clock for a lease-less append), checks the calls the records end, inserts the
+ * records, opens and ends calls and announces the commit, all in the one
+ * statement that calls it. A refused commit changes nothing and returns the
+ * session's lease holder instead of a first sequence (no holder: no session).
+ * `p_closes[i]` is a call a record ends, `p_closers[i]` that record's offset in
+ * the commit, `p_opens` the offsets of the records that open a call.
+ */
+export function schemaScript(schema: string): string {
+  return `
+SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
+CREATE SCHEMA IF NOT EXISTS "${schema}";
+CREATE TABLE IF NOT EXISTS brain_sessions (
+  id text PRIMARY KEY,
+  meta text NOT NULL,
+  head bigint NOT NULL DEFAULT 0,
+  owner text NOT NULL DEFAULT '',
+  token bigint NOT NULL DEFAULT 0,
+  expires_at bigint NOT NULL DEFAULT 0
+);
+-- One sequence numbers every lease and every incarnation of a session: a session deleted and created
+-- again never reissues a token or an epoch of the old one.
+CREATE SEQUENCE IF NOT EXISTS brain_tokens;
+ALTER TABLE brain_sessions ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS brain_sessions_leased ON brain_sessions (expires_at) WHERE expires_at > 0;
+CREATE TABLE IF NOT EXISTS brain_nodes (
+  node text PRIMARY KEY,
+  url text NOT NULL,
+  expires_at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS brain_records (
+  session_id text NOT NULL,
+  sequence bigint NOT NULL,
+  body text NOT NULL,
+  at bigint NOT NULL,
+  PRIMARY KEY (session_id, sequence)
+);
+CREATE TABLE IF NOT EXISTS brain_open_calls (
+  session_id text NOT NULL,
+  call bigint NOT NULL,
+  PRIMARY KEY (session_id, call)
+);
+CREATE OR REPLACE FUNCTION "${schema}".${COMMIT_FUNCTION}(
+  p_session text, p_owner text, p_token bigint, p_bodies json, p_at bigint,
+  p_opens bigint[], p_closes bigint[], p_closers bigint[],
+  OUT first_sequence bigint, OUT holder text, OUT holder_expires_at bigint
+) LANGUAGE plpgsql AS $commit$
+DECLARE
+  v_count bigint := json_array_length(p_bodies);
+  v_head bigint;
+  v_open bigint[] := p_opens;
+  v_ended bigint[] := '{}';
+  v_offset bigint;
+  v_removed bigint;
+BEGIN
+  IF p_owner IS NULL THEN
+    UPDATE brain_sessions SET head = head + v_count
+      WHERE id = p_session AND expires_at <= (extract(epoch from clock_timestamp()) * 1000)::bigint
+      RETURNING head INTO v_head;
+  ELSE
+    UPDATE brain_sessions SET head = head + v_count
+      WHERE id = p_session AND owner = p_owner AND token = p_token
+      RETURNING head INTO v_head;
+  END IF;
+  IF NOT FOUND THEN
+    SELECT owner, expires_at INTO holder, holder_expires_at FROM brain_sessions WHERE id = p_session;
+    RETURN;
+  END IF;
+  first_sequence := v_head - v_count + 1;
+  FOR i IN 1 .. coalesce(array_length(p_closes, 1), 0) LOOP
+    v_offset := p_closes[i] - first_sequence;
+    IF v_offset < 0 THEN
+      v_ended := v_ended || p_closes[i];
+    ELSIF v_offset < p_closers[i] AND v_offset = ANY (v_open) THEN
+      v_open := array_remove(v_open, v_offset);
+    ELSE
+      RAISE EXCEPTION USING ERRCODE = '${CALL_NOT_OPEN}',
+        MESSAGE = format('session %s: call %s is not open', p_session, p_closes[i]);
+    END IF;
+  END LOOP;
+  IF cardinality(v_ended) > 0 THEN
+    DELETE FROM brain_open_calls WHERE session_id = p_session AND call = ANY (v_ended);
+    GET DIAGNOSTICS v_removed = ROW_COUNT;
+    IF v_removed <> cardinality(v_ended) THEN
+      RAISE EXCEPTION USING ERRCODE = '${CALL_NOT_OPEN}',
+        MESSAGE = format('session %s: a call this append ends is not open', p_session);
+    END IF;
+  END IF;
+  INSERT INTO brain_records (session_id, sequence, body, at)
+    SELECT p_session, first_sequence + b.ordinality - 1, b.body, p_at
+    FROM json_array_elements_text(p_bodies) WITH ORDINALITY AS b(body, ordinality);
+  INSERT INTO brain_open_calls (session_id, call) SELECT p_session, first_sequence + o FROM unnest(v_open) AS o;
+  PERFORM pg_notify('${CHANNEL}', p_session);
+END
+$commit$;
+`;
+}
