@@ -34,6 +34,7 @@ import { dropBlob, sweptError, sweptMarkers, writeBlob } from "./kv_blobs.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
+import { KvRenewals } from "./kv_renewals.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
@@ -130,6 +131,7 @@ interface Pending {
  */
 export class KvJournal implements Journal {
   #kv: Deno.Kv;
+  #renewals: KvRenewals;
   #notifier = new CommitNotifier();
   #heads = new Map<string, CachedHead>();
   #queues = new Map<string, { pending: Pending[]; drained: Promise<void> }>();
@@ -152,6 +154,7 @@ export class KvJournal implements Journal {
       );
     }
     this.#kv = kv;
+    this.#renewals = new KvRenewals(kv);
     if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }
 
@@ -270,18 +273,11 @@ export class KvJournal implements Journal {
   }
 
   /** Extends a lease whose fence is still the session's. */
+  /** Extends a lease that is still the session's; renewals asked for together share one commit. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return this.#guard(async () => {
       checkAcquire({ owner: lease.owner, ttlMs });
-      const expiresAt = Date.now() + ttlMs;
-      const result = await commitAtomic(
-        this.#kv,
-        (op) =>
-          op.check({ key: keys.fence(lease.sessionId), versionstamp: lease.fence })
-            .set(keys.lease(lease.sessionId), { expiresAt }),
-      );
-      if (!result.ok) throw fencedError(lease);
-      return Object.freeze({ ...lease, expiresAt });
+      return await this.#renewals.renew(lease, Date.now() + ttlMs);
     });
   }
 

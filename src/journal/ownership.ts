@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { callAt } from "../util/timer.ts";
 import { appendNowOf, type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 import type { NodeBeat } from "./nodes.ts";
@@ -27,7 +28,8 @@ export class Ownership {
   #lease: Lease;
   #ttlMs: number;
   #lost = new AbortController();
-  #timer: ReturnType<typeof setTimeout> | undefined;
+  /** Cancels the scheduled renewal. */
+  #cancel = () => {};
   #released = false;
 
   private constructor(journal: Journal, lease: Lease, ttlMs: number) {
@@ -71,19 +73,22 @@ export class Ownership {
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
-    clearTimeout(this.#timer);
+    this.#cancel();
     if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
   }
 
   /** Marks the session lost to another owner; called with the `fenced` error of a renewal or an append. */
   lose(error: BrainError): void {
-    clearTimeout(this.#timer);
+    this.#cancel();
     if (!this.lost.aborted) this.#lost.abort(error);
   }
 
   #schedule(): void {
     if (this.#released || this.lost.aborted) return;
-    this.#timer = setTimeout(() => this.#renew(), this.#ttlMs / 3);
+    // Due times on a grid of a twelfth of the lease: a node's renewals come due together, and a journal that
+    // batches them commits many leases at once. Each still renews between a third and five twelfths into its lease.
+    const grid = Math.max(1, Math.floor(this.#ttlMs / 12));
+    this.#cancel = callAt(Math.ceil((Date.now() + this.#ttlMs / 3) / grid) * grid, () => void this.#renew());
   }
 
   async #renew(): Promise<void> {
