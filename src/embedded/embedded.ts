@@ -25,6 +25,7 @@ import { allKeys, readOptions, readRecord } from "../outcome/known_keys.ts";
 import { checkAllowList } from "../env/allow_list.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
+import { advertisedTools } from "./advertised_tools.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import { settledWithin } from "../util/settled_within.ts";
@@ -213,7 +214,7 @@ export class EmbeddedBackend implements BrainBackend {
       checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
       const workspaces = await this.#admit(id, tools, ended.signal);
-      const meta: SessionMeta = { id, createdAt: Date.now(), tools: tools.map((entry) => entry.advertised) };
+      const meta: SessionMeta = { id, createdAt: Date.now(), tools: await advertisedTools(tools) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
       await this.journal.createSession(meta);
@@ -248,7 +249,7 @@ export class EmbeddedBackend implements BrainBackend {
     const ended = new AbortController();
     try {
       const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
-      if (tools.length > 0) checkReattachment(id, meta.tools, tools);
+      if (tools.length > 0) checkReattachment(id, meta.tools, await advertisedTools(tools));
       const writes = tools.length > 0 || model !== undefined;
       const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
       const workspaces = await this.#admit(id, tools, ended.signal);

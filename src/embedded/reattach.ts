@@ -1,18 +1,18 @@
 import type { AdvertisedTool } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { PlacedTool } from "../contract/placement.ts";
 
-/** What reattachment compares: where a Tool runs, the schemas it advertised, and an uploaded Component's bytes. */
+/** What reattachment compares: where a Tool runs, the schemas it advertised, and a Component's bytes. */
 const COMPARED = ["implementation", "env", "inputSchema", "outputSchema", "sha256"] as const;
 
 /**
  * Checks that `tools` are exactly the Tools a session advertised, with identical
- * input and output schemas (and, for an uploaded Component, identical bytes); throws `reattach_mismatch` naming the Tool and the
- * first difference (its JSON Pointer, the saved and the given value).
+ * input and output schemas (and, for a Component, identical bytes, unless the
+ * session predates keeping their hash); throws `reattach_mismatch` naming the
+ * Tool and the first difference (its JSON Pointer, the saved and the given value).
  */
-export function checkReattachment(sessionId: string, advertised: AdvertisedTool[], tools: readonly PlacedTool[]): void {
+export function checkReattachment(sessionId: string, advertised: AdvertisedTool[], tools: AdvertisedTool[]): void {
   const saved = new Map(advertised.map((entry) => [entry.name, entry]));
-  const given = new Map(tools.map((placed) => [placed.advertised.name, placed.advertised]));
+  const given = new Map(tools.map((entry) => [entry.name, entry]));
   for (const name of saved.keys()) {
     if (!given.has(name)) mismatch(sessionId, name, "it was placed in the session but is missing now");
   }
@@ -20,6 +20,7 @@ export function checkReattachment(sessionId: string, advertised: AdvertisedTool[
     const before = saved.get(name);
     if (!before) mismatch(sessionId, name, "it was not placed in the session");
     for (const field of COMPARED) {
+      if (field === "sha256" && before.sha256 === undefined) continue;
       const difference = firstDifference(before[field], now[field], "");
       if (difference) mismatch(sessionId, name, `its ${field} differs at ${difference}`);
     }

@@ -1,11 +1,7 @@
 import { Component } from "../component/component.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { WireUpload } from "./protocol.ts";
-
-/** Hex SHA-256 of `bytes`, the content address of an uploaded Component. */
-export async function contentHash(bytes: Uint8Array<ArrayBuffer>): Promise<string> {
-  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)).toHex();
-}
+import { contentHash } from "../util/content_hash.ts";
 
 /** The bytes of one Component as a client sends them: its URL, content hash and base64 bytes. */
 export interface ComponentBytes {

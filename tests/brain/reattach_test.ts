@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type PlacedTool, tool } from "../../mod.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
+import { probeTool } from "../_support/components.ts";
 import { scratchDir } from "../_support/scratch.ts";
 
 const dir = scratchDir("reattach_test");
@@ -168,4 +170,25 @@ Deno.test("reattach: bad host credentials at creation fail with invalid_argument
     await assert.rejects(brain.sessions.create({ id: "s", host: bad }), isError("invalid_argument"));
   }
   assert.deepEqual(await brain.sessions.list(), []);
+});
+
+Deno.test("reattach: a Component session saved before Brain kept Component hashes still reopens with its Component", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const echo = probeTool("echo")();
+  {
+    await using brain = await Brain.open({ path });
+    await brain.sessions.create({ id: "older", tools: [echo] });
+  }
+  const journal = await KvJournal.open(path);
+  try {
+    const meta = (await journal.getSession("older"))!;
+    assert.match(meta.tools[0].sha256 ?? "", /^[0-9a-f]{64}$/, "a session keeps its Component's hash");
+    await journal.deleteSession("older");
+    await journal.createSession({ ...meta, tools: meta.tools.map(({ sha256: _, ...older }) => older) });
+  } finally {
+    await journal.close();
+  }
+  await using brain = await Brain.open({ path });
+  const reopened = await brain.sessions.get("older", { tools: [probeTool("echo")()] });
+  assert.deepEqual((await reopened.call("echo", { status: "ok", value: 3 })).outcome, { status: "ok", value: 3 });
 });

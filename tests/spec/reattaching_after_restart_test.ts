@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, httpEnv, type PlacedTool, tool } from "../../mod.ts";
+import { BrainError, component, httpEnv, type PlacedTool, tool } from "../../mod.ts";
 import { callKinds, hasCode, specTest } from "./_brains.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
-import { probeTool, reader } from "../_support/components.ts";
+import { probeTool, probeVariant, reader } from "../_support/components.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import { serve } from "../_support/serve.ts";
 
 const lookup = (answer = "first") =>
@@ -161,7 +162,7 @@ specTest(
 );
 
 specTest(
-  "a session holding a Component and a host Tool reopens with both: its calls before and after are journaled in order",
+  "a session holding a Component and a host Tool reopens with both, the Component with its original bytes: its calls before and after are journaled in order",
   async (brain) => {
     const created = await brain.sessions.create({ tools: [probeTool("echo")(), note()] });
     assert.equal((await created.call("echo", { status: "ok", value: 1 })).cause, "finish");
@@ -169,6 +170,11 @@ specTest(
     await assert.rejects(
       brain.sessions.get(created.id, { tools: [note()] }),
       hasCode("reattach_mismatch", /tool echo/),
+    );
+    const otherBytes = component(await probeVariant(scratchDir("reattaching_after_restart"), 16));
+    await assert.rejects(
+      brain.sessions.get(created.id, { tools: [note(), probeTool("echo", otherBytes)()] }),
+      hasCode("reattach_mismatch", /tool echo: its sha256 differs/),
     );
     const restored = await brain.sessions.get(created.id, { tools: [note(), probeTool("echo")()] });
     assert.deepEqual((await restored.call("echo", { status: "ok", value: 2 })).outcome, { status: "ok", value: 2 });

@@ -4,7 +4,7 @@ import { isBrainEnv } from "../../env/brain_env.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import type { WireUpload } from "../protocol.ts";
-import { contentHash } from "../uploaded_components.ts";
+import { contentHash } from "../../util/content_hash.ts";
 
 /** A Component placement as a client keeps it to upload: its wire form, with the bytes themselves. */
 export type ComponentUpload = Omit<WireUpload, "bytes"> & { bytes: Uint8Array };
