@@ -9,7 +9,7 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 export interface OwnOptions {
   /** The owner's id: one per Brain. */
   owner: string;
-  /** How long the lease lasts without renewal; it is renewed every third of it. */
+  /** How long the lease lasts without renewal; it is renewed a third to five twelfths into it. */
   ttlMs: number;
   /** How long to wait for another owner's lease to end before failing `session_owned`; 0 by default. */
   waitMs?: number;
