@@ -25,6 +25,15 @@ export interface HttpEnvOptions extends EnvironmentOptions {
   model?: boolean;
 }
 
+const HTTP_ENV_OPTIONS = allKeys<HttpEnvOptions>({
+  name: true,
+  control: true,
+  setup: true,
+  baseUrl: true,
+  headers: true,
+  model: true,
+});
+
 /**
  * An Environment that interprets `http_json` descriptors against `baseUrl`. Brain
  * sends the requests itself, so the base URL's host is a network grant checked
@@ -52,15 +61,6 @@ export interface HttpEnvOptions extends EnvironmentOptions {
  * console.log(placed.advertised.env); // "github"
  * ```
  */
-const HTTP_ENV_OPTIONS = allKeys<HttpEnvOptions>({
-  name: true,
-  control: true,
-  setup: true,
-  baseUrl: true,
-  headers: true,
-  model: true,
-});
-
 export function httpEnv(given: HttpEnvOptions): Environment {
   const options = readOptions("httpEnv options", given, HTTP_ENV_OPTIONS);
   const { name, control, setup } = environmentOptions(options);

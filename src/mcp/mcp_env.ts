@@ -51,6 +51,24 @@ export type McpEnvOptions = McpStdioOptions | McpHttpOptions;
 
 const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|--unsafely-)/;
 
+/** Every option of a stdio or an HTTP server; which ones a server takes is checked by its kind. */
+const MCP_ENV_OPTIONS = [
+  ...new Set([
+    ...allKeys<McpStdioOptions>({
+      name: true,
+      tools: true,
+      prefix: true,
+      timeoutMs: true,
+      command: true,
+      args: true,
+      env: true,
+      filesystem: true,
+      net: true,
+    }),
+    ...allKeys<McpHttpOptions>({ name: true, tools: true, prefix: true, timeoutMs: true, url: true, headers: true }),
+  ]),
+];
+
 /**
  * An Environment that places an MCP server's tools in a session. Give it to
  * `brain.sessions.create({ environments: [...] })`: Brain checks its grant
@@ -90,24 +108,6 @@ const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|-
  * }
  * ```
  */
-/** Every option of a stdio or an HTTP server; which ones a server takes is checked by its kind. */
-const MCP_ENV_OPTIONS = [
-  ...new Set([
-    ...allKeys<McpStdioOptions>({
-      name: true,
-      tools: true,
-      prefix: true,
-      timeoutMs: true,
-      command: true,
-      args: true,
-      env: true,
-      filesystem: true,
-      net: true,
-    }),
-    ...allKeys<McpHttpOptions>({ name: true, tools: true, prefix: true, timeoutMs: true, url: true, headers: true }),
-  ]),
-];
-
 export function mcpEnv(given: McpEnvOptions): Environment {
   const options = readOptions("mcpEnv options", given, MCP_ENV_OPTIONS);
   const { name } = environmentOptions({ name: options.name });
