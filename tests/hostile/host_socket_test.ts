@@ -12,6 +12,14 @@ const OPERATOR = "operator-secret";
 const HEADERS = { authorization: "Bearer secret", "brain-server-token": OPERATOR };
 const TOOL = { name: "t", description: "d", inputSchema: { type: "object" }, implementation: "host" };
 
+/** The next reply to request `id` on a raw host socket, skipping other frames. */
+async function replyTo(host: Awaited<ReturnType<typeof rawHost>>, id: number): Promise<{ error?: { code: string } }> {
+  for (;;) {
+    const frame = await withDeadline(host.next(), `the reply to ${id}`) as { t: string; id?: number };
+    if (frame.t === "reply" && frame.id === id) return frame as { error?: { code: string } };
+  }
+}
+
 Deno.test("hostile host sockets: a host that never reads is given up past maxUnreadBytes, its open call ended unknown", async () => {
   await using server = await servedBrain({
     serverToken: OPERATOR,
@@ -45,12 +53,7 @@ Deno.test("hostile host sockets: a subscribe reusing an open stream's id is refu
   });
   const host = await rawHost(server.url, "app", "secret", OPERATOR);
   try {
-    const reply = async (id: number) => {
-      for (;;) {
-        const frame = await withDeadline(host.next(), `the reply to ${id}`) as { t: string; id?: number };
-        if (frame.t === "reply" && frame.id === id) return frame as { error?: { code: string } };
-      }
-    };
+    const reply = (id: number) => replyTo(host, id);
     host.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [] }));
     assert.equal((await reply(1)).error, undefined);
     host.socket.send(JSON.stringify({ id: 5, op: "subscribe", session: "s" }));
@@ -69,12 +72,7 @@ Deno.test("hostile host sockets: a wait for a sequence that starts no call is ca
   await using server = await servedBrain({ serverToken: OPERATOR, pingIntervalMs: 60_000 });
   const host = await rawHost(server.url, "app", "secret", OPERATOR);
   try {
-    const reply = async (id: number) => {
-      for (;;) {
-        const frame = await withDeadline(host.next(), `the reply to ${id}`) as { t: string; id?: number };
-        if (frame.t === "reply" && frame.id === id) return frame as { error?: { code: string } };
-      }
-    };
+    const reply = (id: number) => replyTo(host, id);
     host.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [TOOL] }));
     assert.equal((await reply(1)).error, undefined);
     host.socket.send(JSON.stringify({ id: 2, op: "start", handle: "h", tool: "t", input: {} }));

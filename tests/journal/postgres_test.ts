@@ -17,6 +17,26 @@ const pg = await startPostgres();
 const schema = () => `t_${crypto.randomUUID().replaceAll("-", "")}`;
 const session = (id: string) => ({ id, createdAt: Date.now(), tools: [] });
 
+/**
+ * What an appender child reports, one line each: `ack <sequence> <n>` for an
+ * acknowledged record, `error <code>` for a refused append. `hear` takes the
+ * next line, false once the child's output ends; `said` is the line reader.
+ */
+function appenderReports(stdout: ReadableStream<Uint8Array>) {
+  const said = lines(stdout);
+  const acknowledged = new Map<number, number>();
+  const errors: string[] = [];
+  const hear = async () => {
+    const { value, done } = await said.next();
+    if (done) return false;
+    const [word, ...rest] = value.split(" ");
+    if (word === "ack") acknowledged.set(Number(rest[0]), Number(rest[1]));
+    else errors.push(rest.join(" "));
+    return true;
+  };
+  return { said, acknowledged, errors, hear };
+}
+
 journalSuite("PostgresJournal", () => PostgresJournal.open(pg.url, { schema: schema() }));
 
 /** Two journals on one fresh schema of the database, as two processes would open it; `await using` closes both. */
@@ -151,18 +171,8 @@ Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits ho
     ],
     { stdout: "piped", stderr: "null" },
   );
-  const said = lines(child.stdout);
+  const { said, acknowledged, errors, hear } = appenderReports(child.stdout);
   try {
-    const acknowledged = new Map<number, number>();
-    const errors: string[] = [];
-    const hear = async () => {
-      const { value, done } = await said.next();
-      if (done) return false;
-      const [word, ...rest] = value.split(" ");
-      if (word === "ack") acknowledged.set(Number(rest[0]), Number(rest[1]));
-      else errors.push(rest[0]);
-      return true;
-    };
     // Stopped at twenty points of its commits: at none does it leave a transaction open, holding the session's row.
     for (let pause = 1; pause <= 20; pause++) {
       for (let heard = Math.floor(Math.random() * 3); heard >= 0; heard--) assert.ok(await hear(), "the child appends");
@@ -240,17 +250,7 @@ Deno.test(`PostgresJournal: a process whose connections the database ends ${TERM
     { stdin: "piped", stdout: "piped", stderr: "inherit" },
   );
   const stderr = Promise.resolve("");
-  const said = lines(child.stdout);
-  const acknowledged = new Map<number, number>();
-  const errors: string[] = [];
-  const hear = async () => {
-    const { value, done } = await said.next();
-    if (done) return false;
-    const [word, ...rest] = value.split(" ");
-    if (word === "ack") acknowledged.set(Number(rest[0]), Number(rest[1]));
-    else errors.push(rest.join(" "));
-    return true;
-  };
+  const { acknowledged, errors, hear } = appenderReports(child.stdout);
   let terminated = 0;
   try {
     while (terminated < TERMINATIONS) {
