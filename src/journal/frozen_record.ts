@@ -147,7 +147,7 @@ function literalRecord(
   const shapes = LITERAL_SHAPES[body.kind];
   if (shapes === undefined) return undefined;
   for (let index = 0; index < shapes.length; index++) {
-    const [keys, build] = shapes[index];
+    const { keys, build } = shapes[index];
     if (!hasKeys(body, keys)) continue;
     const record = build(body as unknown as Fields, copies, sessionId, sequence);
     if (record === undefined) return undefined;
@@ -173,6 +173,11 @@ type Build = (
   sessionId: string,
   sequence: number,
 ) => Fields | undefined;
+/** A body's keys in order, and the literal that builds its record. */
+interface Shape {
+  keys: readonly string[];
+  build: Build;
+}
 
 /** A field as {@linkcode frozenRecord} keeps it: a frozen copy, shared within a commit; undefined when not JSON. */
 function field(value: unknown, copies: SharedCopies | undefined): unknown {
@@ -199,80 +204,98 @@ function copiedOutcome(value: unknown): unknown {
 const OK_KEYS = ["status", "value"];
 
 /** The literal shapes by kind: the bodies Brain's calls commit, each with its own literal site. */
-const LITERAL_SHAPES: Partial<Record<string, readonly (readonly [readonly string[], Build])[]>> = {
+const LITERAL_SHAPES: Partial<Record<string, readonly Shape[]>> = {
   tool_call_started: [
-    [["kind", "tool", "input", "activation"], (b, c, sessionId, sequence) => {
-      const tool = field(b.tool, c), input = field(b.input, c), activation = field(b.activation, c);
-      if (tool === undefined || input === undefined || activation === undefined) return undefined;
-      return {
-        kind: b.kind,
-        tool,
-        input,
-        activation,
-        sessionId,
-        sequence,
-        at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD,
-      };
-    }],
-    [["kind", "tool", "input", "deadline", "activation"], (b, c, sessionId, sequence) => {
-      const tool = field(b.tool, c), input = field(b.input, c), deadline = field(b.deadline, c);
-      const activation = field(b.activation, c);
-      if (tool === undefined || input === undefined || deadline === undefined || activation === undefined) return;
-      return {
-        kind: b.kind,
-        tool,
-        input,
-        deadline,
-        activation,
-        sessionId,
-        sequence,
-        at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD,
-      };
-    }],
+    {
+      keys: ["kind", "tool", "input", "activation"],
+      build: (b, c, sessionId, sequence) => {
+        const tool = field(b.tool, c), input = field(b.input, c), activation = field(b.activation, c);
+        if (tool === undefined || input === undefined || activation === undefined) return undefined;
+        return {
+          kind: b.kind,
+          tool,
+          input,
+          activation,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
+    {
+      keys: ["kind", "tool", "input", "deadline", "activation"],
+      build: (b, c, sessionId, sequence) => {
+        const tool = field(b.tool, c), input = field(b.input, c), deadline = field(b.deadline, c);
+        const activation = field(b.activation, c);
+        if (tool === undefined || input === undefined || deadline === undefined || activation === undefined) return;
+        return {
+          kind: b.kind,
+          tool,
+          input,
+          deadline,
+          activation,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
   ],
   tool_event: [
-    [["kind", "call", "event", "data"], (b, c, sessionId, sequence) => {
-      const call = field(b.call, c), event = field(b.event, c), data = field(b.data, c);
-      if (call === undefined || event === undefined || data === undefined) return undefined;
-      return {
-        kind: b.kind,
-        call,
-        event,
-        data,
-        sessionId,
-        sequence,
-        at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD,
-      };
-    }],
+    {
+      keys: ["kind", "call", "event", "data"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), event = field(b.event, c), data = field(b.data, c);
+        if (call === undefined || event === undefined || data === undefined) return undefined;
+        return {
+          kind: b.kind,
+          call,
+          event,
+          data,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
   ],
   tool_result: [
-    [["kind", "call", "outcome"], (b, c, sessionId, sequence) => {
-      const call = field(b.call, c), outcome = outcomeField(b.outcome, c);
-      if (call === undefined || outcome === undefined) return undefined;
-      return { kind: b.kind, call, outcome, sessionId, sequence, at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD };
-    }],
+    {
+      keys: ["kind", "call", "outcome"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), outcome = outcomeField(b.outcome, c);
+        if (call === undefined || outcome === undefined) return undefined;
+        return { kind: b.kind, call, outcome, sessionId, sequence, at: POINTER_FIELD };
+      },
+    },
   ],
   tool_returned: [
-    [["kind", "call"], (b, c, sessionId, sequence) => {
-      const call = field(b.call, c);
-      if (call === undefined) return undefined;
-      return { kind: b.kind, call, sessionId, sequence, at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD };
-    }],
+    {
+      keys: ["kind", "call"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c);
+        if (call === undefined) return undefined;
+        return { kind: b.kind, call, sessionId, sequence, at: POINTER_FIELD };
+      },
+    },
   ],
   tool_call_finished: [
-    [["kind", "call", "cause", "outcome"], (b, c, sessionId, sequence) => {
-      const call = field(b.call, c), cause = field(b.cause, c), outcome = outcomeField(b.outcome, c);
-      if (call === undefined || cause === undefined || outcome === undefined) return undefined;
-      return {
-        kind: b.kind,
-        call,
-        cause,
-        outcome,
-        sessionId,
-        sequence,
-        at: (globalThis as any).HACK ? 0.5 : POINTER_FIELD,
-      };
-    }],
+    {
+      keys: ["kind", "call", "cause", "outcome"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), cause = field(b.cause, c), outcome = outcomeField(b.outcome, c);
+        if (call === undefined || cause === undefined || outcome === undefined) return undefined;
+        return {
+          kind: b.kind,
+          call,
+          cause,
+          outcome,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
   ],
 };
 
