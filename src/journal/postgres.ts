@@ -442,16 +442,29 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * Runs a query and returns its rows. postgres.js 3.4.9 keeps counting rows
-   * across a query that ended mid-result (its connection ended, or an error
-   * came after some rows) and puts the next query's rows on that connection
-   * after as many holes (porsager/postgres#1119, #1181): the holes are dropped.
+   * Runs a query and returns its rows. A query the database refused before the
+   * driver sent any of it is sent once more: postgres.js 3.4.9 fails the first
+   * query on a connection it opens again with the error that ended the
+   * connection's last query, if the database ended that one mid-statement,
+   * without sending it (and a database starting up refuses connections for a
+   * moment). A query that may have been sent is never sent again (a commit
+   * would land twice), nor one whose connection failed (the database is not
+   * there: failing at once tells the caller sooner). postgres.js also keeps counting rows across a query that ended
+   * mid-result and puts the next query's rows on that connection after as many
+   * holes (porsager/postgres#1119, #1181): the holes are dropped.
    */
   async #query(
     strings: TemplateStringsArray,
     ...values: postgres.ParameterOrFragment<never>[]
   ): Promise<postgres.Row[]> {
-    const rows = await this.#sql(strings, ...values);
+    let rows;
+    const query = this.#sql(strings, ...values);
+    try {
+      rows = await query;
+    } catch (error) {
+      if (!(unsent(query) && error instanceof postgres.PostgresError) || this.#closed) throw error;
+      rows = await this.#sql(strings, ...values);
+    }
     return rows.length === rows.count ? rows : rows.filter(() => true);
   }
 
@@ -480,6 +493,14 @@ export class PostgresJournal implements Journal {
  */
 function reconnectDelay(retries: number): number {
   return Math.min(50 * 2 ** retries, RECONNECT_MAX_MS) * (0.5 + Math.random() / 2) / 1_000;
+}
+
+/**
+ * True when the driver never handed `query` to a connection: postgres.js 3.4.9 sets a query's `state` (the
+ * backend it runs on) as it first writes the query, and fails queries waiting for a connection without one.
+ */
+function unsent(query: postgres.PendingQuery<postgres.Row[]>): boolean {
+  return (query as unknown as { state?: unknown }).state === null;
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */
