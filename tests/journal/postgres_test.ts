@@ -11,6 +11,7 @@ import { lines } from "../_support/lines.ts";
 import { spawnDeno } from "../_support/spawn_deno.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
+import type { Lease } from "../../src/journal/lease.ts";
 import { closing } from "../_support/closing.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
 
@@ -196,6 +197,46 @@ Deno.test("PostgresJournal: a commit whose answer the link lost after the databa
     assert.deepEqual((await journal.read("s")).map((record) => record.kind === "tool_returned" && record.call), [1, 2]);
   } finally {
     await proxy.close();
+  }
+});
+
+Deno.test("PostgresJournal: 601 renewals asked for together take 2 statements; a lease taken over fails fenced alone, one renewed twice is extended", async () => {
+  const name = schema();
+  await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    const leases: Lease[] = [];
+    for (let index = 0; index < 600; index++) {
+      await journal.createSession(session(`s${index}`));
+      leases.push(await journal.acquire(`s${index}`, { owner: "node", ttlMs: 60_000 }));
+    }
+    await journal.release(leases[7]);
+    await journal.acquire("s7", { owner: "other", ttlMs: 60_000 });
+    // The database counts the statements that update sessions.
+    await sql.unsafe(`SET search_path = "${name}";
+      CREATE TABLE updates (n int NOT NULL); INSERT INTO updates VALUES (0);
+      CREATE FUNCTION count_update() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN UPDATE updates SET n = n + 1; RETURN NULL; END';
+      CREATE TRIGGER counted AFTER UPDATE ON brain_sessions FOR EACH STATEMENT EXECUTE FUNCTION count_update();`);
+    // Session s3's lease is renewed twice in the first statement.
+    const asked = [leases[3], ...leases];
+    const settled = await Promise.allSettled(asked.map((lease) => journal.renew(lease, 120_000)));
+    const [{ n }] = await sql`SELECT n FROM ${sql(name)}.updates`;
+    assert.equal(n, 2, "601 renewals in statements of up to 500");
+    for (const [index, outcome] of settled.entries()) {
+      const lease = asked[index];
+      if (lease.sessionId === "s7") {
+        assert.equal(outcome.status, "rejected");
+        await assert.rejects(Promise.reject((outcome as PromiseRejectedResult).reason), hasCode("fenced"));
+        continue;
+      }
+      assert.equal(outcome.status, "fulfilled", `renewal ${index}`);
+      const renewed = (outcome as PromiseFulfilledResult<Lease>).value;
+      assert.ok(renewed.expiresAt > lease.expiresAt && renewed.token === lease.token, `lease ${index} was extended`);
+      assert.equal((await journal.holder(lease.sessionId))?.expiresAt, renewed.expiresAt, `lease ${index} is stored`);
+    }
+    assert.equal((await journal.holder("s7"))?.owner, "other");
+  } finally {
+    await sql.end();
   }
 });
 
