@@ -36,7 +36,8 @@ import { dropBlob, sweptError, sweptMarkers, writeBlob } from "./kv_blobs.ts";
 import { storageError } from "./storage_error.ts";
 import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
-import { KvRenewals } from "./kv_renewals.ts";
+import { commitKvRenewals, KV_RENEWALS_PER_COMMIT } from "./kv_renewals.ts";
+import { RenewalBatches } from "./renewal_batches.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
@@ -134,7 +135,7 @@ interface Pending {
  */
 export class KvJournal implements Journal {
   #kv: Deno.Kv;
-  #renewals: KvRenewals;
+  #renewals: RenewalBatches;
   #notifier = new CommitNotifier();
   #heads = new Map<string, CachedHead>();
   #queues = new Map<string, { pending: Pending[]; drained: Promise<void> }>();
@@ -157,7 +158,7 @@ export class KvJournal implements Journal {
       );
     }
     this.#kv = kv;
-    this.#renewals = new KvRenewals(kv);
+    this.#renewals = new RenewalBatches(KV_RENEWALS_PER_COMMIT, (batch) => commitKvRenewals(kv, batch));
     if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }
 
@@ -276,13 +277,12 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Extends a lease whose fence is still the session's. */
   /** Extends a lease that is still the session's; renewals asked for together share one commit. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return this.#guard(async () => {
       checkLease(lease);
       checkAcquire({ owner: lease.owner, ttlMs });
-      return await this.#renewals.renew(lease, Date.now() + ttlMs);
+      return await this.#renewals.renew(lease, ttlMs);
     });
   }
 
