@@ -5,6 +5,7 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { allKeys } from "../outcome/known_keys.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { errorText } from "../util/error_text.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Every record kind, so an append of any other is refused before anything is written. */
 const KINDS: ReadonlySet<unknown> = new Set(
@@ -65,10 +66,27 @@ export function checkBodies(bodies: unknown): asserts bodies is RecordBody[] {
       if (!KINDS.has(kind)) {
         throw new BrainError("invalid_argument", `no record has the kind ${JSON.stringify(String(kind).slice(0, 64))}`);
       }
+      if (kind === "tool_call_finished" || kind === "model_call_finished") checkEndedCall(kind, body);
     }
   } catch (error) {
     if (error instanceof BrainError) throw error;
     throw new BrainError("invalid_argument", `a record cannot be read: ${errorText(error)}`);
+  }
+}
+
+/**
+ * Throws `invalid_argument` unless a record ending a call names it by a finite
+ * number (a number that is no open call's sequence is the store's `call_finished`).
+ */
+function checkEndedCall(kind: string, body: { call?: unknown }): void {
+  const call = body.call;
+  if (typeof call !== "number" || !Number.isFinite(call)) {
+    throw new BrainError(
+      "invalid_argument",
+      `a ${kind} record ends the call started at its sequence, an integer from 1, got ${
+        typeof call === "number" ? call : shownValue(call)
+      }`,
+    );
   }
 }
 

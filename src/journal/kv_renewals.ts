@@ -1,70 +1,33 @@
 import { commitAtomic } from "./kv_write.ts";
 import { keys } from "./kv_codec.ts";
-import { fencedError, type Lease } from "./lease.ts";
+import { fencedError } from "./lease.ts";
+import type { Renewal } from "./renewal_batches.ts";
 
 /** Fence checks one atomic commit may hold: Deno KV's limit. */
-const RENEWALS_PER_COMMIT = 100;
-
-interface Renewal {
-  lease: Lease;
-  expiresAt: number;
-  done: PromiseWithResolvers<Lease>;
-}
+export const KV_RENEWALS_PER_COMMIT = 100;
 
 /**
- * Lease renewals of one Deno KV file, committed together: renewals asked for
- * in the same tick, or while a commit is running, share the next atomic commit
- * (up to 100, one fence check each). A Brain holding thousands of sessions then
- * renews them in a few commits instead of one commit each. When a shared commit
- * fails a check, each of its renewals is committed alone, so only a lease that
- * was taken over fails `fenced`.
+ * Commits a batch of lease renewals of one Deno KV file in one atomic commit
+ * (a fence check each). When that commit fails a check, each renewal is
+ * committed alone, so only a lease that was taken over fails `fenced`.
  */
-export class KvRenewals {
-  #kv: Deno.Kv;
-  #waiting: Renewal[] = [];
-  #running: Promise<void> | undefined;
-
-  constructor(kv: Deno.Kv) {
-    this.#kv = kv;
+export async function commitKvRenewals(kv: Deno.Kv, batch: Renewal[]): Promise<void> {
+  if (await commitAll(kv, batch)) return;
+  for (const renewal of batch) {
+    if (!await commitAll(kv, [renewal])) renewal.done.reject(fencedError(renewal.lease));
   }
+}
 
-  /** Extends `lease` to `expiresAt`, once the session's fence still names it; fails `fenced` otherwise. */
-  renew(lease: Lease, expiresAt: number): Promise<Lease> {
-    const done = Promise.withResolvers<Lease>();
-    this.#waiting.push({ lease, expiresAt, done });
-    this.#running ??= this.#run();
-    return done.promise;
-  }
-
-  async #run(): Promise<void> {
-    // The renewals asked for in this tick join the first commit.
-    await Promise.resolve();
-    while (this.#waiting.length > 0) {
-      const batch = this.#waiting.splice(0, RENEWALS_PER_COMMIT);
-      try {
-        if (!await this.#commit(batch)) {
-          for (const renewal of batch) {
-            if (await this.#commit([renewal])) continue;
-            renewal.done.reject(fencedError(renewal.lease));
-          }
-        }
-      } catch (error) {
-        for (const renewal of batch) renewal.done.reject(error);
-      }
+/** Commits `batch` in one atomic operation; false when a fence changed, and then nothing was written. */
+async function commitAll(kv: Deno.Kv, batch: Renewal[]): Promise<boolean> {
+  const at = Date.now();
+  const result = await commitAtomic(kv, (op) => {
+    for (const { lease, ttlMs } of batch) {
+      op.check({ key: keys.fence(lease.sessionId), versionstamp: lease.fence })
+        .set(keys.lease(lease.sessionId), { expiresAt: at + ttlMs });
     }
-    this.#running = undefined;
-  }
-
-  /** Commits `batch` in one atomic operation; false when a fence changed, and then nothing was written. */
-  async #commit(batch: Renewal[]): Promise<boolean> {
-    const result = await commitAtomic(this.#kv, (op) => {
-      for (const { lease, expiresAt } of batch) {
-        op.check({ key: keys.fence(lease.sessionId), versionstamp: lease.fence })
-          .set(keys.lease(lease.sessionId), { expiresAt });
-      }
-    });
-    if (!result.ok) return false;
-    for (const { lease, expiresAt, done } of batch) done.resolve(Object.freeze({ ...lease, expiresAt }));
-    return true;
-  }
+  });
+  if (!result.ok) return false;
+  for (const { lease, ttlMs, done } of batch) done.resolve(Object.freeze({ ...lease, expiresAt: at + ttlMs }));
+  return true;
 }

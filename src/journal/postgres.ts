@@ -11,12 +11,15 @@ import {
   type AcquireOptions,
   type AppendOptions,
   checkAcquire,
+  checkLease,
   fencedError,
   type Lease,
+  leaseOption,
   ownedError,
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { type Renewal, RenewalBatches } from "./renewal_batches.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { closes, opens } from "./open_calls.ts";
 import { JournalSockets } from "./postgres_sockets.ts";
@@ -25,6 +28,7 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { checkSessionId } from "../util/names.ts";
 
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
@@ -32,6 +36,8 @@ const NODE_KEEP_MS = 60_000;
 const CLOSE_WAIT_MS = 2_000;
 /** The default {@linkcode PostgresJournalOptions.idleTransactionMs}. */
 const IDLE_TRANSACTION_MS = 5_000;
+/** Lease renewals one statement extends at most. */
+const RENEWALS_PER_STATEMENT = 500;
 /** The longest pause before the pool connects again to a database it lost. */
 const RECONNECT_MAX_MS = 1_000;
 
@@ -62,7 +68,7 @@ export interface PostgresJournalOptions {
  * announces the commit with `NOTIFY`, which wakes every subscriber in every
  * process, all atomically; no transaction is ever left open across round
  * trips, so the database may end a connection at any moment. Lease times are
- * the database's clock. The schema (tables `brain_sessions`, `brain_records`,
+ * the database's clock; renewals asked for together share one statement. The schema (tables `brain_sessions`, `brain_records`,
  * `brain_open_calls`, the commit function) is created, or upgraded, on open.
  *
  * @example
@@ -85,6 +91,7 @@ export class PostgresJournal implements Journal {
   #tails = new Map<string, Promise<unknown>>();
   #running = new Set<Promise<unknown>>();
   #unlisten: (() => Promise<void>) | undefined;
+  #renewals = new RenewalBatches(RENEWALS_PER_STATEMENT, (batch) => this.#renewBatch(batch));
   #closed = false;
 
   private constructor(sql: Sql, sockets: JournalSockets) {
@@ -171,8 +178,15 @@ export class PostgresJournal implements Journal {
 
   /** Commits `bodies` atomically, after every earlier append of the session made here. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    let lease: Lease | undefined;
+    try {
+      checkSessionId(sessionId);
+      lease = leaseOption(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, options?.lease)));
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, lease)));
     const tail = committed.catch(() => {});
     this.#tails.set(sessionId, tail);
     tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
@@ -217,6 +231,7 @@ export class PostgresJournal implements Journal {
   /** Takes the session's lease with the next token unless another owner's is live, by the database's clock. */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#guard(async () => {
+      checkSessionId(sessionId);
       checkAcquire(options);
       const [taken] = await this.#query`UPDATE brain_sessions
         SET owner = ${options.owner}, token = nextval('brain_tokens'), expires_at = ${now(this.#sql)} + ${
@@ -233,21 +248,43 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Extends a lease that is still the session's. */
+  /** Extends a lease that is still the session's; renewals asked for together share one statement. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return this.#guard(async () => {
+      checkLease(lease);
       checkAcquire({ owner: lease.owner, ttlMs });
-      const [renewed] = await this.#query`UPDATE brain_sessions SET expires_at = ${now(this.#sql)} + ${Math.ceil(ttlMs)}
-        WHERE id = ${lease.sessionId} AND owner = ${lease.owner} AND token = ${lease.token}
-        RETURNING expires_at::float8 AS "expiresAt"`;
-      if (!renewed) throw fencedError(lease);
-      return leaseOf(lease.sessionId, lease.owner, lease.token, renewed.expiresAt);
+      return await this.#renewals.renew(lease, ttlMs);
     });
+  }
+
+  /**
+   * One statement extends every lease of `batch` that is still its session's,
+   * by the database's clock; the others fail `fenced`.
+   */
+  async #renewBatch(batch: Renewal[]): Promise<void> {
+    const leases = batch.map(({ lease, ttlMs }) => ({
+      id: lease.sessionId,
+      owner: lease.owner,
+      token: lease.token,
+      ttl: Math.ceil(ttlMs),
+    }));
+    const rows = await this.#query`UPDATE brain_sessions s SET expires_at = ${now(this.#sql)} + r.ttl
+      FROM json_to_recordset(${this.#sql.json(leases)}::json) AS r(id text, owner text, token bigint, ttl bigint)
+      WHERE s.id = r.id AND s.owner = r.owner AND s.token = r.token
+      RETURNING s.id, s.token::float8 AS token, s.expires_at::float8 AS "expiresAt"`;
+    // A session renewed twice in the batch is updated once: each of its renewals takes that row.
+    const renewed = new Map(rows.map((row) => [row.id as string, row]));
+    for (const { lease, done } of batch) {
+      const row = renewed.get(lease.sessionId);
+      if (row?.token === lease.token) done.resolve(leaseOf(lease.sessionId, lease.owner, lease.token, row.expiresAt));
+      else done.reject(fencedError(lease));
+    }
   }
 
   /** Ends a lease that is still the session's, so another owner may take it at once. */
   release(lease: Lease): Promise<void> {
     return this.#guard(async () => {
+      checkLease(lease);
       await this.#query`UPDATE brain_sessions SET expires_at = 0
         WHERE id = ${lease.sessionId} AND owner = ${lease.owner} AND token = ${lease.token}`;
     });
@@ -256,6 +293,7 @@ export class PostgresJournal implements Journal {
   /** The session's live lease, by the database's clock, if any. */
   holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#guard(async () => {
+      checkSessionId(sessionId);
       const [row] = await this.#query`SELECT owner, token::float8 AS token, expires_at::float8 AS "expiresAt",
         expires_at > ${now(this.#sql)} AS live FROM brain_sessions WHERE id = ${sessionId}`;
       if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
@@ -296,7 +334,7 @@ export class PostgresJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return this.#guard(() => this.#read(sessionId, checkRange("read options", options)));
+    return this.#guard(() => this.#read(checkSessionId(sessionId), checkRange("read options", options)));
   }
 
   /**
@@ -341,7 +379,7 @@ export class PostgresJournal implements Journal {
 
   /** The last committed sequence, or 0. */
   head(sessionId: string): Promise<number> {
-    return this.#guard(() => this.#head(sessionId));
+    return this.#guard(() => this.#head(checkSessionId(sessionId)));
   }
 
   async #head(sessionId: string): Promise<number> {
@@ -353,7 +391,7 @@ export class PostgresJournal implements Journal {
   /** The started records of calls that have not finished. */
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return this.#guard(async () => {
-      await this.#head(sessionId);
+      await this.#head(checkSessionId(sessionId));
       const rows = await this.#query`SELECT r.sequence::float8 AS sequence, r.body, r.at::float8 AS at
         FROM brain_open_calls o JOIN brain_records r ON r.session_id = o.session_id AND r.sequence = o.call
         WHERE o.session_id = ${sessionId} ORDER BY r.sequence`;
@@ -396,7 +434,7 @@ export class PostgresJournal implements Journal {
   /** The session's metadata, or `undefined`. */
   getSession(id: string): Promise<SessionMeta | undefined> {
     return this.#guard(async () => {
-      const [row] = await this.#query`SELECT meta FROM brain_sessions WHERE id = ${id}`;
+      const [row] = await this.#query`SELECT meta FROM brain_sessions WHERE id = ${checkSessionId(id)}`;
       return row ? deepFreeze(JSON.parse(row.meta) as SessionMeta) : undefined;
     });
   }
@@ -412,6 +450,7 @@ export class PostgresJournal implements Journal {
   /** Removes a session, its records and its open calls in one statement. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
+      checkSessionId(id);
       // One statement: every data-modifying part of it runs, atomically.
       await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id}),
           records AS (DELETE FROM brain_records WHERE session_id = ${id}),
@@ -442,16 +481,29 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * Runs a query and returns its rows. postgres.js 3.4.9 keeps counting rows
-   * across a query that ended mid-result (its connection ended, or an error
-   * came after some rows) and puts the next query's rows on that connection
-   * after as many holes (porsager/postgres#1119, #1181): the holes are dropped.
+   * Runs a query and returns its rows. A query the database refused before the
+   * driver sent any of it is sent once more: postgres.js 3.4.9 fails the first
+   * query on a connection it opens again with the error that ended the
+   * connection's last query, if the database ended that one mid-statement,
+   * without sending it (and a database starting up refuses connections for a
+   * moment). A query that may have been sent is never sent again (a commit
+   * would land twice), nor one whose connection failed (the database is not
+   * there: failing at once tells the caller sooner). postgres.js also keeps counting rows across a query that ended
+   * mid-result and puts the next query's rows on that connection after as many
+   * holes (porsager/postgres#1119, #1181): the holes are dropped.
    */
   async #query(
     strings: TemplateStringsArray,
     ...values: postgres.ParameterOrFragment<never>[]
   ): Promise<postgres.Row[]> {
-    const rows = await this.#sql(strings, ...values);
+    let rows;
+    const query = this.#sql(strings, ...values);
+    try {
+      rows = await query;
+    } catch (error) {
+      if (!(unsent(query) && error instanceof postgres.PostgresError) || this.#closed) throw error;
+      rows = await this.#sql(strings, ...values);
+    }
     return rows.length === rows.count ? rows : rows.filter(() => true);
   }
 
@@ -480,6 +532,14 @@ export class PostgresJournal implements Journal {
  */
 function reconnectDelay(retries: number): number {
   return Math.min(50 * 2 ** retries, RECONNECT_MAX_MS) * (0.5 + Math.random() / 2) / 1_000;
+}
+
+/**
+ * True when the driver never handed `query` to a connection: postgres.js 3.4.9 sets a query's `state` (the
+ * backend it runs on) as it first writes the query, and fails queries waiting for a connection without one.
+ */
+function unsent(query: postgres.PendingQuery<postgres.Row[]>): boolean {
+  return (query as unknown as { state?: unknown }).state === null;
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */
