@@ -199,8 +199,9 @@ export class CallState implements CallSink {
    * request is `invalid_argument` whatever the call's state, as a remote host checks it before it is sent.
    */
   model(request: ModelRequest): Promise<ModelResult> {
+    let normalized;
     try {
-      normalizeModelRequest(request);
+      normalized = normalizeModelRequest(request);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -210,7 +211,7 @@ export class CallState implements CallSink {
     if (!this.#models) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.#sessionId} has no model`));
     }
-    return this.#models.call(request, {
+    return this.#models.call(normalized, {
       origin: { kind: "tool", tool: this.#tool, call: this.call },
       activation: this.#activation,
       signal: this.signal,
