@@ -690,3 +690,39 @@ specTest(
     },
   }),
 );
+
+specTest(
+  "interrupting the loop suspends it: the pending model call ends unknown, send rejects cancelled, and the background Tool stays open and finishes",
+  async (brain) => {
+    const later = gate();
+    const watch = tool({
+      name: "watch",
+      description: "Reports later.",
+      input: z.object({}),
+      run: (_input, ctx) => void later.wait.then(() => ctx.finish({ price: 42 }, { content: "The price is 42." })),
+    });
+    const session = await brain.sessions.create({ tools: [watch()], model: "default" });
+    const sent = session.send("Watch the price.");
+    await until(session, (seen) => ofKind(seen, "model_call_started").length === 2, "the second model call");
+    session.interrupt();
+    await assert.rejects(sent, hasCode("cancelled"));
+    const records = await until(session, (seen) => ofKind(seen, "model_call_finished").length === 2, "its end");
+    assert.deepEqual(ofKind(records, "model_call_finished")[1].outcome.status, "unknown");
+    assert.deepEqual(ofKind(records, "tool_call_finished"), [], "the Tool is still open");
+    later.open();
+    const finished = await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the finish");
+    assert.equal(ofKind(finished, "tool_call_finished")[0].cause, "finish");
+  },
+  () => ({
+    models: {
+      default: {
+        provider: new ScriptedProvider([
+          { toolCalls: [{ id: "w", name: "watch", input: {} }] },
+          (call) => new Promise((_, reject) => call.signal.addEventListener("abort", () => reject(call.signal.reason))),
+          "The price is 42.",
+        ]),
+        model: "fixed",
+      },
+    },
+  }),
+);
