@@ -21,7 +21,16 @@ import { type Renewal, RenewalBatches } from "./renewal_batches.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { closes, opens } from "./open_calls.ts";
 import { JournalSockets } from "./postgres_sockets.ts";
-import { CALL_NOT_OPEN, CHANNEL, COMMIT_FUNCTION, schemaScript } from "./postgres_schema.ts";
+import {
+  CALL_NOT_OPEN,
+  CHANNEL,
+  COMMIT_FUNCTION,
+  CREATE_FUNCTION,
+  HOST_FULL,
+  META_HOST,
+  schemaScript,
+} from "./postgres_schema.ts";
+import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
@@ -396,14 +405,21 @@ export class PostgresJournal implements Journal {
     );
   }
 
-  /** Stores a new session. */
-  createSession(given: SessionMeta): Promise<void> {
+  /** Stores a new session, counted under its host in the same statement. */
+  createSession(given: SessionMeta, options?: SessionCreateOptions): Promise<void> {
     return this.#guard(async () => {
       const meta = checkedMeta(given);
-      const created = await this.#query`INSERT INTO brain_sessions (id, meta, epoch)
-        VALUES (${meta.id}, ${JSON.stringify(meta)}, nextval('brain_tokens'))
-        ON CONFLICT (id) DO NOTHING RETURNING id`;
-      if (created.length === 0) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+      const max = maxHostSessions(options) ?? null;
+      const host = hostOf(meta) ?? null;
+      let row;
+      try {
+        [row] = await this.#query`SELECT created FROM ${this.#sql(CREATE_FUNCTION)}(${meta.id}::text,
+          ${JSON.stringify(meta)}::text, ${host}::text, ${max}::bigint)`;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === HOST_FULL) throw hostLimitError(host!, max!);
+        throw error;
+      }
+      if (!row.created) throw new BrainError("session_exists", `session ${meta.id} already exists`);
     });
   }
 
@@ -433,13 +449,16 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Removes a session, its records and its open calls in one statement. */
+  /** Removes a session, its records and its open calls in one statement, and counts it off its host. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
       // One statement: every data-modifying part of it runs, atomically.
-      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id}),
+      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
+        this.#sql.unsafe(META_HOST)
+      } AS host),
           records AS (DELETE FROM brain_records WHERE session_id = ${id}),
-          calls AS (DELETE FROM brain_open_calls WHERE session_id = ${id})
+          calls AS (DELETE FROM brain_open_calls WHERE session_id = ${id}),
+          hosts AS (UPDATE brain_host_sessions SET sessions = sessions - 1 WHERE host = (SELECT host FROM session))
         SELECT pg_notify(${CHANNEL}, ${id})`;
       this.#notifier.notify(id);
     });

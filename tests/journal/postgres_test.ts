@@ -14,6 +14,7 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import type { Lease } from "../../src/journal/lease.ts";
 import { closing } from "../_support/closing.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
+import { assertHostLimitShared, hostSession } from "./host_limit_shared.ts";
 
 const pg = await startPostgres();
 const schema = () => `t_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -71,6 +72,34 @@ Deno.test("PostgresJournal: two journals on one database never take the same seq
   const records = await a.read("s");
   assert.deepEqual(records.map((record) => record.sequence), seen);
   assert.deepEqual(await b.read("s"), records);
+});
+
+Deno.test("PostgresJournal: three journals on one database creating one host's sessions at once never pass maxHostSessions", async () => {
+  const name = schema();
+  const journals = await Promise.all([1, 2, 3].map(() => PostgresJournal.open(pg.url, { schema: name })));
+  try {
+    await assertHostLimitShared(journals);
+  } finally {
+    await Promise.all(journals.map((journal) => journal.close()));
+  }
+});
+
+Deno.test("PostgresJournal: a database written before host counts has its host sessions counted when opened", async () => {
+  const name = schema();
+  const before = await PostgresJournal.open(pg.url, { schema: name });
+  for (const id of ["a", "b", "c"]) await before.createSession(hostSession(id, "h"));
+  await before.createSession(hostSession("other", "g"));
+  await before.close();
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`DROP TABLE "${name}".brain_host_sessions; DROP FUNCTION "${name}".brain_create_v1`);
+  await sql.end();
+  await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  await assert.rejects(journal.createSession(hostSession("d", "h"), { maxHostSessions: 3 }), hasCode("limit_exceeded"));
+  await journal.createSession(hostSession("d", "h"), { maxHostSessions: 4 });
+  await journal.createSession(hostSession("other2", "g"), { maxHostSessions: 2 });
+  await journal.deleteSession("a");
+  await journal.createSession(hostSession("e", "h"), { maxHostSessions: 4 });
+  await assert.rejects(journal.createSession(hostSession("f", "h"), { maxHostSessions: 4 }), hasCode("limit_exceeded"));
 });
 
 Deno.test("PostgresJournal: a lease taken over in another journal fences the first one's appends", async () => {
