@@ -1,5 +1,6 @@
 import { checkRange } from "./read_options.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { checkSessionId } from "../util/names.ts";
 import type { ReadOptions, SubscribeOptions } from "./journal.ts";
 import type { JournalRecord } from "./records.ts";
 
@@ -27,6 +28,7 @@ export async function* follow(
   sessionId: string,
   options: SubscribeOptions = {},
 ): AsyncGenerator<JournalRecord> {
+  checkSessionId(sessionId);
   const { from = 1, signal } = checkRange("subscribe options", options);
   if (signal?.aborted) return;
   const source = wakes();

@@ -21,8 +21,10 @@ import {
   type AcquireOptions,
   type AppendOptions,
   checkAcquire,
+  checkLease,
   fencedError,
   type Lease,
+  leaseOption,
   live,
   ownedError,
   type StoredLease,
@@ -39,6 +41,7 @@ import { RenewalBatches } from "./renewal_batches.ts";
 import { countHostSessions } from "./kv_host_sessions.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { checkSessionId } from "../util/names.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
@@ -247,6 +250,7 @@ export class KvJournal implements Journal {
   /** Takes the session's lease with the next fencing token, unless another owner's is live; sweeps its orphans. */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#guard(async () => {
+      checkSessionId(sessionId);
       checkAcquire(options);
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const [fence, lease, head] = await this.#kv.getMany<[Fence, { expiresAt: number }, Head]>([
@@ -278,6 +282,7 @@ export class KvJournal implements Journal {
   /** Extends a lease that is still the session's; renewals asked for together share one commit. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return this.#guard(async () => {
+      checkLease(lease);
       checkAcquire({ owner: lease.owner, ttlMs });
       return await this.#renewals.renew(lease, ttlMs);
     });
@@ -286,6 +291,7 @@ export class KvJournal implements Journal {
   /** Ends a lease that is still the session's, so another owner may take it at once. */
   release(lease: Lease): Promise<void> {
     return this.#guard(async () => {
+      checkLease(lease);
       await commitAtomic(
         this.#kv,
         (op) =>
@@ -297,9 +303,12 @@ export class KvJournal implements Journal {
 
   /** Commits `bodies` atomically, after every earlier append of the session, and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    let lease: Lease | undefined;
     try {
       this.#open();
+      checkSessionId(sessionId);
       checkBodies(bodies);
+      lease = leaseOption(options);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -311,7 +320,7 @@ export class KvJournal implements Journal {
     const at = Date.now();
     const pending: Pending = {
       bodies,
-      lease: options?.lease,
+      lease,
       prepared: this.#prepare(sessionId, bodies, at),
       ready: false,
       done: Promise.withResolvers(),
@@ -547,7 +556,7 @@ export class KvJournal implements Journal {
   /** The session's live lease, if any. */
   holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#guard(async () => {
-      await this.#readHead(sessionId);
+      await this.#readHead(checkSessionId(sessionId));
       const stored = await this.#storedLease(sessionId);
       return live(stored) ? stored : undefined;
     });
@@ -595,7 +604,7 @@ export class KvJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return this.#guard(() => this.#read(sessionId, checkRange("read options", options)));
+    return this.#guard(() => this.#read(checkSessionId(sessionId), checkRange("read options", options)));
   }
 
   /**
@@ -643,14 +652,14 @@ export class KvJournal implements Journal {
   /** The last committed sequence, or 0. */
   head(sessionId: string): Promise<number> {
     return this.#guard(async () => {
-      return (await this.#readHead(sessionId)).sequence;
+      return (await this.#readHead(checkSessionId(sessionId))).sequence;
     });
   }
 
   /** The started records of Tool and model calls that have not finished, from an index kept in each commit. */
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return this.#guard(async () => {
-      const { epoch } = await this.#readHead(sessionId);
+      const { epoch } = await this.#readHead(checkSessionId(sessionId));
       const calls: JournalRecord[] = [];
       for await (const entry of this.#kv.list({ prefix: keys.openCalls(sessionId, epoch) })) {
         const sequence = entry.key.at(-1) as number;
@@ -750,7 +759,7 @@ export class KvJournal implements Journal {
   /** The session's metadata, or `undefined`. */
   getSession(id: string): Promise<SessionMeta | undefined> {
     return this.#guard(async () => {
-      const entry = await this.#kv.get<Uint8Array>(keys.session(id));
+      const entry = await this.#kv.get<Uint8Array>(keys.session(checkSessionId(id)));
       return entry.value === null ? undefined : deepFreeze(decodeJson<SessionMeta>(entry.value));
     });
   }
@@ -775,6 +784,7 @@ export class KvJournal implements Journal {
    */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
+      checkSessionId(id);
       for (let attempt = 0;; attempt++) {
         const [head, session] = await this.#kv.getMany<[Head, Uint8Array]>([keys.head(id), keys.session(id)]);
         if (head.value === null) return;

@@ -1,4 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
+import { errorText } from "../util/error_text.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /**
  * One owner's hold on a session. Only the holder of a session's live lease
@@ -70,14 +72,65 @@ export function fencedError(lease: Lease): BrainError {
 export const MAX_LEASE_MS = 2 ** 31 - 1;
 
 /** Checks lease options; a TTL must be a positive number of milliseconds up to {@linkcode MAX_LEASE_MS}. */
-export function checkAcquire({ owner, ttlMs }: AcquireOptions): void {
-  if (typeof owner !== "string" || owner.length === 0) {
-    throw new BrainError("invalid_argument", "a lease needs a non-empty owner id");
+export function checkAcquire(options: AcquireOptions): void {
+  let owner: unknown, ttlMs: unknown;
+  try {
+    ({ owner, ttlMs } = options);
+  } catch (error) {
+    throw new BrainError("invalid_argument", `lease options cannot be read: ${errorText(error)}`);
   }
+  checkNodeId("a lease's owner", owner);
   if (typeof ttlMs !== "number" || !(ttlMs > 0 && ttlMs <= MAX_LEASE_MS)) {
     throw new BrainError(
       "invalid_argument",
-      `a lease TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${ttlMs}`,
+      `a lease TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${shownValue(ttlMs)}`,
     );
   }
+}
+
+/** The longest owner (node) id a journal keeps: Brain's own are UUIDs. */
+const MAX_NODE_ID_LENGTH = 256;
+
+/** Throws `invalid_argument` unless `id` is an owner (node) id: 1 to 256 characters, no NUL (which PostgreSQL refuses). */
+export function checkNodeId(what: string, id: unknown): asserts id is string {
+  if (typeof id !== "string" || id.length === 0 || id.length > MAX_NODE_ID_LENGTH || id.includes("\0")) {
+    throw new BrainError(
+      "invalid_argument",
+      `${what} is an id of 1 to ${MAX_NODE_ID_LENGTH} characters without NUL, got ${shownValue(id)}`,
+    );
+  }
+}
+
+/**
+ * Throws `invalid_argument` unless `lease` reads as a lease a journal issued: an
+ * object with a string session id, owner and fence and an integer token (a
+ * Proxy or a getter that throws included), before any store looks at it.
+ */
+export function checkLease(lease: unknown): asserts lease is Lease {
+  let sessionId: unknown, owner: unknown, token: unknown, fence: unknown;
+  try {
+    if (typeof lease === "object" && lease !== null) ({ sessionId, owner, token, fence } = lease as Lease);
+  } catch (error) {
+    throw new BrainError("invalid_argument", `a lease cannot be read: ${errorText(error)}`);
+  }
+  if (
+    typeof sessionId !== "string" || typeof owner !== "string" || !Number.isSafeInteger(token) ||
+    typeof fence !== "string"
+  ) {
+    throw new BrainError("invalid_argument", "a lease is one a journal's acquire or renew returned");
+  }
+}
+
+/** The lease of an append's options, read once and checked (see {@linkcode checkLease}); `undefined` for none. */
+export function leaseOption(options: AppendOptions | undefined): Lease | undefined {
+  if (options === undefined) return undefined;
+  let lease: unknown;
+  try {
+    if (typeof options !== "object" || options === null) throw new TypeError(`got ${shownValue(options)}`);
+    lease = options.lease;
+  } catch (error) {
+    throw new BrainError("invalid_argument", `append options cannot be read: ${errorText(error)}`);
+  }
+  if (lease !== undefined) checkLease(lease);
+  return lease as Lease | undefined;
 }

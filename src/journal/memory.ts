@@ -1,6 +1,7 @@
 import { BrainError } from "../outcome/errors.ts";
 import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
+import { checkSessionId } from "../util/names.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
@@ -10,8 +11,10 @@ import {
   type AcquireOptions,
   type AppendOptions,
   checkAcquire,
+  checkLease,
   fencedError,
   type Lease,
+  leaseOption,
   live,
   ownedError,
   type StoredLease,
@@ -55,7 +58,7 @@ export class MemoryJournal implements Journal {
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     try {
-      return Promise.resolve(this.#commit(sessionId, bodies, options?.lease));
+      return Promise.resolve(this.#commit(sessionId, bodies, leaseOption(options)));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -66,7 +69,7 @@ export class MemoryJournal implements Journal {
     offerAppendNow(
       this,
       MemoryJournal.prototype.append,
-      (sessionId, bodies, options) => this.#commit(sessionId, bodies, options?.lease),
+      (sessionId, bodies, options) => this.#commit(sessionId, bodies, leaseOption(options)),
     );
   }
 
@@ -125,6 +128,7 @@ export class MemoryJournal implements Journal {
   /** Extends a lease that is still the session's current one. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return promised(() => {
+      checkLease(lease);
       checkAcquire({ owner: lease.owner, ttlMs });
       const session = this.#session(lease.sessionId);
       if (session.lease?.token !== lease.token) throw fencedError(lease);
@@ -137,6 +141,7 @@ export class MemoryJournal implements Journal {
   release(lease: Lease): Promise<void> {
     return promised(() => {
       this.#open();
+      checkLease(lease);
       const session = this.#sessions.get(lease.sessionId);
       if (session?.lease?.token === lease.token) session.lease = { ...session.lease, expiresAt: 0 };
     });
@@ -229,7 +234,7 @@ export class MemoryJournal implements Journal {
   getSession(id: string): Promise<SessionMeta | undefined> {
     return promised(() => {
       this.#open();
-      return this.#sessions.get(id)?.meta;
+      return this.#sessions.get(checkSessionId(id))?.meta;
     });
   }
 
@@ -245,6 +250,7 @@ export class MemoryJournal implements Journal {
   deleteSession(id: string): Promise<void> {
     return promised(() => {
       this.#open();
+      checkSessionId(id);
       const host = this.#sessions.has(id) ? hostOf(this.#sessions.get(id)!.meta) : undefined;
       const count = host === undefined ? undefined : this.#hostSessions.get(host);
       if (count) this.#hostSessions.set(host!, count - 1);
@@ -267,7 +273,8 @@ export class MemoryJournal implements Journal {
   #session(id: string): StoredSession {
     this.#open();
     const session = this.#sessions.get(id);
-    if (!session) throw new BrainError("session_not_found", `no session ${id}`);
+    // Only an id no session can have is looked at further: what no store keeps is the caller's argument.
+    if (!session) throw new BrainError("session_not_found", `no session ${checkSessionId(id)}`);
     return session;
   }
 }

@@ -1,5 +1,6 @@
-import { MAX_LEASE_MS } from "./lease.ts";
+import { checkNodeId, MAX_LEASE_MS } from "./lease.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /**
  * A Brain node's heartbeat as its journal keeps it: where the node serves
@@ -23,14 +24,12 @@ export const STRANDED_MAX = 100;
 
 /** Checks a heartbeat's arguments: a node id, an http(s) or ws(s) URL and a positive TTL. */
 export function checkBeat(node: string, url: string, ttlMs: number): void {
-  if (typeof node !== "string" || node.length === 0) {
-    throw new BrainError("invalid_argument", "a heartbeat needs a non-empty node id");
-  }
+  checkNodeId("a heartbeat's node", node);
   checkNodeUrl(url);
   if (typeof ttlMs !== "number" || !(ttlMs > 0 && ttlMs <= MAX_LEASE_MS)) {
     throw new BrainError(
       "invalid_argument",
-      `a heartbeat's TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${ttlMs}`,
+      `a heartbeat's TTL must be a positive number of ms up to ${MAX_LEASE_MS}, got ${shownValue(ttlMs)}`,
     );
   }
 }
@@ -38,7 +37,10 @@ export function checkBeat(node: string, url: string, ttlMs: number): void {
 /** Checks a node's URL: http(s) or ws(s), short enough for the close reason that sends hosts to it. */
 export function checkNodeUrl(url: string): void {
   if (typeof url !== "string" || !/^(https?|wss?):\/\/[^\s]+$/.test(url) || !URL.canParse(url)) {
-    throw new BrainError("invalid_argument", `a heartbeat needs the node's http:// or ws:// URL, got ${url}`);
+    throw new BrainError(
+      "invalid_argument",
+      `a heartbeat needs the node's http:// or ws:// URL, got ${shownValue(url)}`,
+    );
   }
   if (new TextEncoder().encode(url).byteLength > MAX_URL_BYTES) {
     throw new BrainError(

@@ -11,8 +11,10 @@ import {
   type AcquireOptions,
   type AppendOptions,
   checkAcquire,
+  checkLease,
   fencedError,
   type Lease,
+  leaseOption,
   ownedError,
   type StoredLease,
 } from "./lease.ts";
@@ -35,6 +37,7 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { checkSessionId } from "../util/names.ts";
 
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
@@ -184,8 +187,15 @@ export class PostgresJournal implements Journal {
 
   /** Commits `bodies` atomically, after every earlier append of the session made here. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    let lease: Lease | undefined;
+    try {
+      checkSessionId(sessionId);
+      lease = leaseOption(options);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, options?.lease)));
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, lease)));
     const tail = committed.catch(() => {});
     this.#tails.set(sessionId, tail);
     tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
@@ -230,6 +240,7 @@ export class PostgresJournal implements Journal {
   /** Takes the session's lease with the next token unless another owner's is live, by the database's clock. */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#guard(async () => {
+      checkSessionId(sessionId);
       checkAcquire(options);
       const [taken] = await this.#query`UPDATE brain_sessions
         SET owner = ${options.owner}, token = nextval('brain_tokens'), expires_at = ${now(this.#sql)} + ${
@@ -249,6 +260,7 @@ export class PostgresJournal implements Journal {
   /** Extends a lease that is still the session's; renewals asked for together share one statement. */
   renew(lease: Lease, ttlMs: number): Promise<Lease> {
     return this.#guard(async () => {
+      checkLease(lease);
       checkAcquire({ owner: lease.owner, ttlMs });
       return await this.#renewals.renew(lease, ttlMs);
     });
@@ -281,6 +293,7 @@ export class PostgresJournal implements Journal {
   /** Ends a lease that is still the session's, so another owner may take it at once. */
   release(lease: Lease): Promise<void> {
     return this.#guard(async () => {
+      checkLease(lease);
       await this.#query`UPDATE brain_sessions SET expires_at = 0
         WHERE id = ${lease.sessionId} AND owner = ${lease.owner} AND token = ${lease.token}`;
     });
@@ -289,6 +302,7 @@ export class PostgresJournal implements Journal {
   /** The session's live lease, by the database's clock, if any. */
   holder(sessionId: string): Promise<StoredLease | undefined> {
     return this.#guard(async () => {
+      checkSessionId(sessionId);
       const [row] = await this.#query`SELECT owner, token::float8 AS token, expires_at::float8 AS "expiresAt",
         expires_at > ${now(this.#sql)} AS live FROM brain_sessions WHERE id = ${sessionId}`;
       if (!row) throw new BrainError("session_not_found", `no session ${sessionId}`);
@@ -329,7 +343,7 @@ export class PostgresJournal implements Journal {
 
   /** Returns committed records in sequence order. */
   read(sessionId: string, options: ReadOptions = {}): Promise<JournalRecord[]> {
-    return this.#guard(() => this.#read(sessionId, checkRange("read options", options)));
+    return this.#guard(() => this.#read(checkSessionId(sessionId), checkRange("read options", options)));
   }
 
   /**
@@ -374,7 +388,7 @@ export class PostgresJournal implements Journal {
 
   /** The last committed sequence, or 0. */
   head(sessionId: string): Promise<number> {
-    return this.#guard(() => this.#head(sessionId));
+    return this.#guard(() => this.#head(checkSessionId(sessionId)));
   }
 
   async #head(sessionId: string): Promise<number> {
@@ -386,7 +400,7 @@ export class PostgresJournal implements Journal {
   /** The started records of calls that have not finished. */
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return this.#guard(async () => {
-      await this.#head(sessionId);
+      await this.#head(checkSessionId(sessionId));
       const rows = await this.#query`SELECT r.sequence::float8 AS sequence, r.body, r.at::float8 AS at
         FROM brain_open_calls o JOIN brain_records r ON r.session_id = o.session_id AND r.sequence = o.call
         WHERE o.session_id = ${sessionId} ORDER BY r.sequence`;
@@ -436,7 +450,7 @@ export class PostgresJournal implements Journal {
   /** The session's metadata, or `undefined`. */
   getSession(id: string): Promise<SessionMeta | undefined> {
     return this.#guard(async () => {
-      const [row] = await this.#query`SELECT meta FROM brain_sessions WHERE id = ${id}`;
+      const [row] = await this.#query`SELECT meta FROM brain_sessions WHERE id = ${checkSessionId(id)}`;
       return row ? deepFreeze(JSON.parse(row.meta) as SessionMeta) : undefined;
     });
   }
@@ -452,6 +466,7 @@ export class PostgresJournal implements Journal {
   /** Removes a session, its records and its open calls in one statement, and counts it off its host. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
+      checkSessionId(id);
       // One statement: every data-modifying part of it runs, atomically.
       await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
         this.#sql.unsafe(META_HOST)

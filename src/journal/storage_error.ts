@@ -9,8 +9,8 @@ import { BrainError } from "../outcome/errors.ts";
 export function storageError(error: unknown): BrainError {
   if (error instanceof BrainError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  // Deno KV refuses a key over its limit: the caller's argument, which no retry would change.
-  if (/^Key too large/.test(message)) {
+  // Deno KV refuses a key or value over its limit: the caller's argument, which no retry would change.
+  if (/^(Key|Value) too large/.test(message)) {
     return new BrainError("invalid_argument", `the journal's store refused a key: ${message}`, { cause: error });
   }
   const code = (error as { code?: unknown } | null)?.code;

@@ -12,7 +12,7 @@ import { raceSignal } from "../util/signal.ts";
 import { Finished, type ResultOptions, type ToolContext } from "../contract/context.ts";
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { type NormalizedOutput, normalizeOutputNow } from "./output.ts";
-import { type SafeParsed, safeParseNow } from "./parse_now.ts";
+import { type SafeParsed, safeParseNow } from "../tool/parse_now.ts";
 import { refusedEvent, refusedResultOptions } from "./report_arguments.ts";
 import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";

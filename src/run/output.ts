@@ -3,7 +3,7 @@ import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
 import { errorText } from "../util/error_text.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import { fail, isEnvelope, ok, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
-import { type SafeParsed, safeParseNow } from "./parse_now.ts";
+import { type SafeParsed, safeParseNow } from "../tool/parse_now.ts";
 
 /** A Tool's published value, normalized: a valid outcome, or the reason it is not one. */
 export type NormalizedOutput = { outcome: Outcome; invalid?: false } | { outcome: Outcome; invalid: true };

@@ -12,6 +12,7 @@ import { utf8Length } from "../util/utf8.ts";
 import { refusedEventKind } from "../run/report_arguments.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
+import { normalizeModelRequest } from "../model/request.ts";
 import type { ModelCaller } from "./model_call.ts";
 import type { ToolCallTrace } from "../telemetry/tool_call_trace.ts";
 
@@ -193,8 +194,16 @@ export class CallState implements CallSink {
     return this.#late(cause).then(() => this.ended).then(lateFinish);
   }
 
-  /** Calls the session's model with this call's identity and activation; the call's end stops it. */
+  /**
+   * Calls the session's model with this call's identity and activation; the call's end stops it. A malformed
+   * request is `invalid_argument` whatever the call's state, as a remote host checks it before it is sent.
+   */
   model(request: ModelRequest): Promise<ModelResult> {
+    try {
+      normalizeModelRequest(request);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     if (this.#claimed) {
       return Promise.reject(new BrainError("call_finished", `call ${this.call} has ended (${this.#claimed})`));
     }

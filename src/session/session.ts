@@ -324,11 +324,12 @@ export class Session implements BrainSession {
    */
   send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     if (this.#ended) return Promise.reject(this.#endedError());
-    if (!this.#conversation) {
-      return Promise.reject(new BrainError("model_unavailable", `session ${this.id} has no model`));
-    }
     const conversation = this.#conversation;
-    return promised(() => checkSendArguments(content, options)).then((read) => conversation.send(content, read));
+    // Arguments first, as a remote Brain checks them before asking its server: a bad message is bad with or without a model.
+    return promised(() => checkSendArguments(content, options)).then((read) => {
+      if (!conversation) throw new BrainError("model_unavailable", `session ${this.id} has no model`);
+      return conversation.send(content, read);
+    });
   }
 
   /** Interrupts the Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */

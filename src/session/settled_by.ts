@@ -14,7 +14,7 @@ export interface Awaited {
 /**
  * The caller's view of a call's end: `ended` itself, or, for a call with a
  * deadline whose end the journal has not confirmed {@linkcode END_GRACE_MS}
- * after it (a store that is full, failing or unreachable, even before the
+ * after it, or after now for a deadline already past (a store that is full, failing or unreachable, even before the
  * call's intent committed), a rejection `storage_unavailable` then. The call's
  * own commits go on trying; its records say how it ended (a call whose intent
  * commits after its deadline ends `timeout` without a dispatch).
@@ -22,7 +22,7 @@ export interface Awaited {
 export function settledBy<T>(ended: Promise<T>, deadline: number | undefined, awaited: Awaited): Promise<T> {
   if (deadline === undefined) return ended;
   const { promise, resolve, reject } = Promise.withResolvers<T>();
-  const disarm = callAt(deadline + END_GRACE_MS, () => {
+  const disarm = callAt(Math.max(deadline, Date.now()) + END_GRACE_MS, () => {
     const { sessionId, tool, call } = awaited;
     reject(
       new BrainError(

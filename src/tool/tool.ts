@@ -11,6 +11,7 @@ import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 import { checkZod4, exportInputSchema, exportSchema } from "./schema.ts";
 import { errorText } from "../util/error_text.ts";
+import { type SafeParsed, safeParseNow } from "./parse_now.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
 export type ParsedOptions<S> = S extends Schema ? S["_zod"]["output"] : Record<string, never>;
@@ -217,14 +218,23 @@ function parseOptions(
     }
     return Object.freeze({});
   }
-  let parsed: ReturnType<Schema["safeParse"]>;
+  let parsed: SafeParsed | Promise<SafeParsed>;
   try {
-    parsed = schema.safeParse(raw);
+    parsed = safeParseNow(schema, raw);
   } catch (error) {
-    // Factory options parse synchronously: an async check, or a refinement or transform that throws, lands here.
+    // A refinement or transform that throws lands here.
     throw new BrainError("invalid_options", `tool ${name}: its options could not be parsed: ${errorText(error)}`, {
       cause: error,
     });
+  }
+  if (parsed instanceof Promise) {
+    // Placing a Tool is synchronous, so an async check or transform is refused; its promise is caught here (zod's
+    // synchronous parse would drop it, and its rejection would go unhandled).
+    parsed.catch(() => {});
+    throw new BrainError(
+      "invalid_options",
+      `tool ${name}: its options schema is asynchronous (an async refine or transform); factory options parse synchronously`,
+    );
   }
   if (!parsed.success) {
     throw new BrainError("invalid_options", `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}`, {

@@ -25,7 +25,8 @@ export class IntSet {
 
   /** True when `value` is in the set. */
   has(value: number): boolean {
-    return this.#slots[this.#find(value)] === value;
+    // 0 marks an empty slot, so it is never in the set.
+    return value !== 0 && this.#slots[this.#find(value)] === value;
   }
 
   /** Adds `value`, a positive safe integer. */

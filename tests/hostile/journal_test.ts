@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { BrainError, type Journal } from "../../mod.ts";
+import { BrainError, type Journal, type RecordBody } from "../../mod.ts";
 import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { trap } from "../_support/trap.ts";
@@ -11,6 +11,14 @@ const stores: [string, () => Promise<Journal>][] = [
 ];
 const boom = () => {
   throw new Error("boom");
+};
+
+const ok = { status: "ok", value: null } as const;
+const ending = (call: unknown) => ({ kind: "tool_call_finished", call, cause: "finish", outcome: ok }) as RecordBody;
+const nestedArray = (levels: number) => {
+  let value: unknown = "s";
+  for (let level = 0; level < levels; level++) value = [value];
+  return value;
 };
 
 const misuses: [string, (journal: Journal) => Promise<unknown>][] = [
@@ -53,6 +61,44 @@ const misuses: [string, (journal: Journal) => Promise<unknown>][] = [
     }
   }],
   ["beat for 1e308 ms", (journal) => journal.beat("n", "http://127.0.0.1:1", 1e308)],
+  [
+    "append to a Symbol id",
+    (journal) => journal.append(Symbol("s") as never, [{ kind: "user_message", content: "x" }]),
+  ],
+  ["read a Proxy id", (journal) => journal.read(trap() as never)],
+  ["head of an id nested 100 000 arrays deep", (journal) => journal.head(nestedArray(100_000) as never)],
+  ["openCalls of a prototype-less object", (journal) => journal.openCalls(Object.create(null))],
+  ["holder of a Proxy", (journal) => journal.holder(trap() as never)],
+  ["getSession(Proxy)", (journal) => journal.getSession(trap() as never)],
+  ["deleteSession(5)", (journal) => journal.deleteSession(5 as never)],
+  ["acquire for a Symbol id", (journal) => journal.acquire(Symbol("s") as never, { owner: "o", ttlMs: 1_000 })],
+  ["acquire with null options", (journal) => journal.acquire("s", null as never)],
+  ["acquire with a Symbol TTL", (journal) => journal.acquire("s", { owner: "o", ttlMs: Symbol("t") as never })],
+  ["acquire for an owner of 1 MB", (journal) => journal.acquire("s", { owner: "o".repeat(1_000_000), ttlMs: 1_000 })],
+  ["release(null)", (journal) => journal.release(null as never)],
+  ["release(Proxy)", (journal) => journal.release(trap() as never)],
+  ["release a string", (journal) => journal.release("lease" as never)],
+  ["renew(undefined)", (journal) => journal.renew(undefined as never, 1_000)],
+  [
+    "renew a lease whose token is a Proxy",
+    (journal) => journal.renew({ sessionId: "s", owner: "o", token: trap(), expiresAt: 1, fence: "1" } as never, 1_000),
+  ],
+  ["append with Proxy options", (journal) => journal.append("s", [{ kind: "user_message", content: "x" }], trap())],
+  [
+    "append with a lease that is a number",
+    (journal) => journal.append("s", [{ kind: "user_message", content: "x" }], { lease: -1 as never }),
+  ],
+  ["beat to a Symbol URL", (journal) => journal.beat("n", Symbol("u") as never, 1_000)],
+  ["beat a node of 1 MB", (journal) => journal.beat("n".repeat(1_000_000), "http://127.0.0.1:1", 1_000)],
+  ["end a Symbol call", (journal) => journal.append("s", [ending(Symbol("c"))])],
+  ["end a BigInt call", (journal) => journal.append("s", [ending(1n)])],
+  ["end a Proxy call", (journal) => journal.append("s", [ending(trap())])],
+  ["subscribe to a Proxy id", async (journal) => {
+    for await (const _ of journal.subscribe(trap() as never, { signal: AbortSignal.timeout(5_000) })) return;
+  }],
+  ["subscribe to an id with NUL", async (journal) => {
+    for await (const _ of journal.subscribe("s\0", { signal: AbortSignal.timeout(5_000) })) return;
+  }],
   ["subscribe from 0", async (journal) => {
     for await (const _ of journal.subscribe("s", { from: 0, signal: AbortSignal.timeout(1_000) })) return;
   }],
@@ -79,6 +125,34 @@ Deno.test("hostile journal calls: Proxies, unknown kinds, cycles and bad ranges 
       assert.deepEqual(codes, misuses.map(([what]) => `${what}: invalid_argument`), store);
       assert.deepEqual((await journal.read("s")).map((record) => record.sequence), [first.sequence], store);
       assert.deepEqual((await journal.listSessions()).map((meta) => meta.id), ["s"], store);
+    } finally {
+      await journal.close();
+    }
+  }
+});
+
+Deno.test("hostile journal calls: a finish of call 0 is call_finished in every store and leaves the open calls as they were", async () => {
+  for (const [store, open] of stores) {
+    const journal = await open();
+    try {
+      await journal.createSession({ id: "s", createdAt: 1, tools: [] } as never);
+      const [started] = await journal.append("s", [{
+        kind: "tool_call_started",
+        tool: "t",
+        input: {},
+        activation: "a",
+      }]);
+      for (const call of [0, -0, -1, 1.5]) {
+        await assert.rejects(
+          journal.append("s", [ending(call)]),
+          (error) => error instanceof BrainError && error.code === "call_finished",
+          `${store}: call ${call}`,
+        );
+      }
+      assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [started.sequence], store);
+      const [finished] = await journal.append("s", [ending(started.sequence)]);
+      assert.equal(finished.sequence, started.sequence + 1, `${store}: nothing else was committed`);
+      assert.deepEqual(await journal.openCalls("s"), [], store);
     } finally {
       await journal.close();
     }

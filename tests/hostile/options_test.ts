@@ -80,3 +80,29 @@ Deno.test("hostile durations: a wait no timer can hold is invalid_argument where
   }
   assert.throws(() => serveMcp(session, { deadlineMs: 1e300 }), hasCode("invalid_argument"), "serveMcp deadlineMs");
 });
+
+Deno.test("hostile factory options: an async refinement or transform is invalid_options, and a rejection of it is handled", async () => {
+  const unhandled: unknown[] = [];
+  const listener = (event: PromiseRejectionEvent) => {
+    unhandled.push(event.reason);
+    event.preventDefault();
+  };
+  globalThis.addEventListener("unhandledrejection", listener);
+  try {
+    const schemas = [
+      z.object({}).refine(() => Promise.reject(new Error("refine rejected"))),
+      z.object({ a: z.string().refine(() => Promise.reject(new Error("nested refine rejected"))) }),
+      z.object({}).transform(() => Promise.reject(new Error("transform rejected"))),
+      z.object({}).refine(() => Promise.resolve(true)),
+    ];
+    for (const options of schemas) {
+      const placed = tool({ name: "t", description: "d", input: z.object({}), options, run: () => {} });
+      assert.throws(() => placed({ a: "x" } as never), hasCode("invalid_options", /asynchronous/));
+    }
+    // An unhandled rejection is reported once the microtasks ran out: by the next task, it was or it was not.
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    assert.deepEqual(unhandled.map(String), []);
+  } finally {
+    globalThis.removeEventListener("unhandledrejection", listener);
+  }
+});

@@ -346,6 +346,27 @@ specTest(
   },
 );
 
+specTest(
+  "a deadline long past (a minute ago) ends the call timeout without running it, through call and start alike",
+  async (brain) => {
+    let ran = 0;
+    const counted = tool({
+      name: "counted",
+      description: "Counts runs.",
+      input: z.object({}),
+      run: (_input, ctx) => (ran++, ctx.finish(null)),
+    });
+    const session = await brain.sessions.create({ tools: [counted()] });
+    const called = await session.call("counted", {}, { deadline: Date.now() - 60_000 });
+    const started = await session.start("counted", {}, { deadline: Date.now() - 60_000 });
+    for (const end of [called, await started.ended]) {
+      assert.deepEqual([end.cause, end.outcome.status], ["timeout", "timeout"]);
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_call_finished"]);
+    }
+    assert.equal(ran, 0);
+  },
+);
+
 for (const stop of ["deadline", "cancel"] as const) {
   specTest(`async input checks: ${stop} while one waits prevents the run and any late result`, async (brain) => {
     const held = heldCheck();

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { fail, type JsonValue, ok, tool } from "../../mod.ts";
+import { fail, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { callRecords, specTest } from "./_brains.ts";
+import { callRecords, hasCode, specTest } from "./_brains.ts";
 import { probeTool, reader } from "../_support/components.ts";
 
 const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
@@ -153,4 +153,39 @@ specTest(
     models: { default: { provider: seen = provider(), model: "fixed" } },
     allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] },
   }),
+);
+
+specTest(
+  "a malformed model request is invalid_argument with or without a session model, even after the call ended; a well-formed one without a model is model_unavailable, and send alike",
+  async (brain) => {
+    const answers = Promise.withResolvers<JsonValue[]>();
+    const held = Promise.withResolvers<ToolContext>();
+    const ask = tool({
+      name: "ask",
+      description: "Asks the model with and without messages.",
+      input: z.object({ hold: z.boolean() }),
+      run: async ({ hold }, ctx) => {
+        if (hold) return void held.resolve(ctx as unknown as ToolContext);
+        answers.resolve([
+          await ctx.model({ messages: [] }).then(() => "answered", (error) => error.code),
+          await ctx.model({ messages: [{ role: "user", content: "hi" }] }).then(
+            () => "answered",
+            (error) => error.code,
+          ),
+        ]);
+        return ctx.finish(null);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [ask()] });
+    await session.call("ask", { hold: false });
+    assert.deepEqual(await answers.promise, ["invalid_argument", "model_unavailable"]);
+    const call = await session.start("ask", { hold: true });
+    const ctx = await held.promise;
+    await call.cancel();
+    await assert.rejects(ctx.model({ messages: [] }), hasCode("invalid_argument"));
+    await assert.rejects(ctx.model({ messages: [{ role: "user", content: "hi" }] }), hasCode("call_finished"));
+    await assert.rejects(session.send(5 as never), hasCode("invalid_argument"));
+    await assert.rejects(session.send("hi"), hasCode("model_unavailable"));
+    assert.equal((await session.read()).some((record) => record.kind === "model_call_started"), false);
+  },
 );

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import type { JournalRecord } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
@@ -257,4 +259,45 @@ specTest(
     await withDeadline(following, "the follower to end at close");
     assert.deepEqual(seen, [1, 2, 3]);
   },
+);
+
+/** True when `value` and everything in it is frozen. */
+const deeplyFrozen = (value: unknown): boolean =>
+  typeof value !== "object" || value === null || (Object.isFrozen(value) && Object.values(value).every(deeplyFrozen));
+
+specTest(
+  "what a remote client hands back is frozen as embedded: records read and followed, and ctx.model's response",
+  async (brain) => {
+    const responses: boolean[] = [];
+    const ask = tool({
+      name: "ask",
+      description: "Asks the model.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const result = await ctx.model({ messages: [{ role: "user", content: "hi" }] });
+        responses.push(deeplyFrozen(result));
+        return ctx.finish(result.content);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [ask()], model: "default" });
+    const end = await session.call("ask", {});
+    assert.deepEqual([end.outcome, responses], [ok("answer"), [true]]);
+    const read = await session.read();
+    assert.deepEqual(read.map((record) => record.kind), [
+      "tool_call_started",
+      "model_call_started",
+      "model_call_finished",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    assert.ok(read.every(deeplyFrozen), "read");
+    const followed: JournalRecord[] = [];
+    for await (const record of session.records({ signal: AbortSignal.timeout(5_000) })) {
+      followed.push(record);
+      if (record.sequence === end.sequence) break;
+    }
+    assert.deepEqual(followed, read);
+    assert.ok(followed.every(deeplyFrozen), "followed");
+  },
+  { models: { default: { provider: new ScriptedProvider(Array(4).fill("answer")), model: "fixed" } } },
 );

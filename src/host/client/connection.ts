@@ -298,7 +298,7 @@ export class HostConnection {
       if (activation && early.usage) countedElsewhere(activation, early.usage);
       return early.end ? end.resolve(early.end) : end.reject(early.error);
     }
-    const disarm = deadline === undefined ? undefined : callAt(deadline + this.#options.deadlineGraceMs, () => {
+    const disarm = deadline === undefined ? undefined : callAt(this.#graceEnd(deadline), () => {
       if (this.#ends.get(session, call) !== wait) return;
       this.#ends.delete(session, call);
       end.reject(
@@ -444,9 +444,14 @@ export class HostConnection {
       reject,
     };
     this.#pending.set(id, pending);
-    if (deadline !== undefined) this.#expire(id, pending, deadline + this.#options.deadlineGraceMs);
+    if (deadline !== undefined) this.#expire(id, pending, this.#graceEnd(deadline));
     if (this.#state === "attached") this.#send(pending);
     return id;
+  }
+
+  /** When the caller stops waiting for Brain about a call with `deadline`: the grace after it, or after now once it passed. */
+  #graceEnd(deadline: number): number {
+    return Math.max(deadline, Date.now()) + this.#options.deadlineGraceMs;
   }
 
   /** Fails a request still unanswered at `until`, sent or not. */

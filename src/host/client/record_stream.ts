@@ -1,3 +1,4 @@
+import { deepFreeze } from "../../util/freeze.ts";
 import type { JournalRecord } from "../../journal/records.ts";
 
 /**
@@ -23,7 +24,8 @@ export class RecordStream {
   push(record: JournalRecord): void {
     if (this.#done || record.sequence < this.next) return;
     this.next = record.sequence + 1;
-    this.#queue.push(record);
+    // Frozen, as every journal's records are.
+    this.#queue.push(deepFreeze(record));
     this.#wake?.();
   }
 

@@ -1,3 +1,4 @@
+import { deepFreeze } from "../../util/freeze.ts";
 import { checkTimerMs } from "../../util/timer.ts";
 import { checkName } from "../../util/names.ts";
 import { checkAllowList } from "../../env/allow_list.ts";
@@ -440,7 +441,8 @@ class RemoteSession implements BrainSession {
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
     const read = checkReadOptions("read options", options);
-    return await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
+    // Frozen, as every journal's records are.
+    return deepFreeze(await this.#connection.request("read", { session: this.id, ...read }, { retry: true }));
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {

@@ -1,7 +1,7 @@
 import { normalizeModelRequest } from "../../model/request.ts";
 import type { ModelRequest, ModelResult } from "../../model/types.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import type { JsonValue } from "../../outcome/json.ts";
+import { frozenJson, type JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
 import { type CallSink, endedReason, type PublishedResult } from "../../contract/call.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../../journal/records.ts";
@@ -103,7 +103,15 @@ export class RemoteSink implements CallSink {
     // Checked here too, so a request that is not JSON fails this call instead of the connection;
     // async, so a bad request rejects ctx.model as it does embedded instead of throwing.
     const normalized = normalizeModelRequest(request);
-    return await this.#report({ id: 0, op: "model", session: this.#session, call: this.#call, request: normalized });
+    const reply = await this.#report({
+      id: 0,
+      op: "model",
+      session: this.#session,
+      call: this.#call,
+      request: normalized,
+    });
+    // Frozen, as the embedded response is: it is the committed record's.
+    return frozenJson(reply) as unknown as ModelResult;
   }
 
   /** Commits the Environment changes `ctx.environments` made, with the call's other reports. */
