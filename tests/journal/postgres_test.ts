@@ -14,6 +14,7 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import type { Lease } from "../../src/journal/lease.ts";
 import { closing } from "../_support/closing.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
+import { journalRecords, until } from "../_support/until.ts";
 import { assertHostLimitShared, hostSession } from "./host_limit_shared.ts";
 
 const pg = await startPostgres();
@@ -225,6 +226,54 @@ Deno.test("PostgresJournal: a commit whose answer the link lost after the databa
     assert.equal(next.sequence, 2, "the lost commit landed once");
     assert.deepEqual((await journal.read("s")).map((record) => record.kind === "tool_returned" && record.call), [1, 2]);
   } finally {
+    await proxy.close();
+  }
+});
+
+Deno.test("PostgresJournal: a follower whose LISTEN the database ended mid-statement still sees other processes' commits", async () => {
+  const name = schema();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  await using writer = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  await using follower = closing(await PostgresJournal.open(target.href, { schema: name }));
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await writer.createSession(session("s"));
+    const tick = (n: number) => writer.append("s", [{ kind: "tool_event", call: 0, event: "tick", data: n }]);
+    await tick(1);
+    // The LISTEN sent again after the link drops is never answered, and its backend is ended mid-statement:
+    // postgres.js 3.4.9 fails the LISTEN it sends on reconnecting, unsent, and then listens no more.
+    const dropped = proxy.trap("LISTEN", "drop");
+    proxy.cut();
+    await dropped;
+    let ended = 0;
+    while (ended === 0) {
+      [{ n: ended }] = await sql`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
+        FROM pg_stat_activity WHERE application_name = 'brain' AND query ILIKE 'listen%'`;
+    }
+    // The follower has read the first commit and waits: only a wake shows it the later ones.
+    const waiting = Promise.withResolvers<void>();
+    const followed = until(
+      {
+        records: (options) => ({
+          async *[Symbol.asyncIterator]() {
+            for await (const record of follower.subscribe("s", options)) {
+              yield record;
+              if (record.sequence === 1) waiting.resolve();
+            }
+          },
+        }),
+      },
+      (records) => records.length === 3,
+      { what: "the commits made after the LISTEN was lost", timeoutMs: 4_000 },
+    );
+    await waiting.promise;
+    await tick(2);
+    await tick(3);
+    assert.deepEqual((await followed).map((record) => record.sequence), [1, 2, 3]);
+  } finally {
+    await sql.end();
     await proxy.close();
   }
 });
