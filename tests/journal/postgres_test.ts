@@ -14,7 +14,7 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import type { Lease } from "../../src/journal/lease.ts";
 import { closing } from "../_support/closing.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
-import { journalRecords, until } from "../_support/until.ts";
+import { until } from "../_support/until.ts";
 import { assertHostLimitShared, hostSession } from "./host_limit_shared.ts";
 
 const pg = await startPostgres();
