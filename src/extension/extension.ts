@@ -1,7 +1,7 @@
 import { errorFromWire } from "../outcome/wire_error.ts";
 import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
-import { allKeys, readOptions } from "../outcome/known_keys.ts";
+import { allKeys, isList, readOptions } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -15,6 +15,7 @@ import { callAt } from "../util/timer.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -84,15 +85,18 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     allKeys<ToolExtensionOptions>({ tools: true, lifetimeMs: true, token: true, maxRequestBytes: true }),
   );
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes <= 0) {
-    throw new BrainError("invalid_argument", `maxRequestBytes must be a positive integer, got ${maxRequestBytes}`);
+    throw new BrainError(
+      "invalid_argument",
+      `maxRequestBytes must be a positive integer, got ${shownValue(maxRequestBytes)}`,
+    );
   }
-  if (!Array.isArray(tools)) {
+  if (!isList(tools)) {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
   checkPlacedTools(tools);
   if (token !== undefined) checkToken("toolExtension's token", token);
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
-    throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
+    throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${shownValue(lifetimeMs)}`);
   }
   const placed = new Map<string, PlacedTool>();
   for (const entry of tools) {

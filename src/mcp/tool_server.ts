@@ -19,6 +19,7 @@ import { checkCallOptions } from "../session/call_arguments.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Options of `serveMcp` and `serveMcpStdio`. */
 export interface ServeMcpOptions {
@@ -157,7 +158,10 @@ export function checkServeOptions<T extends ServeMcpOptions>(options: T, also: r
   }
   if (deadlineMs !== undefined) {
     if (!(typeof deadlineMs === "number" && deadlineMs > 0)) {
-      throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
+      throw new BrainError(
+        "invalid_argument",
+        `deadlineMs must be a positive number of ms, got ${shownValue(deadlineMs)}`,
+      );
     }
     // Each call's deadline is now + deadlineMs: refused here, rather than on every call, when no call could take it.
     checkCallOptions({ timeoutMs: deadlineMs });
