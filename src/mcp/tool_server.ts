@@ -71,6 +71,8 @@ export function toolServer(session: BrainSession, options: ServeMcpOptions): Ser
       ...(deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs }),
       // A task outlives its request: only tasks/cancel cancels it.
       ...(task ? {} : { signal: extra.signal }),
+    }).catch((error) => {
+      throw refusal(error);
     });
     if (task && extra.taskStore) {
       const created = await extra.taskStore.createTask({ ttl: task.ttl });
@@ -140,6 +142,19 @@ async function settleTask(
   } catch {
     // The task was cancelled (or the connection closed) first.
   }
+}
+
+/**
+ * A call Brain refused to start, as a JSON-RPC error naming its code in `data`:
+ * input or arguments it refused are the client's invalid params.
+ */
+function refusal(error: unknown): unknown {
+  if (!(error instanceof BrainError)) return error;
+  const theirs = error.code === "invalid_input" || error.code === "invalid_argument" ||
+    error.code === "payload_too_large";
+  return new McpError(theirs ? ErrorCode.InvalidParams : ErrorCode.InternalError, error.message, {
+    code: error.code,
+  });
 }
 
 function chain(first: (() => void) | undefined, second: () => void): () => void {
