@@ -7,6 +7,7 @@ import { sameText } from "../util/same_text.ts";
 import { checkName, checkSessionId } from "../util/names.ts";
 import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
+import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
 import { Ownership } from "../journal/ownership.ts";
@@ -198,6 +199,7 @@ export class EmbeddedBackend implements BrainBackend {
       agentloop,
     }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
+    counted?: SessionCreateOptions,
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
@@ -218,7 +220,7 @@ export class EmbeddedBackend implements BrainBackend {
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: await advertisedTools(tools) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
-      await this.journal.createSession(meta);
+      await this.journal.createSession(meta, counted);
       const ownership = await this.#own(id, 0);
       return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {

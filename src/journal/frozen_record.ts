@@ -126,6 +126,8 @@ export function frozenRecord(
   at: number,
   copies?: SharedCopies,
 ): JournalRecord {
+  const literal = literalRecord(body, sessionId, sequence, at, copies);
+  if (literal !== undefined) return literal;
   const record = new PlainRecord();
   for (const key in body) {
     const value = (body as Record<string, unknown>)[key];
@@ -144,6 +146,176 @@ export function frozenRecord(
   record.at = at;
   return Object.freeze(record) as JournalRecord;
 }
+
+/**
+ * The record of a body of one of the shapes a Tool call commits, built from an
+ * object literal with the body's fields in its order, or undefined for any
+ * other body or a field that is not JSON (which {@linkcode frozenRecord} then
+ * builds, or refuses, field by field). A call's records outlive the young
+ * generation: V8 learns that of a literal's site and allocates its objects in
+ * the old one, so no scavenge copies them, as it must a constructor's.
+ */
+function literalRecord(
+  body: RecordBody,
+  sessionId: string,
+  sequence: number,
+  at: number,
+  copies: SharedCopies | undefined,
+): JournalRecord | undefined {
+  const shapes = LITERAL_SHAPES[body.kind];
+  if (shapes === undefined) return undefined;
+  for (let index = 0; index < shapes.length; index++) {
+    const { keys, build } = shapes[index];
+    if (!hasKeys(body, keys)) continue;
+    const record = build(body as unknown as Fields, copies, sessionId, sequence);
+    if (record === undefined) return undefined;
+    // Built holding an object, so V8 keeps the field a pointer to the number the commit's records share.
+    record.at = at;
+    return Object.freeze(record) as unknown as JournalRecord;
+  }
+  return undefined;
+}
+
+/** True when `body`'s enumerable keys are `keys`, in that order, and all its own. */
+function hasKeys(body: RecordBody, keys: readonly string[]): boolean {
+  let index = 0;
+  for (const key in body) if (key !== keys[index++]) return false;
+  // Inherited keys come after own ones: when the last is its own, they all are.
+  return index === keys.length && Object.hasOwn(body, keys[index - 1]);
+}
+
+type Fields = Record<string, unknown>;
+type Build = (
+  body: Fields,
+  copies: SharedCopies | undefined,
+  sessionId: string,
+  sequence: number,
+) => Fields | undefined;
+/** A body's keys in order, and the literal that builds its record. */
+interface Shape {
+  keys: readonly string[];
+  build: Build;
+}
+
+/** A field as {@linkcode frozenRecord} keeps it: a frozen copy, shared within a commit; undefined when not JSON. */
+function field(value: unknown, copies: SharedCopies | undefined): unknown {
+  return copies && typeof value === "object" && value !== null ? copies.copyOf(value) : frozenJson(value);
+}
+
+/** An outcome as {@linkcode field} keeps it; an `ok` one copied into a literal, for the reason records are. */
+function outcomeField(value: unknown, copies: SharedCopies | undefined): unknown {
+  return copies && typeof value === "object" && value !== null
+    ? copies.copyOf(value, copiedOutcome)
+    : copiedOutcome(value);
+}
+
+function copiedOutcome(value: unknown): unknown {
+  if (typeof value === "object" && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    if (hasKeys(value as RecordBody, OK_KEYS)) {
+      const status = (value as Fields).status, inner = frozenJson((value as Fields).value);
+      if (typeof status === "string" && inner !== undefined) return Object.freeze({ status, value: inner });
+    }
+  }
+  return frozenJson(value);
+}
+
+const OK_KEYS = ["status", "value"];
+
+/** The literal shapes by kind: the bodies Brain's calls commit, each with its own literal site. */
+const LITERAL_SHAPES: Partial<Record<string, readonly Shape[]>> = {
+  tool_call_started: [
+    {
+      keys: ["kind", "tool", "input", "activation"],
+      build: (b, c, sessionId, sequence) => {
+        const tool = field(b.tool, c), input = field(b.input, c), activation = field(b.activation, c);
+        if (tool === undefined || input === undefined || activation === undefined) return undefined;
+        return {
+          kind: b.kind,
+          tool,
+          input,
+          activation,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
+    {
+      keys: ["kind", "tool", "input", "deadline", "activation"],
+      build: (b, c, sessionId, sequence) => {
+        const tool = field(b.tool, c), input = field(b.input, c), deadline = field(b.deadline, c);
+        const activation = field(b.activation, c);
+        if (tool === undefined || input === undefined || deadline === undefined || activation === undefined) return;
+        return {
+          kind: b.kind,
+          tool,
+          input,
+          deadline,
+          activation,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
+  ],
+  tool_event: [
+    {
+      keys: ["kind", "call", "event", "data"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), event = field(b.event, c), data = field(b.data, c);
+        if (call === undefined || event === undefined || data === undefined) return undefined;
+        return {
+          kind: b.kind,
+          call,
+          event,
+          data,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
+  ],
+  tool_result: [
+    {
+      keys: ["kind", "call", "outcome"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), outcome = outcomeField(b.outcome, c);
+        if (call === undefined || outcome === undefined) return undefined;
+        return { kind: b.kind, call, outcome, sessionId, sequence, at: POINTER_FIELD };
+      },
+    },
+  ],
+  tool_returned: [
+    {
+      keys: ["kind", "call"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c);
+        if (call === undefined) return undefined;
+        return { kind: b.kind, call, sessionId, sequence, at: POINTER_FIELD };
+      },
+    },
+  ],
+  tool_call_finished: [
+    {
+      keys: ["kind", "call", "cause", "outcome"],
+      build: (b, c, sessionId, sequence) => {
+        const call = field(b.call, c), cause = field(b.cause, c), outcome = outcomeField(b.outcome, c);
+        if (call === undefined || cause === undefined || outcome === undefined) return undefined;
+        return {
+          kind: b.kind,
+          call,
+          cause,
+          outcome,
+          sessionId,
+          sequence,
+          at: POINTER_FIELD,
+        };
+      },
+    },
+  ],
+};
 
 /**
  * Builds records: a constructor rather than `{}`, so V8 keeps a record's fields
@@ -166,10 +338,10 @@ class SharedCopies {
   #copies: unknown[] = [];
   #count = 0;
 
-  /** The copy of `value` the commit already made, or a new one it remembers. */
-  copyOf(value: object): unknown {
+  /** The copy of `value` the commit already made, or a new one (by `copy`) it remembers. */
+  copyOf(value: object, copy: (value: object) => unknown = frozenJson): unknown {
     for (let index = 0; index < this.#count; index++) if (this.#originals[index] === value) return this.#copies[index];
-    const copied = frozenJson(value);
+    const copied = copy(value);
     if (copied !== undefined && this.#count < SHARED_MAX) {
       this.#originals[this.#count] = value;
       this.#copies[this.#count++] = copied;

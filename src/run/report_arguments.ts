@@ -16,6 +16,9 @@ export function refusedEvent(event: unknown, data: unknown): BrainError | undefi
   return nonJson === undefined ? undefined : new BrainError("invalid_argument", `event data is not JSON: ${nonJson}`);
 }
 
+/** The kind last accepted: a Tool emits few kinds many times, and each emit's kind is checked (embedded, twice). */
+let acceptedKind: string | symbol = Symbol("no kind yet");
+
 /**
  * The reason an event kind is refused, or undefined: a kind is an identifier,
  * 1 to {@linkcode MAX_NAME_LENGTH} characters of well-formed Unicode with no
@@ -23,10 +26,14 @@ export function refusedEvent(event: unknown, data: unknown): BrainError | undefi
  * (a Component guest's kind is decoded from its memory).
  */
 export function refusedEventKind(event: unknown): BrainError | undefined {
+  if (event === acceptedKind) return undefined;
   if (
     typeof event === "string" && event.length > 0 && event.length <= MAX_NAME_LENGTH && event.isWellFormed() &&
     !/[\p{Cc}\uFFFD]/u.test(event)
-  ) return undefined;
+  ) {
+    acceptedKind = event;
+    return undefined;
+  }
   return new BrainError(
     "invalid_argument",
     `an event kind must be 1 to ${MAX_NAME_LENGTH} characters of UTF-8 text without control characters`,

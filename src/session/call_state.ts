@@ -11,7 +11,7 @@ import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
 import { refusedEventKind } from "../run/report_arguments.ts";
 import type { Activation } from "./activation.ts";
-import type { ModelRequest, ModelResult } from "../model/types.ts";
+import type { ModelRequest, ModelResult, NormalizedModelRequest } from "../model/types.ts";
 import { normalizeModelRequest } from "../model/request.ts";
 import type { ModelCaller } from "./model_call.ts";
 import type { ToolCallTrace } from "../telemetry/tool_call_trace.ts";
@@ -199,8 +199,9 @@ export class CallState implements CallSink {
    * request is `invalid_argument` whatever the call's state, as a remote host checks it before it is sent.
    */
   model(request: ModelRequest): Promise<ModelResult> {
+    let normalized: NormalizedModelRequest;
     try {
-      normalizeModelRequest(request);
+      normalized = normalizeModelRequest(request);
     } catch (error) {
       return Promise.reject(error);
     }
@@ -210,7 +211,7 @@ export class CallState implements CallSink {
     if (!this.#models) {
       return Promise.reject(new BrainError("model_unavailable", `session ${this.#sessionId} has no model`));
     }
-    return this.#models.call(request, {
+    return this.#models.call(normalized, {
       origin: { kind: "tool", tool: this.#tool, call: this.call },
       activation: this.#activation,
       signal: this.signal,

@@ -1,6 +1,6 @@
 import type { Journal } from "../journal/journal.ts";
 import type { ConversationRequest, JournalRecord, RecordBody } from "../journal/records.ts";
-import { checkModelResult, normalizeModelRequest } from "../model/request.ts";
+import { checkModelResult } from "../model/request.ts";
 import { isInstance } from "../outcome/known_keys.ts";
 import { errorText } from "../util/error_text.ts";
 import type { ModelCallOrigin, ModelResult, NormalizedModelRequest, SessionModel } from "../model/types.ts";
@@ -53,19 +53,14 @@ export class ModelCaller {
   }
 
   /**
-   * Calls the model once, never retrying, and resolves with the response and the
-   * sequence of its `model_call_started` record. An interrupted call ends
-   * `unknown` and rejects with the signal's reason.
+   * Calls the model once with a request `normalizeModelRequest` checked, never
+   * retrying, and resolves with the response and the sequence of its
+   * `model_call_started` record. An interrupted call ends `unknown` and rejects
+   * with the signal's reason.
    */
-  call(request: unknown, scope: ModelCallScope): Promise<{ call: number; result: ModelResult }> {
+  call(request: NormalizedModelRequest, scope: ModelCallScope): Promise<{ call: number; result: ModelResult }> {
     if (scope.signal.aborted) return Promise.reject(scope.signal.reason);
-    let normalized: NormalizedModelRequest;
-    try {
-      normalized = normalizeModelRequest(request);
-    } catch (error) {
-      return Promise.reject(error);
-    }
-    return this.#call(normalized, { request: normalized }, undefined, scope);
+    return this.#call(request, { request }, undefined, scope);
   }
 
   /**

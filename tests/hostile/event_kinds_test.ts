@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, tool } from "../../mod.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { refusedEventKind } from "../../src/run/report_arguments.ts";
 
 const OPERATOR = "operator-secret";
 const kinds: [string, unknown][] = [
@@ -49,4 +50,12 @@ Deno.test("hostile event kinds: control characters, lone surrogates, U+FFFD and 
   await using server = await servedBrain({ serverToken: OPERATOR, pingIntervalMs: 60_000 });
   await using client = new Brain({ url: server.url, token: "kinds-token", serverToken: OPERATOR, host: "app" });
   assert.deepEqual(await emitted(client), expected, "remote");
+});
+
+Deno.test("hostile event kinds stay refused right after a good kind, and before any", () => {
+  for (const [name, kind] of kinds) {
+    assert.ok(refusedEventKind(kind) instanceof BrainError, name);
+    assert.equal(refusedEventKind("progress"), undefined);
+    assert.ok(refusedEventKind(kind) instanceof BrainError, `${name}, after a good kind`);
+  }
 });

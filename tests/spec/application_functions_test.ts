@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { BrainError, hostEnv, type JsonValue, ok, tool } from "../../mod.ts";
 import { specTest } from "./_brains.ts";
+import { lookup as exampleLookup } from "../../examples/lookup.ts";
 
 const isCode = (code: string) => (error: unknown) => error instanceof BrainError && error.code === code;
 
@@ -204,3 +205,28 @@ Deno.test("a descriptor function that throws is invalid_tool when the Tool is pl
   assert.throws(() => fetchIssue({ repository: "brain" }), isCode("invalid_tool"));
   assert.equal(fetchIssue({ repository: "aexhq/brain" }).implementation?.kind, "descriptor");
 });
+
+specTest(
+  "the spec's lookup example: an event before the result, then the found record or null, each call's records dense",
+  async (brain) => {
+    const session = await brain.sessions.create({ tools: [exampleLookup({ prefix: "customer:" })] });
+    const found = await session.call("lookup", { id: "7" });
+    const missing = await session.call("lookup", { id: "8" });
+    assert.deepEqual([found.outcome, missing.outcome], [ok({ value: "Ada Lovelace" }), ok(null)]);
+    const bodies = (await session.read()).map(({ sessionId, at: _at, ...body }) => {
+      assert.equal(sessionId, session.id);
+      return "activation" in body ? { ...body, activation: "any" } : body;
+    });
+    assert.deepEqual(bodies, [
+      { kind: "tool_call_started", tool: "lookup", input: { id: "7" }, activation: "any", sequence: 1 },
+      { kind: "tool_event", call: 1, event: "lookup_started", data: { id: "7" }, sequence: 2 },
+      { kind: "tool_result", call: 1, outcome: ok({ value: "Ada Lovelace" }), sequence: 3 },
+      { kind: "tool_call_finished", call: 1, cause: "finish", outcome: ok({ value: "Ada Lovelace" }), sequence: 4 },
+      { kind: "tool_call_started", tool: "lookup", input: { id: "8" }, activation: "any", sequence: 5 },
+      { kind: "tool_event", call: 5, event: "lookup_started", data: { id: "8" }, sequence: 6 },
+      { kind: "tool_result", call: 5, outcome: ok(null), sequence: 7 },
+      { kind: "tool_call_finished", call: 5, cause: "finish", outcome: ok(null), sequence: 8 },
+    ]);
+    assert.deepEqual([found.call, found.sequence, missing.call, missing.sequence], [1, 4, 5, 8]);
+  },
+);

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
+import { brainEnv, BrainError, type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
 import type { Implementation } from "../../src/env/mod.ts";
 import { specTest } from "./_brains.ts";
 
@@ -62,3 +62,19 @@ specTest(
     assert.deepEqual(await brain.sessions.list(), []);
   },
 );
+
+Deno.test("there is no universal needs declaration: a Tool or an Environment that declares one is refused", () => {
+  const base = { name: "t", description: "Needs something.", input: z.object({}), run: () => undefined };
+  assert.throws(
+    () => tool({ ...base, needs: ["npm:left-pad"] } as never),
+    (error) => error instanceof BrainError && error.code === "invalid_tool" && /needs/.test(error.message),
+  );
+  for (
+    const declare of [
+      () => hostEnv({ name: "app", needs: ["x"] } as never),
+      () => brainEnv({ name: "r", needs: ["x"] } as never),
+    ]
+  ) {
+    assert.throws(declare, (error) => error instanceof BrainError && error.code === "invalid_argument");
+  }
+});

@@ -184,3 +184,20 @@ specTest(
     assert.deepEqual(started, [["echo", { status: "ok", value: 1 }], ["echo", { status: "ok", value: 2 }]]);
   },
 );
+
+Deno.test("schema export happens when the Tool is declared: async checks are exported as their types, and declaring or placing runs none", () => {
+  let checks = 0;
+  const declared = tool({
+    name: "checked",
+    description: "Checks asynchronously.",
+    input: z.object({ id: z.string().refine(async () => (checks++, await true)) }),
+    output: z.string().refine(async () => (checks++, await true)),
+    run: (_input, ctx) => ctx.finish("x"),
+  });
+  assert.deepEqual(
+    [declared.inputSchema.properties, declared.inputSchema.required, declared.outputSchema?.type],
+    [{ id: { type: "string" } }, ["id"], "string"],
+  );
+  assert.deepEqual(declared().advertised.inputSchema, declared.inputSchema);
+  assert.equal(checks, 0, "declaring and placing ran no check");
+});
