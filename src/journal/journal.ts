@@ -1,6 +1,7 @@
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import type { SessionCreateOptions } from "./host_sessions.ts";
 
 /** Options for reading a session's records. */
 export interface ReadOptions {
@@ -75,8 +76,11 @@ export interface Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]>;
   /** Yields committed records from `from` on, then each new one as it commits. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord>;
-  /** Stores a new session; fails with `session_exists` if the id is taken. */
-  createSession(meta: SessionMeta): Promise<void>;
+  /**
+   * Stores a new session; fails with `session_exists` if the id is taken, and
+   * `limit_exceeded` past `options.maxHostSessions` sessions of its host.
+   */
+  createSession(meta: SessionMeta, options?: SessionCreateOptions): Promise<void>;
   /** Replaces a session's metadata; fails with `session_not_found`. */
   updateSession(meta: SessionMeta): Promise<void>;
   /** The session's metadata, or `undefined`. */

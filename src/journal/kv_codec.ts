@@ -44,6 +44,10 @@ export const keys = {
    */
   doomed: (id: string, epoch: string): Deno.KvKey => ["doomed", id, epoch],
   doomedAll: (): Deno.KvKey => ["doomed"],
+  /** How many sessions name host `host`; kept by every create and delete once {@linkcode keys.hostsCounted} is set. */
+  hostSessions: (host: string): Deno.KvKey => ["host_sessions", host],
+  /** Set once every host's sessions were counted into its key: from then on creates and deletes keep the counts. */
+  hostsCounted: (): Deno.KvKey => ["hosts_counted"],
 };
 
 /** What the fence key holds. */

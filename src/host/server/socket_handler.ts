@@ -326,8 +326,7 @@ export class HostSocketHandler {
     const tools = await this.#placed(frame.handle, frame.tools, frame.uploads);
     this.#host.checkHandleRoom();
     const session = await this.#host.createSession(
-      this.#journal,
-      () => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration),
+      (counted) => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration, counted),
     );
     if (this.#host.handles.has(frame.handle)) {
       await session.end();
@@ -413,7 +412,6 @@ export class HostSocketHandler {
     const ids = [...this.#host.handles].filter(([, open]) => open.id === session).map(([id]) => id);
     await Promise.allSettled(ids.map(this.#endHandle));
     await this.#backend.delete(session);
-    this.#host.sessionDeleted();
     return null;
   }
 
