@@ -30,6 +30,7 @@ import { advertisedTools } from "./advertised_tools.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -146,7 +147,7 @@ export class EmbeddedBackend implements BrainBackend {
     if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0 || this.#leaseMs > MAX_LEASE_MS) {
       throw new BrainError(
         "invalid_argument",
-        `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${options.leaseMs}`,
+        `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${shownValue(options.leaseMs)}`,
       );
     }
     this.#resources = new Resources(
@@ -545,7 +546,7 @@ function checkJournal(journal: unknown): Journal {
 
 function positiveLimit(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
+    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${shownValue(value)}`);
   }
   return value;
 }

@@ -39,6 +39,7 @@ import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
@@ -139,15 +140,21 @@ export class PostgresJournal implements Journal {
       allKeys<PostgresJournalOptions>({ maxConnections: true, schema: true, idleTransactionMs: true }),
     );
     if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) {
-      throw new BrainError("invalid_argument", `maxConnections must be a positive integer, got ${maxConnections}`);
+      throw new BrainError(
+        "invalid_argument",
+        `maxConnections must be a positive integer, got ${shownValue(maxConnections)}`,
+      );
     }
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-      throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
+    if (typeof schema !== "string" || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a schema name is lower-case letters, digits and _, got ${shownValue(schema)}`,
+      );
     }
     if (!Number.isSafeInteger(idleTransactionMs) || idleTransactionMs <= 0) {
       throw new BrainError(
         "invalid_argument",
-        `idleTransactionMs must be a positive integer, got ${idleTransactionMs}`,
+        `idleTransactionMs must be a positive integer, got ${shownValue(idleTransactionMs)}`,
       );
     }
     const sockets = new JournalSockets();

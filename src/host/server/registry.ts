@@ -1,3 +1,4 @@
+import { readRecord } from "../../outcome/known_keys.ts";
 import type { Journal } from "../../journal/journal.ts";
 import type { SessionCreateOptions } from "../../journal/host_sessions.ts";
 import { BrainError } from "../../outcome/errors.ts";
@@ -397,9 +398,9 @@ export class HostRegistry {
   constructor(journal: Journal, admission: HostAdmission, limits: ServerLimits) {
     this.#journal = journal;
     this.#limits = limits;
-    const { serverToken, hostTokens = {} } = admission;
+    const { serverToken, hostTokens } = admission;
     if (serverToken !== undefined) this.#serverTokenHash = hashToken(checkToken("serverToken", serverToken));
-    for (const [id, token] of Object.entries(hostTokens)) {
+    for (const [id, token] of Object.entries(hostTokens === undefined ? {} : readRecord("hostTokens", hostTokens))) {
       checkName("a host id in hostTokens", id);
       checkToken(`hostTokens.${id}`, token);
       this.#configured.set(id, token.startsWith("sha-256:") ? Promise.resolve(token) : hashToken(token));
