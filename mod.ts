@@ -44,6 +44,7 @@ export type { Journal, ReadOptions, SubscribeOptions } from "./src/journal/journ
 export type * from "./src/journal/records.ts";
 export type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./src/journal/lease.ts";
 export type { NodeBeat } from "./src/journal/nodes.ts";
+export type { SessionCreateOptions } from "./src/journal/host_sessions.ts";
 export { formatRecord } from "./src/journal/format.ts";
 export type { CallSink, Invocation, PublishedResult } from "./src/contract/call.ts";
 export type {

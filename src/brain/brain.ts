@@ -8,6 +8,7 @@ import type { HostCredentials } from "../embedded/host_token.ts";
 import { checkAgentloopOptions } from "../agentloop/agentloop.ts";
 import { promised } from "../util/promised.ts";
 import { isPostgresUrl } from "../journal/postgres_url.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 export type { CreateSessionOptions, GetSessionOptions, Sessions } from "../embedded/backend.ts";
 export type { BrainOptions } from "../embedded/embedded.ts";
@@ -200,7 +201,7 @@ function checkGetOptions(options: GetSessionOptions): GetSessionOptions {
   const read = readSessionOptions(options, GET_OPTIONS);
   const { waitMs } = read;
   if (waitMs !== undefined && !(typeof waitMs === "number" && waitMs >= 0)) {
-    throw new BrainError("invalid_argument", `waitMs must be a number of milliseconds, got ${waitMs}`);
+    throw new BrainError("invalid_argument", `waitMs must be a number of milliseconds, got ${shownValue(waitMs)}`);
   }
   return read;
 }

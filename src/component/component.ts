@@ -12,6 +12,7 @@ import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
 import { WASI_INTERFACES } from "./wasi/interfaces.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
 
@@ -69,7 +70,10 @@ export class Component implements Implementation {
     }
     for (const [name, value] of [["maxBytes", maxBytes], ["fetchTimeoutMs", fetchTimeoutMs]] as const) {
       if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-        throw new BrainError("invalid_argument", `component() option ${name} must be a positive integer, got ${value}`);
+        throw new BrainError(
+          "invalid_argument",
+          `component() option ${name} must be a positive integer, got ${shownValue(value)}`,
+        );
       }
     }
     this.url = url;

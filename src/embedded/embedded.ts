@@ -7,6 +7,7 @@ import { sameText } from "../util/same_text.ts";
 import { checkName, checkSessionId } from "../util/names.ts";
 import { removeSessionWorkspaces } from "../session/workspaces.ts";
 import type { Journal } from "../journal/journal.ts";
+import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
 import { Ownership } from "../journal/ownership.ts";
@@ -29,6 +30,7 @@ import { advertisedTools } from "./advertised_tools.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
@@ -145,7 +147,7 @@ export class EmbeddedBackend implements BrainBackend {
     if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0 || this.#leaseMs > MAX_LEASE_MS) {
       throw new BrainError(
         "invalid_argument",
-        `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${options.leaseMs}`,
+        `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${shownValue(options.leaseMs)}`,
       );
     }
     this.#resources = new Resources(
@@ -197,6 +199,7 @@ export class EmbeddedBackend implements BrainBackend {
       agentloop,
     }: CreateSessionOptions = {},
     authenticated?: HostRegistration,
+    counted?: SessionCreateOptions,
   ): Promise<Session> {
     this.#assertOpen();
     const model = this.#model(chosen);
@@ -217,7 +220,7 @@ export class EmbeddedBackend implements BrainBackend {
       const meta: SessionMeta = { id, createdAt: Date.now(), tools: await advertisedTools(tools) };
       if (registered) meta.host = registered;
       if (model) meta.model = modelNames(model);
-      await this.journal.createSession(meta);
+      await this.journal.createSession(meta, counted);
       const ownership = await this.#own(id, 0);
       return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {
@@ -358,12 +361,21 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
-  /** Gives a session's lease up once no handle of this Brain writes to it. */
-  async #releaseIfIdle(id: string): Promise<void> {
+  /**
+   * Gives a session's lease up once no handle of this Brain writes to it,
+   * ending first the calls still open: no handle here runs them (their ends
+   * failed to commit, or an intent landed though its commit failed), and a
+   * Brain that closes ends them itself. True when some may still be open.
+   */
+  async #releaseIfIdle(id: string): Promise<boolean> {
     const owned = this.#owned.get(id);
-    if (!owned || this.#writes(id)) return;
+    if (!owned || this.#writes(id)) return true;
     this.#owned.delete(id);
-    await (await owned.catch(() => undefined))?.release();
+    const ownership = await owned.catch(() => undefined);
+    if (!ownership) return true;
+    const ended = await endOrphanedCalls(ownership.journal, id).then(() => true, () => false);
+    await ownership.release();
+    return !ended;
   }
 
   async delete(id: string): Promise<void> {
@@ -461,8 +473,7 @@ export class EmbeddedBackend implements BrainBackend {
         if (handles?.size === 0) this.#live.delete(session.id);
         ended.abort();
         await release(placed);
-        await this.#releaseIfIdle(session.id);
-        this.#endLeftOpen(session.id);
+        if (await this.#releaseIfIdle(session.id)) this.#endLeftOpen(session.id);
       },
     });
     const handles = this.#live.get(meta.id) ?? this.#live.set(meta.id, new Set()).get(meta.id)!;
@@ -535,7 +546,7 @@ function checkJournal(journal: unknown): Journal {
 
 function positiveLimit(name: string, value: unknown): number {
   if (typeof value !== "number" || !Number.isSafeInteger(value) || value <= 0) {
-    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${String(value)}`);
+    throw new BrainError("invalid_argument", `${name} must be a positive integer, got ${shownValue(value)}`);
   }
   return value;
 }

@@ -1,5 +1,6 @@
 import type { BrainResources, ComponentSettings } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 const NUMBERS = ["memoryMb", "maxSandboxes", "maxQueuedCalls", "warm"] as const;
 
@@ -8,7 +9,10 @@ export function checkComponentSettings(settings: ComponentSettings): Readonly<Co
   for (const name of NUMBERS) {
     const value = settings[name];
     if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-      throw new BrainError("invalid_argument", `components.${name} must be a positive integer, got ${value}`);
+      throw new BrainError(
+        "invalid_argument",
+        `components.${name} must be a positive integer, got ${shownValue(value)}`,
+      );
     }
   }
   if (settings.cacheDir !== undefined && (typeof settings.cacheDir !== "string" || settings.cacheDir === "")) {

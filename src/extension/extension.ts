@@ -1,7 +1,7 @@
 import { errorFromWire } from "../outcome/wire_error.ts";
 import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
-import { allKeys, readOptions } from "../outcome/known_keys.ts";
+import { allKeys, isList, readOptions } from "../outcome/known_keys.ts";
 import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
@@ -15,6 +15,8 @@ import { callAt } from "../util/timer.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
+import { shownValue } from "../util/shown_value.ts";
+import { checkSessionId } from "../util/names.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -84,15 +86,18 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     allKeys<ToolExtensionOptions>({ tools: true, lifetimeMs: true, token: true, maxRequestBytes: true }),
   );
   if (!Number.isSafeInteger(maxRequestBytes) || maxRequestBytes <= 0) {
-    throw new BrainError("invalid_argument", `maxRequestBytes must be a positive integer, got ${maxRequestBytes}`);
+    throw new BrainError(
+      "invalid_argument",
+      `maxRequestBytes must be a positive integer, got ${shownValue(maxRequestBytes)}`,
+    );
   }
-  if (!Array.isArray(tools)) {
+  if (!isList(tools)) {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
   checkPlacedTools(tools);
   if (token !== undefined) checkToken("toolExtension's token", token);
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
-    throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${lifetimeMs}`);
+    throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${shownValue(lifetimeMs)}`);
   }
   const placed = new Map<string, PlacedTool>();
   for (const entry of tools) {
@@ -131,9 +136,11 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     if (ran.has(key)) return c.json(problem("call_finished", `call ${key} already ran here`), 409);
     const lifetimeEnd = Date.now() + lifetimeMs;
     const byDeadline = invocation.deadline !== undefined && invocation.deadline <= lifetimeEnd;
-    const call = new RequestCall(byDeadline ? invocation.deadline! : lifetimeEnd, byDeadline, () => live.delete(key));
+    const call = new RequestCall(byDeadline, () => live.delete(key));
     live.set(key, call);
     ran.add(key);
+    // Only once the call is registered: a deadline that has passed ends it at once, and its end unregisters it.
+    call.endAt(byDeadline ? invocation.deadline! : lifetimeEnd);
     runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
     return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
   });
@@ -141,7 +148,9 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   app.post("/calls/acks", async (c) => {
     const body = await boundedJson(c.req.raw, maxRequestBytes, lifetimeMs);
     const ack = typeof body === "object" && body !== null ? body as ExtensionAck | ExtensionEnded : undefined;
-    const call = ack && live.get(callKey(ack.sessionId, ack.call));
+    const call = ack && typeof ack.sessionId === "string" && isSequence(ack.call)
+      ? live.get(callKey(ack.sessionId, ack.call))
+      : undefined;
     if (ack && "ended" in ack) {
       if (!call || !ENDED_CAUSES.includes(ack.ended)) {
         return c.json(problem("call_finished", "no open call matches this notice"), 404);
@@ -170,18 +179,22 @@ class RequestCall implements CallSink {
   #next = 1;
   #closed = false;
   #finished: Finished | undefined;
-  #cancelTimer: () => void;
+  #cancelTimer = () => {};
   #byDeadline: boolean;
   #onClose: () => void;
 
-  /** `bound` ends the request; `byDeadline` says it is the call's own deadline rather than the lifetime. */
-  constructor(bound: number, byDeadline: boolean, onClose: () => void) {
+  /** `byDeadline` says the bound {@linkcode endAt} is given is the call's own deadline rather than the lifetime. */
+  constructor(byDeadline: boolean, onClose: () => void) {
     this.#byDeadline = byDeadline;
     this.#onClose = onClose;
     this.body = new ReadableStream({
       start: (controller) => void (this.#stream = controller),
       cancel: () => this.close(),
     });
+  }
+
+  /** Ends the request at `bound` (ms since the epoch), at once when it has passed. */
+  endAt(bound: number): void {
     // callAt: a bound further away than setTimeout can wait would otherwise fire at once.
     this.#cancelTimer = callAt(bound, () => this.#expire());
   }
@@ -302,7 +315,7 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 function parseInvocation(body: unknown): Invocation | undefined {
   if (typeof body !== "object" || body === null) return undefined;
   const { sessionId, sequence, tool, input, deadline } = body as Record<string, unknown>;
-  if (typeof sessionId !== "string" || !Number.isSafeInteger(sequence) || typeof tool !== "string") return undefined;
+  if (!isSessionId(sessionId) || !isSequence(sequence) || typeof tool !== "string") return undefined;
   if (deadline !== undefined && deadline !== null && !Number.isFinite(deadline)) return undefined;
   if (findNonJson(input) !== undefined) return undefined;
   return {
@@ -356,6 +369,14 @@ function isAck(ack: ExtensionAck | undefined): ack is ExtensionAck {
   const { code, message, details } = error as Record<string, unknown>;
   return typeof code === "string" && typeof message === "string" &&
     (details === undefined || findNonJson(details) === undefined);
+}
+
+function isSessionId(value: unknown): value is string {
+  try {
+    return checkSessionId(value) === value;
+  } catch {
+    return false;
+  }
 }
 
 function isSequence(value: unknown): value is number {

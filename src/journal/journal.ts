@@ -1,6 +1,7 @@
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 import type { NodeBeat } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import type { SessionCreateOptions } from "./host_sessions.ts";
 
 /** Options for reading a session's records. */
 export interface ReadOptions {
@@ -51,9 +52,10 @@ export interface Journal {
   /** The session's live lease as stored (owner, token, expiry), or `undefined` while no one holds one. */
   holder(sessionId: string): Promise<StoredLease | undefined>;
   /**
-   * Ids of sessions (up to 100) whose owner's lease lapsed without a release,
-   * because the owner died or stopped, while calls are still open: the calls a
-   * new owner ends `unknown`.
+   * Ids of sessions (up to 100) with calls still open whose owner's lease lapsed
+   * (the owner died or stopped) or was released with them open (the owner could
+   * not commit their ends, or an intent it was not told of landed): the calls a
+   * new owner ends `unknown`. A session never leased is no one's to recover.
    */
   stranded(): Promise<string[]>;
   /**
@@ -75,8 +77,11 @@ export interface Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]>;
   /** Yields committed records from `from` on, then each new one as it commits. */
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord>;
-  /** Stores a new session; fails with `session_exists` if the id is taken. */
-  createSession(meta: SessionMeta): Promise<void>;
+  /**
+   * Stores a new session; fails with `session_exists` if the id is taken, and
+   * `limit_exceeded` past `options.maxHostSessions` sessions of its host.
+   */
+  createSession(meta: SessionMeta, options?: SessionCreateOptions): Promise<void>;
   /** Replaces a session's metadata; fails with `session_not_found`. */
   updateSession(meta: SessionMeta): Promise<void>;
   /** The session's metadata, or `undefined`. */

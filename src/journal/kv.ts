@@ -38,6 +38,8 @@ import { watchKey } from "./kv_watch.ts";
 import { WakeFile } from "./kv_wake_file.ts";
 import { commitKvRenewals, KV_RENEWALS_PER_COMMIT } from "./kv_renewals.ts";
 import { RenewalBatches } from "./renewal_batches.ts";
+import { countHostSessions } from "./kv_host_sessions.ts";
+import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
@@ -560,19 +562,21 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released while calls are open. */
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
       const now = Date.now();
       const ids: string[] = [];
-      for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
-        const { expiresAt } = entry.value;
-        if (expiresAt === 0 || expiresAt > now) continue;
-        const id = entry.key[1] as string;
-        const head = await this.#kv.get<Head>(keys.head(id));
-        if (head.value === null) continue;
-        const open = this.#kv.list({ prefix: keys.openCalls(id, head.value.epoch) }, { limit: 1 });
-        for await (const _call of open) ids.push(id);
+      // Driven by the open calls, which are few: released sessions are many.
+      let last: string | undefined;
+      for await (const entry of this.#kv.list({ prefix: keys.allOpenCalls() })) {
+        const [, id, epoch] = entry.key as [string, string, string];
+        if (id === last) continue;
+        last = id;
+        const [head, lease] = await this.#kv.getMany<[Head, { expiresAt: number }]>([keys.head(id), keys.lease(id)]);
+        // Calls of a deleted incarnation, not purged yet, or a session never leased: no one's to recover.
+        if (head.value?.epoch !== epoch || lease.value === null || lease.value.expiresAt > now) continue;
+        ids.push(id);
         if (ids.length >= STRANDED_MAX) break;
       }
       return ids;
@@ -702,21 +706,37 @@ export class KvJournal implements Journal {
     return { next: watch.next, closed: () => this.#notifier.closed, close: release };
   }
 
-  /** Stores a new session with an empty head. */
-  createSession(given: SessionMeta): Promise<void> {
+  /** Stores a new session with an empty head, counted under its host in the same commit. */
+  createSession(given: SessionMeta, options?: SessionCreateOptions): Promise<void> {
     return this.#guard(async () => {
       const meta = checkedMeta(given);
+      const max = maxHostSessions(options);
+      const host = hostOf(meta);
       const head: Head = { sequence: 0, epoch: newEpoch() };
       const encoded = encodeMeta(meta);
-      const result = await commitAtomic(
-        this.#kv,
-        (op) =>
+      if (host !== undefined) await countHostSessions(this.#kv);
+      for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+        const count = host === undefined ? undefined : await this.#kv.get<number>(keys.hostSessions(host));
+        const counted = count?.value ?? 0;
+        if (host !== undefined && max !== undefined && counted >= max) throw hostLimitError(host, max);
+        const result = await commitAtomic(this.#kv, (op) => {
           op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
             .set(keys.session(meta.id), encoded)
-            .set(keys.head(meta.id), head),
-      );
-      if (!result.ok) throw new BrainError("session_exists", `session ${meta.id} already exists`);
-      this.#heads.set(meta.id, { ...head, versionstamp: result.versionstamp, open: new Set(), openKnownAfter: 0 });
+            .set(keys.head(meta.id), head);
+          if (count) op.check(count).set(count.key, counted + 1);
+        });
+        if (result.ok) {
+          this.#heads.set(meta.id, { ...head, versionstamp: result.versionstamp, open: new Set(), openKnownAfter: 0 });
+          return;
+        }
+        const taken = await this.#kv.getMany([keys.session(meta.id), keys.head(meta.id)]);
+        if (!count || taken.some((entry) => entry.versionstamp !== null)) {
+          throw new BrainError("session_exists", `session ${meta.id} already exists`);
+        }
+        // Another session of the host was created or deleted meanwhile: counted again.
+        await backoff(attempt);
+      }
+      throw new BrainError("journal_conflict", `session ${meta.id}: its host's sessions kept changing`);
     });
   }
 
@@ -768,15 +788,17 @@ export class KvJournal implements Journal {
     return this.#guard(async () => {
       checkSessionId(id);
       for (let attempt = 0;; attempt++) {
-        const head = await this.#kv.get<Head>(keys.head(id));
+        const [head, session] = await this.#kv.getMany<[Head, Uint8Array]>([keys.head(id), keys.session(id)]);
         if (head.value === null) return;
         const { epoch } = head.value;
-        const result = await commitAtomic(
-          this.#kv,
-          (op) =>
-            op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
-              .set(keys.doomed(id, epoch), true),
-        );
+        const host = session.value === null ? undefined : hostOf(decodeJson<SessionMeta>(session.value));
+        if (host !== undefined) await countHostSessions(this.#kv);
+        const count = host === undefined ? undefined : await this.#kv.get<number>(keys.hostSessions(host));
+        const result = await commitAtomic(this.#kv, (op) => {
+          op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
+            .set(keys.doomed(id, epoch), true);
+          if (count?.value) op.check(count).set(count.key, count.value - 1);
+        });
         if (result.ok) {
           this.#heads.delete(id);
           this.#notifier.notify(id);

@@ -23,6 +23,7 @@ export const keys = {
   records: (id: string, epoch: string): Deno.KvKey => ["record", id, epoch],
   record: (id: string, epoch: string, sequence: number): Deno.KvKey => ["record", id, epoch, sequence],
   openCalls: (id: string, epoch: string): Deno.KvKey => ["open", id, epoch],
+  allOpenCalls: (): Deno.KvKey => ["open"],
   openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["open", id, epoch, call],
   chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
   chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],
@@ -44,6 +45,10 @@ export const keys = {
    */
   doomed: (id: string, epoch: string): Deno.KvKey => ["doomed", id, epoch],
   doomedAll: (): Deno.KvKey => ["doomed"],
+  /** How many sessions name host `host`; kept by every create and delete once {@linkcode keys.hostsCounted} is set. */
+  hostSessions: (host: string): Deno.KvKey => ["host_sessions", host],
+  /** Set once every host's sessions were counted into its key: from then on creates and deletes keep the counts. */
+  hostsCounted: (): Deno.KvKey => ["hosts_counted"],
 };
 
 /** What the fence key holds. */

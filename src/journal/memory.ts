@@ -22,6 +22,7 @@ import {
 import { CommitNotifier } from "./notifier.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 
 interface StoredSession {
   meta: SessionMeta;
@@ -46,6 +47,8 @@ interface StoredSession {
  */
 export class MemoryJournal implements Journal {
   #sessions = new Map<string, StoredSession>();
+  /** Sessions per host id their metadata names. */
+  #hostSessions = new Map<string, number>();
   #notifier = new CommitNotifier();
   #nodes = new Map<string, NodeBeat>();
   /** The last fencing token issued: journal-wide, so a re-created session never reissues an old incarnation's. */
@@ -152,13 +155,13 @@ export class MemoryJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released while calls are open. */
   stranded(): Promise<string[]> {
     return promised(() => {
       this.#open();
       const now = Date.now();
       return [...this.#sessions.entries()]
-        .filter(([, { lease, open }]) => lease && lease.expiresAt > 0 && lease.expiresAt <= now && open.size > 0)
+        .filter(([, { lease, open }]) => lease && lease.expiresAt <= now && open.size > 0)
         .slice(0, STRANDED_MAX)
         .map(([id]) => id);
     });
@@ -200,13 +203,20 @@ export class MemoryJournal implements Journal {
     );
   }
 
-  /** Stores a new session. */
-  createSession(given: SessionMeta): Promise<void> {
+  /** Stores a new session, past none of its host's limit. */
+  createSession(given: SessionMeta, options?: SessionCreateOptions): Promise<void> {
     return promised(() => {
       this.#open();
       const meta = checkedMeta(given);
+      const max = maxHostSessions(options);
       if (this.#sessions.has(meta.id)) {
         throw new BrainError("session_exists", `session ${meta.id} already exists`);
+      }
+      const host = hostOf(meta);
+      if (host !== undefined) {
+        const count = this.#hostSessions.get(host) ?? 0;
+        if (max !== undefined && count >= max) throw hostLimitError(host, max);
+        this.#hostSessions.set(host, count + 1);
       }
       this.#sessions.set(meta.id, { meta, records: [], open: new IntSet() });
     });
@@ -240,7 +250,11 @@ export class MemoryJournal implements Journal {
   deleteSession(id: string): Promise<void> {
     return promised(() => {
       this.#open();
-      this.#sessions.delete(checkSessionId(id));
+      checkSessionId(id);
+      const host = this.#sessions.has(id) ? hostOf(this.#sessions.get(id)!.meta) : undefined;
+      const count = host === undefined ? undefined : this.#hostSessions.get(host);
+      if (count) this.#hostSessions.set(host!, count - 1);
+      this.#sessions.delete(id);
       this.#notifier.notify(id);
     });
   }

@@ -20,6 +20,7 @@ export type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 export type * from "./records.ts";
 export type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 export type { NodeBeat } from "./nodes.ts";
+export type { SessionCreateOptions } from "./host_sessions.ts";
 export { MemoryJournal } from "./memory.ts";
 export type { JsonValue } from "../outcome/json.ts";
 export type { Outcome, OutcomeError, OutcomeStatus } from "../outcome/outcome.ts";

@@ -45,7 +45,7 @@ export function checkNodeUrl(url: string): void {
   if (new TextEncoder().encode(url).byteLength > MAX_URL_BYTES) {
     throw new BrainError(
       "invalid_argument",
-      `a node's URL travels in a WebSocket close reason: at most ${MAX_URL_BYTES} bytes, got ${url}`,
+      `a node's URL travels in a WebSocket close reason: at most ${MAX_URL_BYTES} bytes, got ${shownValue(url)}`,
     );
   }
 }

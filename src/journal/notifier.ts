@@ -24,6 +24,11 @@ export class CommitNotifier {
     return waiter.promise;
   }
 
+  /** The sessions someone waits on. */
+  waiting(): string[] {
+    return [...this.#waiters.keys()];
+  }
+
   /** The wakes of one subscription to `sessionId` that only this notifier wakes. */
   wakes(sessionId: string): CommitWakes {
     return { next: () => this.next(sessionId), closed: () => this.#closed, close: () => {} };

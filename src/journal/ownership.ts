@@ -3,6 +3,7 @@ import { callAt } from "../util/timer.ts";
 import { appendNowOf, type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
 import type { NodeBeat } from "./nodes.ts";
+import type { SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 
 /** Options for owning a session. */
@@ -191,8 +192,8 @@ class FencedJournal implements Journal {
   subscribe(sessionId: string, options?: SubscribeOptions): AsyncIterable<JournalRecord> {
     return this.#inner.subscribe(sessionId, options);
   }
-  createSession(meta: SessionMeta): Promise<void> {
-    return this.#inner.createSession(meta);
+  createSession(meta: SessionMeta, options?: SessionCreateOptions): Promise<void> {
+    return this.#inner.createSession(meta, options);
   }
   updateSession(meta: SessionMeta): Promise<void> {
     return this.#inner.updateSession(meta);

@@ -19,16 +19,27 @@ import {
   type StoredLease,
 } from "./lease.ts";
 import { CommitNotifier } from "./notifier.ts";
+import { MissedCommits, type StoredHead } from "./missed_commits.ts";
 import { type Renewal, RenewalBatches } from "./renewal_batches.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import { closes, opens } from "./open_calls.ts";
 import { JournalSockets } from "./postgres_sockets.ts";
-import { CALL_NOT_OPEN, CHANNEL, COMMIT_FUNCTION, schemaScript } from "./postgres_schema.ts";
+import {
+  CALL_NOT_OPEN,
+  CHANNEL,
+  COMMIT_FUNCTION,
+  CREATE_FUNCTION,
+  HOST_FULL,
+  META_HOST,
+  schemaScript,
+} from "./postgres_schema.ts";
+import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { isPostgresUrl } from "./postgres_url.ts";
 import { storageError } from "./storage_error.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
@@ -36,6 +47,8 @@ const NODE_KEEP_MS = 60_000;
 const CLOSE_WAIT_MS = 2_000;
 /** The default {@linkcode PostgresJournalOptions.idleTransactionMs}. */
 const IDLE_TRANSACTION_MS = 5_000;
+/** How often followed sessions are checked for commits whose NOTIFY never arrived. */
+const MISSED_CHECK_MS = 1_000;
 /** Lease renewals one statement extends at most. */
 const RENEWALS_PER_STATEMENT = 500;
 /** The longest pause before the pool connects again to a database it lost. */
@@ -66,10 +79,13 @@ export interface PostgresJournalOptions {
  * fence still holds (its lease's token, or no live lease for a lease-less
  * append), ends only calls that are still open, inserts the records and
  * announces the commit with `NOTIFY`, which wakes every subscriber in every
- * process, all atomically; no transaction is ever left open across round
+ * process, all atomically (a subscriber whose notification was lost reads the
+ * commit within a second); no transaction is ever left open across round
  * trips, so the database may end a connection at any moment. Lease times are
- * the database's clock; renewals asked for together share one statement. The schema (tables `brain_sessions`, `brain_records`,
- * `brain_open_calls`, the commit function) is created, or upgraded, on open.
+ * the database's clock; renewals asked for together share one statement. The
+ * schema (tables `brain_sessions`, `brain_records`, `brain_open_calls`,
+ * `brain_host_sessions`, the create and commit functions) is created, or
+ * upgraded, on open.
  *
  * @example
  * ```ts ignore
@@ -91,6 +107,7 @@ export class PostgresJournal implements Journal {
   #tails = new Map<string, Promise<unknown>>();
   #running = new Set<Promise<unknown>>();
   #unlisten: (() => Promise<void>) | undefined;
+  #missed: MissedCommits | undefined;
   #renewals = new RenewalBatches(RENEWALS_PER_STATEMENT, (batch) => this.#renewBatch(batch));
   #closed = false;
 
@@ -123,15 +140,21 @@ export class PostgresJournal implements Journal {
       allKeys<PostgresJournalOptions>({ maxConnections: true, schema: true, idleTransactionMs: true }),
     );
     if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) {
-      throw new BrainError("invalid_argument", `maxConnections must be a positive integer, got ${maxConnections}`);
+      throw new BrainError(
+        "invalid_argument",
+        `maxConnections must be a positive integer, got ${shownValue(maxConnections)}`,
+      );
     }
-    if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
-      throw new BrainError("invalid_argument", `a schema name is lower-case letters, digits and _, got ${schema}`);
+    if (typeof schema !== "string" || !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+      throw new BrainError(
+        "invalid_argument",
+        `a schema name is lower-case letters, digits and _, got ${shownValue(schema)}`,
+      );
     }
     if (!Number.isSafeInteger(idleTransactionMs) || idleTransactionMs <= 0) {
       throw new BrainError(
         "invalid_argument",
-        `idleTransactionMs must be a positive integer, got ${idleTransactionMs}`,
+        `idleTransactionMs must be a positive integer, got ${shownValue(idleTransactionMs)}`,
       );
     }
     const sockets = new JournalSockets();
@@ -168,6 +191,7 @@ export class PostgresJournal implements Journal {
         () => journal.#notifier.notifyAll(),
       );
       journal.#unlisten = listening.unlisten;
+      journal.#missed = new MissedCommits(journal.#notifier, (ids) => journal.#storedHeads(ids), MISSED_CHECK_MS);
     } catch (error) {
       sockets.close();
       await sql.end({ timeout: 0 }).catch(() => {});
@@ -301,12 +325,13 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased, by the database's clock, while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released, by the database's clock, while calls are open. */
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
+      // Driven by the open calls, which are few: released sessions are many, and outside the index of leased ones.
       const rows = await this.#query`SELECT s.id FROM brain_sessions s
-        WHERE s.expires_at > 0 AND s.expires_at <= ${now(this.#sql)}
-          AND EXISTS (SELECT 1 FROM brain_open_calls o WHERE o.session_id = s.id)
+        WHERE s.id IN (SELECT o.session_id FROM brain_open_calls o)
+          AND s.token > 0 AND s.expires_at <= ${now(this.#sql)}
         ORDER BY s.expires_at LIMIT ${STRANDED_MAX}`;
       return rows.map((row) => row.id as string);
     });
@@ -367,7 +392,17 @@ export class PostgresJournal implements Journal {
         throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
       }
     }
+    if (epoch !== undefined) this.#missed?.saw(sessionId, epoch, rows.at(-1)?.sequence ?? start - 1);
     return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+  }
+
+  /** Where the sessions `ids` are, in one query: their epoch and head, for those that exist. */
+  #storedHeads(ids: string[]): Promise<Map<string, StoredHead>> {
+    return this.#guard(async () => {
+      const rows = await this.#query`SELECT id, epoch::float8 AS epoch, head::float8 AS head FROM brain_sessions
+        WHERE id IN (SELECT json_array_elements_text(${this.#sql.json(ids)}::json))`;
+      return new Map(rows.map((row) => [row.id as string, { epoch: row.epoch, head: row.head }]));
+    });
   }
 
   /** The epoch of the session's current incarnation; `session_not_found` without one. */
@@ -410,14 +445,21 @@ export class PostgresJournal implements Journal {
     );
   }
 
-  /** Stores a new session. */
-  createSession(given: SessionMeta): Promise<void> {
+  /** Stores a new session, counted under its host in the same statement. */
+  createSession(given: SessionMeta, options?: SessionCreateOptions): Promise<void> {
     return this.#guard(async () => {
       const meta = checkedMeta(given);
-      const created = await this.#query`INSERT INTO brain_sessions (id, meta, epoch)
-        VALUES (${meta.id}, ${JSON.stringify(meta)}, nextval('brain_tokens'))
-        ON CONFLICT (id) DO NOTHING RETURNING id`;
-      if (created.length === 0) throw new BrainError("session_exists", `session ${meta.id} already exists`);
+      const max = maxHostSessions(options) ?? null;
+      const host = hostOf(meta) ?? null;
+      let row;
+      try {
+        [row] = await this.#query`SELECT created FROM ${this.#sql(CREATE_FUNCTION)}(${meta.id}::text,
+          ${JSON.stringify(meta)}::text, ${host}::text, ${max}::bigint)`;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === HOST_FULL) throw hostLimitError(host!, max!);
+        throw error;
+      }
+      if (!row.created) throw new BrainError("session_exists", `session ${meta.id} already exists`);
     });
   }
 
@@ -447,14 +489,17 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Removes a session, its records and its open calls in one statement. */
+  /** Removes a session, its records and its open calls in one statement, and counts it off its host. */
   deleteSession(id: string): Promise<void> {
     return this.#guard(async () => {
       checkSessionId(id);
       // One statement: every data-modifying part of it runs, atomically.
-      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id}),
+      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
+        this.#sql.unsafe(META_HOST)
+      } AS host),
           records AS (DELETE FROM brain_records WHERE session_id = ${id}),
-          calls AS (DELETE FROM brain_open_calls WHERE session_id = ${id})
+          calls AS (DELETE FROM brain_open_calls WHERE session_id = ${id}),
+          hosts AS (UPDATE brain_host_sessions SET sessions = sessions - 1 WHERE host = (SELECT host FROM session))
         SELECT pg_notify(${CHANNEL}, ${id})`;
       this.#notifier.notify(id);
     });
@@ -468,6 +513,7 @@ export class PostgresJournal implements Journal {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#missed?.close();
     // Subscriptions end quietly from here on, even one whose read a last NOTIFY has just started.
     this.#notifier.close();
     const answered = await settledWithin(Promise.allSettled([...this.#tails.values()]), CLOSE_WAIT_MS);

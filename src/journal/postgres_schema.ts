@@ -11,12 +11,22 @@ export const COMMIT_FUNCTION = "brain_commit_v1";
 /** The SQLSTATE the commit function fails with when a record ends a call that is not open. */
 export const CALL_NOT_OPEN = "BR001";
 
+/** The function that creates a session, counted under its host (versioned as {@linkcode COMMIT_FUNCTION}). */
+export const CREATE_FUNCTION = "brain_create_v1";
+
+/** The SQLSTATE the create function fails with when the session's host has its most sessions. */
+export const HOST_FULL = "BR002";
+
+/** The host id a session's metadata names (a string), in SQL over its `meta` column. */
+export const META_HOST =
+  `CASE WHEN json_typeof(meta::json -> 'host' -> 'id') = 'string' THEN meta::json -> 'host' ->> 'id' END`;
+
 /** Serializes schema creation between journals opening one database at once. */
 const SCHEMA_LOCK = 7_245_001;
 
 /**
  * The script that creates whatever of the journal's schema is missing and
- * (re)creates the commit function, as one implicit transaction of the simple
+ * (re)creates the create and commit functions, as one implicit transaction of the simple
  * query protocol: one statement of the driver, never a transaction it holds
  * open across round trips. `schema` is a checked lower-case name.
  *
@@ -28,6 +38,11 @@ const SCHEMA_LOCK = 7_245_001;
  * session's lease holder instead of a first sequence (no holder: no session).
  * `p_closes[i]` is a call a record ends, `p_closers[i]` that record's offset in
  * the commit, `p_opens` the offsets of the records that open a call.
+ *
+ * The create function inserts a session unless its id is taken (`created`
+ * false) and counts it under its host, failing {@linkcode HOST_FULL} (and
+ * inserting nothing) when the host has `p_max` sessions; the count's row lock
+ * orders creations of one host across every process.
  */
 export function schemaScript(schema: string): string {
   return `
@@ -51,6 +66,14 @@ CREATE TABLE IF NOT EXISTS brain_nodes (
   url text NOT NULL,
   expires_at bigint NOT NULL
 );
+-- Sessions per host, kept by the create function and the delete; counted from the sessions when first created.
+DO $hosts$ BEGIN
+  IF to_regclass('brain_host_sessions') IS NULL THEN
+    CREATE TABLE brain_host_sessions (host text PRIMARY KEY, sessions bigint NOT NULL);
+    INSERT INTO brain_host_sessions (host, sessions)
+      SELECT host, count(*) FROM (SELECT ${META_HOST} AS host FROM brain_sessions) s WHERE host IS NOT NULL GROUP BY host;
+  END IF;
+END $hosts$;
 CREATE TABLE IF NOT EXISTS brain_records (
   session_id text NOT NULL,
   sequence bigint NOT NULL,
@@ -63,6 +86,22 @@ CREATE TABLE IF NOT EXISTS brain_open_calls (
   call bigint NOT NULL,
   PRIMARY KEY (session_id, call)
 );
+CREATE OR REPLACE FUNCTION "${schema}".${CREATE_FUNCTION}(
+  p_id text, p_meta text, p_host text, p_max bigint, OUT created boolean
+) LANGUAGE plpgsql AS $create$
+BEGIN
+  INSERT INTO brain_sessions (id, meta, epoch) VALUES (p_id, p_meta, nextval('brain_tokens')) ON CONFLICT (id) DO NOTHING;
+  created := FOUND;
+  IF NOT created OR p_host IS NULL THEN
+    RETURN;
+  END IF;
+  INSERT INTO brain_host_sessions AS h (host, sessions) VALUES (p_host, 1)
+    ON CONFLICT (host) DO UPDATE SET sessions = h.sessions + 1 WHERE p_max IS NULL OR h.sessions < p_max;
+  IF NOT FOUND THEN
+    RAISE EXCEPTION USING ERRCODE = '${HOST_FULL}', MESSAGE = format('host %s has %s sessions, its most', p_host, p_max);
+  END IF;
+END
+$create$;
 CREATE OR REPLACE FUNCTION "${schema}".${COMMIT_FUNCTION}(
   p_session text, p_owner text, p_token bigint, p_bodies json, p_at bigint,
   p_opens bigint[], p_closes bigint[], p_closers bigint[],

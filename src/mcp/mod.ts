@@ -25,3 +25,4 @@ export type { AssistantMessage, SendOptions } from "../session/conversation.ts";
 export type { Journal, ReadOptions, SubscribeOptions } from "../journal/journal.ts";
 export type { AcquireOptions, AppendOptions, Lease, StoredLease } from "../journal/lease.ts";
 export type { NodeBeat } from "../journal/nodes.ts";
+export type { SessionCreateOptions } from "../journal/host_sessions.ts";

@@ -6,6 +6,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { allKeys } from "../outcome/known_keys.ts";
 import { checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
 import { McpSessions } from "./mcp_sessions.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** The default {@linkcode ServeMcpHttpOptions.maxSessions}. */
 const MAX_SESSIONS = 1_000;
@@ -147,10 +148,13 @@ export function serveMcp(session: BrainSession, options: ServeMcpHttpOptions = {
   const checked = checkServeOptions(options, HTTP_OPTIONS);
   const { maxSessions = MAX_SESSIONS, sessionIdleMs = SESSION_IDLE_MS } = checked;
   if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {
-    throw new BrainError("invalid_argument", `maxSessions must be a positive integer, got ${maxSessions}`);
+    throw new BrainError("invalid_argument", `maxSessions must be a positive integer, got ${shownValue(maxSessions)}`);
   }
   if (!(typeof sessionIdleMs === "number" && sessionIdleMs > 0)) {
-    throw new BrainError("invalid_argument", `sessionIdleMs must be a positive number of ms, got ${sessionIdleMs}`);
+    throw new BrainError(
+      "invalid_argument",
+      `sessionIdleMs must be a positive number of ms, got ${shownValue(sessionIdleMs)}`,
+    );
   }
   const connections = new McpSessions<Connection>(maxSessions, sessionIdleMs, ({ server }) => void server.close());
   return {

@@ -19,6 +19,7 @@ import { checkCallOptions } from "../session/call_arguments.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Options of `serveMcp` and `serveMcpStdio`. */
 export interface ServeMcpOptions {
@@ -70,6 +71,8 @@ export function toolServer(session: BrainSession, options: ServeMcpOptions): Ser
       ...(deadlineMs === undefined ? {} : { deadline: Date.now() + deadlineMs }),
       // A task outlives its request: only tasks/cancel cancels it.
       ...(task ? {} : { signal: extra.signal }),
+    }).catch((error) => {
+      throw refusal(error);
     });
     if (task && extra.taskStore) {
       const created = await extra.taskStore.createTask({ ttl: task.ttl });
@@ -141,6 +144,19 @@ async function settleTask(
   }
 }
 
+/**
+ * A call Brain refused to start, as a JSON-RPC error naming its code in `data`:
+ * input or arguments it refused are the client's invalid params.
+ */
+function refusal(error: unknown): unknown {
+  if (!(error instanceof BrainError)) return error;
+  const theirs = error.code === "invalid_input" || error.code === "invalid_argument" ||
+    error.code === "payload_too_large";
+  return new McpError(theirs ? ErrorCode.InvalidParams : ErrorCode.InternalError, error.message, {
+    code: error.code,
+  });
+}
+
 function chain(first: (() => void) | undefined, second: () => void): () => void {
   return () => {
     first?.();
@@ -157,7 +173,10 @@ export function checkServeOptions<T extends ServeMcpOptions>(options: T, also: r
   }
   if (deadlineMs !== undefined) {
     if (!(typeof deadlineMs === "number" && deadlineMs > 0)) {
-      throw new BrainError("invalid_argument", `deadlineMs must be a positive number of ms, got ${deadlineMs}`);
+      throw new BrainError(
+        "invalid_argument",
+        `deadlineMs must be a positive number of ms, got ${shownValue(deadlineMs)}`,
+      );
     }
     // Each call's deadline is now + deadlineMs: refused here, rather than on every call, when no call could take it.
     checkCallOptions({ timeoutMs: deadlineMs });

@@ -19,6 +19,7 @@
  * @module
  */
 import { BrainError } from "../outcome/errors.ts";
+import { readList, readOptions } from "../outcome/known_keys.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { raceSignal } from "../util/signal.ts";
 import type { ModelProvider, ModelResult, ModelToolCallError, ModelUsage, ProviderCall } from "./types.ts";
@@ -64,10 +65,11 @@ export class ScriptedProvider implements ModelProvider {
   #steps: ScriptStep[];
 
   /** Creates a provider that answers with `steps` in order. */
-  constructor(steps: ScriptStep[], { name = "scripted" }: { name?: string } = {}) {
-    if (!Array.isArray(steps)) throw new BrainError("invalid_argument", "a ScriptedProvider takes a list of steps");
+  constructor(steps: ScriptStep[], options: { name?: string } = {}) {
+    const { name = "scripted" } = readOptions("ScriptedProvider options", options, ["name"]);
+    if (typeof name !== "string") throw new BrainError("invalid_argument", "a ScriptedProvider's name is a string");
     this.name = name;
-    this.#steps = [...steps];
+    this.#steps = readList("a ScriptedProvider's steps", steps) as ScriptStep[];
   }
 
   /** Steps not yet used. */

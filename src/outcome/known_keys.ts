@@ -7,8 +7,8 @@ import { errorText } from "../util/error_text.ts";
  * or the wrong thing fails with a stable code instead of a `TypeError`.
  */
 export function checkObject<T>(where: string, value: T): T {
-  if (value === null || typeof value !== "object" || isArray(value)) {
-    const got = value === null ? "null" : isArray(value) ? "an array" : typeof value;
+  if (value === null || typeof value !== "object" || isList(value)) {
+    const got = value === null ? "null" : isList(value) ? "an array" : typeof value;
     throw new BrainError("invalid_argument", `${where} must be an object, got ${got}`);
   }
   return value;
@@ -76,7 +76,7 @@ export function allKeys<T>(keys: { [K in keyof Required<T>]: true }): readonly s
 }
 
 /** `Array.isArray`, false for a revoked Proxy (whose check throws) rather than a TypeError. */
-function isArray(value: unknown): boolean {
+export function isList(value: unknown): value is unknown[] {
   try {
     return Array.isArray(value);
   } catch {

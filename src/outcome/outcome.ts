@@ -1,6 +1,8 @@
 import { BrainError } from "./errors.ts";
 import { z } from "zod";
 import { findNonJson, type JsonValue } from "./json.ts";
+import { errorText } from "../util/error_text.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** One of the top-level `status` values reserved for outcome envelopes. */
 export type OutcomeStatus = "ok" | "error" | "timeout" | "cancelled" | "unknown";
@@ -116,18 +118,24 @@ export function fail(
   extra: { retryable?: boolean; details?: JsonValue } = {},
 ): Outcome<never> {
   if (typeof code !== "string" || code === "") {
-    throw new BrainError("invalid_argument", `fail takes a non-empty error code string, got ${String(code)}`);
+    throw new BrainError("invalid_argument", `fail takes a non-empty error code string, got ${shownValue(code)}`);
   }
   if (typeof message !== "string") throw new BrainError("invalid_argument", "fail takes a message string");
   if (typeof extra !== "object" || extra === null) {
     throw new BrainError("invalid_argument", "fail takes { retryable, details } as its third argument");
   }
-  if (extra.retryable !== undefined && typeof extra.retryable !== "boolean") {
+  let retryable: unknown, details: JsonValue | undefined;
+  try {
+    ({ retryable, details } = extra);
+  } catch (error) {
+    throw new BrainError("invalid_argument", `fail: its third argument cannot be read: ${errorText(error)}`);
+  }
+  if (retryable !== undefined && typeof retryable !== "boolean") {
     throw new BrainError("invalid_argument", "fail: retryable is a boolean");
   }
   const error: OutcomeError = { code, message };
-  if (extra.retryable !== undefined) error.retryable = extra.retryable;
-  if (extra.details !== undefined) error.details = extra.details;
+  if (retryable !== undefined) error.retryable = retryable;
+  if (details !== undefined) error.details = details;
   return { status: "error", error };
 }
 

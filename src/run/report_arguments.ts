@@ -43,11 +43,12 @@ export function refusedEventKind(event: unknown): BrainError | undefined {
 /** The reason the options of `ctx.emitResult` or `ctx.finish` are refused, or undefined: `{ content?: string }`. */
 export function refusedResultOptions(options: unknown): BrainError | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== "object" || options === null || Array.isArray(options)) {
+  if (typeof options !== "object" || options === null) {
     return new BrainError("invalid_argument", "result options are an object: { content: string }");
   }
   let read: ResultOptions;
   try {
+    if (Array.isArray(options)) return new BrainError("invalid_argument", "result options are an object, not a list");
     read = { ...options };
   } catch (error) {
     return new BrainError("invalid_argument", `result options cannot be read: ${errorText(error)}`);

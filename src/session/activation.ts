@@ -1,5 +1,6 @@
 import { readRecord } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 /** Default bytes a single activation may emit across all its Tools' results and events. */
 export const BRAIN_MAX_EMITTED_BYTES = 1_048_576;
@@ -103,6 +104,6 @@ export class Activation {
 
 function checkLimit(name: string, value: number): void {
   if (!Number.isSafeInteger(value) || value < 0) {
-    throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${value}`);
+    throw new BrainError("invalid_argument", `${name} must be a non-negative integer, got ${shownValue(value)}`);
   }
 }

@@ -129,7 +129,10 @@ export function checkCallOptions(given: CallOptions = NO_OPTIONS): CallOptions {
     throw new BrainError("invalid_argument", "give a call either deadline (an absolute time) or timeoutMs, not both");
   }
   if (typeof timeoutMs !== "number" || !Number.isFinite(timeoutMs) || timeoutMs < 0) {
-    throw new BrainError("invalid_argument", `timeoutMs must be a finite number of milliseconds, got ${timeoutMs}`);
+    throw new BrainError(
+      "invalid_argument",
+      `timeoutMs must be a finite number of milliseconds, got ${shownValue(timeoutMs)}`,
+    );
   }
   const deadline = Date.now() + timeoutMs;
   checkDeadline(deadline);
@@ -151,7 +154,9 @@ function checkDeadline(deadline: unknown): void {
   if (typeof deadline !== "number" || !Number.isFinite(deadline) || deadline > LATEST_DEADLINE) {
     throw new BrainError(
       "invalid_argument",
-      `deadline must be a finite time in milliseconds since the epoch, such as Date.now() + 5_000, got ${deadline}`,
+      `deadline must be a finite time in milliseconds since the epoch, such as Date.now() + 5_000, got ${
+        shownValue(deadline)
+      }`,
     );
   }
   if (deadline < EARLIEST_DEADLINE) {

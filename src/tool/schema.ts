@@ -58,12 +58,21 @@ export function exportInputSchema(toolName: string, schema: z.ZodType): Record<s
  */
 export function checkZod4(toolName: string, role: string, schema: unknown): void {
   if (isZod4(schema)) return;
-  const zod3 = typeof schema === "object" && schema !== null && "_def" in schema && !("_zod" in schema);
+  const zod3 = typeof schema === "object" && schema !== null && hasKey(schema, "_def") && !hasKey(schema, "_zod");
   throw new BrainError(
     "invalid_schema",
     `tool ${toolName}: its ${role} schema is ${zod3 ? "a zod 3 schema" : "not a zod schema"}; Brain needs zod 4: ` +
       'run deno add npm:zod@4 and import { z } from "zod"',
   );
+}
+
+/** `key in value`, false for a Proxy whose `has` trap throws. */
+function hasKey(value: object, key: string): boolean {
+  try {
+    return key in value;
+  } catch {
+    return false;
+  }
 }
 
 /** True for a zod 4 schema: one whose `_zod` core can run a parse; false for a look-alike, even one whose getters throw. */

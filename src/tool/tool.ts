@@ -11,6 +11,8 @@ import type { Implementation } from "../contract/placement.ts";
 import type { Descriptor } from "../contract/grant.ts";
 import { checkZod4, exportInputSchema, exportSchema } from "./schema.ts";
 import { errorText } from "../util/error_text.ts";
+import { shownValue } from "../util/shown_value.ts";
+import { isList } from "../outcome/known_keys.ts";
 import { type SafeParsed, safeParseNow } from "./parse_now.ts";
 
 /** The parsed options a run function sees: the options schema's output, or none. */
@@ -119,13 +121,13 @@ export function tool<
   O extends Schema | undefined = undefined,
   P extends Schema | undefined = undefined,
 >(given: ToolSpec<I, O, P>): ToolFactory<P> {
-  if (given === null || typeof given !== "object" || Array.isArray(given)) {
+  if (given === null || typeof given !== "object" || isList(given)) {
     throw new BrainError("invalid_tool", "tool() takes a declaration object: { name, description, input, run }");
   }
   const spec = readDeclaration(given);
   const { name, description } = spec;
   if (typeof name !== "string" || !/^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/.test(name)) {
-    throw new BrainError("invalid_tool", `tool name ${JSON.stringify(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
+    throw new BrainError("invalid_tool", `tool name ${shownValue(name)} must match [A-Za-z_][A-Za-z0-9_.-]{0,63}`);
   }
   const unknown = Object.keys(spec).filter((key) => !DECLARATION_FIELDS.includes(key));
   if (unknown.length > 0) {
@@ -167,7 +169,7 @@ export function tool<
     : (spec.implementation as Implementation).kind;
 
   const place = (placement: Record<string, unknown> = {}): PlacedTool => {
-    if (typeof placement !== "object" || placement === null || Array.isArray(placement)) {
+    if (typeof placement !== "object" || placement === null || isList(placement)) {
       throw new BrainError("invalid_options", `tool ${name}: place it with an options object, as in ${name}({ ... })`);
     }
     const { env, ...raw } = readPlacement(name, placement);

@@ -157,6 +157,31 @@ Deno.test("maxSessionsPerHost holds for a host using two servers of one journal 
   assert.deepEqual((await viaB.sessions.list()).map((meta) => meta.id).sort(), ["a2", "a3", "b1", "b2"]);
 });
 
+Deno.test("maxSessionsPerHost is exact for a host creating through three servers of one journal at once", async () => {
+  const path = `${scratchDir("admission")}/brain.kv`;
+  const limits = { maxSessionsPerHost: 5 };
+  await using a = await servedBrain({ path, serverToken: OPERATOR, limits });
+  await using b = await servedBrain({ path, serverToken: OPERATOR, limits });
+  await using c = await servedBrain({ path, serverToken: OPERATOR, limits });
+  const clients = [a, b, c].map((server) =>
+    new Brain({ url: server.url, token: "t", host: "many", serverToken: OPERATOR })
+  );
+  try {
+    const created = await Promise.allSettled(
+      Array.from({ length: 15 }, (_, index) => clients[index % 3].sessions.create({ id: `s${index}` })),
+    );
+    const refused = created.filter((outcome) => outcome.status === "rejected") as PromiseRejectedResult[];
+    assert.equal(created.length - refused.length, 5, "5 creations succeeded");
+    for (const { reason } of refused) {
+      assert.ok(hasCode("limit_exceeded")(reason), String(reason));
+      assert.deepEqual(reason.details, { limit: "maxSessionsPerHost", value: 5 });
+    }
+    assert.equal((await clients[0].sessions.list()).length, 5);
+  } finally {
+    await Promise.all(clients.map((client) => client.close()));
+  }
+});
+
 Deno.test("maxCallsPerHost: a call past it is limit_exceeded before any intent is journaled; room frees as calls end", async () => {
   const server = await serveBrain({ serverToken: OPERATOR, limits: { maxCallsPerHost: 2 } });
   const brain = new Brain({ url: server.url, token: "t", host: "caller", serverToken: OPERATOR });

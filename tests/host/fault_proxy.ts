@@ -7,7 +7,8 @@
  * closes every new link at once (a server that is down), until `heal`.
  * `trap` acts on the first chunk the server sends that holds a given text:
  * it drops the chunk and cuts the link, or forwards half of it (or none) and
- * then silences that link in both directions without closing it.
+ * then silences that link in both directions without closing it, or drops that
+ * chunk alone.
  */
 export interface FaultProxy {
   /** The base URL a client connects to instead of the server's. */
@@ -21,9 +22,10 @@ export interface FaultProxy {
   refuse(): void;
   /**
    * On the next chunk from the server holding `text`: `cut` drops it and closes the link, `stall` drops it and
-   * forwards nothing more either way, `half` forwards its first half and then nothing more. Resolves once it acted.
+   * forwards nothing more either way, `half` forwards its first half and then nothing more, `drop` drops it alone
+   * (the answer is lost, what follows still arrives). Resolves once it acted.
    */
-  trap(text: string, how: "cut" | "stall" | "half"): Promise<void>;
+  trap(text: string, how: "cut" | "stall" | "half" | "drop"): Promise<void>;
   /** Forwards normally again; links that were blackholed stay silent until an end drops them. */
   heal(): void;
   close(): Promise<void>;
@@ -47,7 +49,7 @@ export function faultProxy(target: string): FaultProxy {
   let blackholed = false;
   let tearNext = false;
   let refusing = false;
-  const traps: { text: string; how: "cut" | "stall" | "half"; sprung: () => void }[] = [];
+  const traps: { text: string; how: "cut" | "stall" | "half" | "drop"; sprung: () => void }[] = [];
   const decoder = new TextDecoder();
 
   const pump = async (link: Link, from: Deno.Conn, to: Deno.Conn, fromServer: boolean) => {
@@ -66,7 +68,7 @@ export function faultProxy(target: string): FaultProxy {
           traps.splice(traps.indexOf(trap), 1);
           if (trap.how === "half") await writeAll(to, chunk.slice(0, Math.floor(chunk.length / 2)));
           if (trap.how === "cut") link.close();
-          else link.silent = true;
+          else if (trap.how !== "drop") link.silent = true;
           trap.sprung();
           if (trap.how === "cut") break;
           continue;

@@ -72,3 +72,40 @@ Deno.test("hostile extension requests: a body that never ends is refused 408 tim
     assert.ok(cancelled, `${path}: the body was cancelled, not left to the client`);
   }
 });
+
+Deno.test("hostile extension calls: a deadline already passed ends the call expired at once and leaves no call running", async () => {
+  const app = toolExtension({ tools: [probe()], lifetimeMs: 10_000 });
+  const invocation = { sessionId: "s", sequence: 1, tool: "probe", input: {}, deadline: Date.now() - 1_000 };
+  const post = () => app.fetch(new Request("http://x/calls", { method: "POST", body: JSON.stringify(invocation) }));
+  const response = await post();
+  assert.equal(response.status, 200);
+  const lines = (await withDeadline(response.text(), "the expired call's body")).trim().split("\n").map((line) =>
+    JSON.parse(line)
+  );
+  assert.deepEqual(lines.map((line) => [line.type, line.cause]), [["expired", "timeout"]]);
+  const again = await post();
+  assert.equal(again.status, 409);
+  assert.equal((await again.json()).error.code, "call_finished", "the call ran once and is no longer running");
+});
+
+Deno.test("hostile extension calls: invocations naming no session call and acks naming none by strings are refused, never a 500", async () => {
+  const app = toolExtension({ tools: [probe()], lifetimeMs: 10_000 });
+  const post = async (path: string, body: string) => {
+    const response = await app.fetch(new Request(`http://x${path}`, { method: "POST", body }));
+    return `${response.status} ${(await response.json()).error.code}`;
+  };
+  const invocations = [
+    { sessionId: "s", sequence: -1 },
+    { sessionId: "s", sequence: 0 },
+    { sessionId: "../x", sequence: 1 },
+    { sessionId: "s\u0000", sequence: 1 },
+    { sessionId: "x".repeat(100_000), sequence: 1 },
+  ];
+  for (const invocation of invocations) {
+    const body = JSON.stringify({ ...invocation, tool: "probe", input: {} });
+    assert.equal(await post("/calls", body), "400 invalid_argument", body.slice(0, 64));
+  }
+  for (const body of ['{"sessionId":{"toString":1},"call":1,"report":1}', '{"sessionId":"s","call":{"valueOf":1}}']) {
+    assert.equal(await post("/calls/acks", body), "404 call_finished", body);
+  }
+});

@@ -3,7 +3,9 @@ import { z } from "zod";
 import {
   Brain,
   brainEnv,
+  BrainError,
   type BrainErrorCode,
+  fail,
   hostEnv,
   http,
   httpEnv,
@@ -38,6 +40,11 @@ async function codeOf(attempt: () => unknown): Promise<BrainErrorCode> {
 }
 
 const base = { name: "t", description: "d", input: z.object({}), run: () => {} };
+const revoked = () => {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  return proxy;
+};
 
 Deno.test("hostile tool(): unreadable declarations, non-zod schemas and non-functions are refused with a code", async () => {
   const cases: [string, () => unknown, BrainErrorCode][] = [
@@ -56,6 +63,27 @@ Deno.test("hostile tool(): unreadable declarations, non-zod schemas and non-func
     ["a look-alike options schema", () => tool({ ...base, options: { _zod: { run: 1 } } as never }), "invalid_schema"],
     ["a Proxy input schema", () => tool({ ...base, input: trap() as never }), "invalid_schema"],
     ["a bigint input field", () => tool({ ...base, input: z.object({ b: z.bigint() }) }), "invalid_schema"],
+    ["a BigInt name", () => tool({ ...base, name: 1n as never }), "invalid_tool"],
+    ["a name whose toJSON throws", () =>
+      tool({
+        ...base,
+        name: {
+          toJSON() {
+            throw new Error("toJSON");
+          },
+        } as never,
+      }), "invalid_tool"],
+    ["a cyclic name", () => {
+      const name: Record<string, unknown> = {};
+      name.self = name;
+      return tool({ ...base, name: name as never });
+    }, "invalid_tool"],
+    ["a revoked Proxy declaration", () => tool(revoked() as never), "invalid_tool"],
+    ["a revoked Proxy input schema", () => tool({ ...base, input: revoked() as never }), "invalid_schema"],
+    ["a revoked Proxy placement", () => tool(base)(revoked() as never), "invalid_options"],
+    ["fail with a Proxy code", () => fail(trap() as never, "m"), "invalid_argument"],
+    ["fail with a prototype-less code", () => fail(Object.create(null), "m"), "invalid_argument"],
+    ["fail with Proxy extras", () => fail("c", "m", trap() as never), "invalid_argument"],
   ];
   for (const [what, attempt, code] of cases) assert.equal(await codeOf(attempt), code, what);
 });
@@ -339,4 +367,21 @@ Deno.test("hostile remote Brain options: listeners, host ids, flags and unbounde
   for (const [what, options] of cases) {
     assert.equal(await codeOf(() => new Brain({ ...remote, ...options } as never)), "invalid_argument", what);
   }
+});
+
+Deno.test("hostile ctx: result options that are a revoked Proxy are refused invalid_argument, and the call still finishes", async () => {
+  const refusing = tool({
+    ...base,
+    name: "refusing",
+    run: async (_input, ctx) => {
+      const refused = (attempt: () => Promise<unknown>) =>
+        attempt().then(() => "accepted", (error) => error instanceof BrainError ? error.code : `bare ${error}`);
+      const emitted = await refused(() => ctx.emitResult(1 as never, revoked() as never));
+      const finished = await refused(() => ctx.finish(1 as never, revoked() as never));
+      return ctx.finish({ emitted, finished } as never);
+    },
+  });
+  await using session = await embeddedSession([refusing()]);
+  const end = await session.call("refusing", {});
+  assert.deepEqual(end.outcome, { status: "ok", value: { emitted: "invalid_argument", finished: "invalid_argument" } });
 });

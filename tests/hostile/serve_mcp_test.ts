@@ -60,6 +60,14 @@ Deno.test("hostile MCP clients of serveMcp: malformed calls and task ttls a time
       const answer = await call(index + 1, params);
       assert.ok(answer.error, `${what}: ${JSON.stringify(answer).slice(0, 200)}`);
     }
+    let deep: unknown = "s";
+    for (let level = 0; level < 10_000; level++) deep = [deep];
+    const tooDeep = await call(50, { name: "echo", arguments: { s: deep } });
+    assert.deepEqual(
+      [tooDeep.error?.code, (tooDeep.error as { data?: unknown })?.data],
+      [-32602, { code: "invalid_input" }],
+      "arguments Brain cannot keep are the client's invalid params",
+    );
     assert.equal((await session.read()).length, 0, "no refused call was started");
     const kept = await call(100, { name: "echo", arguments: { s: "a" }, task: { ttl: 60_000 } });
     assert.equal((kept.result?.task as { ttl: number }).ttl, 60_000, "a ttl a timer can keep is kept");

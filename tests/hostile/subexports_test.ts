@@ -89,3 +89,46 @@ Deno.test("hostile sub-exports: predicates answer false for Proxies, and the CLI
     console.error = error;
   }
 });
+
+Deno.test("hostile sub-exports: the grant helpers refuse malformed grants and allow-lists invalid_argument; netAllowed answers false", () => {
+  const env = (grant: unknown) => ({ name: "e", grant: grant as never });
+  const malformed: [string, () => unknown][] = [
+    ["an allow-list that is null", () => environment.checkGrant(env({ net: ["a"] }), null as never)],
+    ["an allow-list that is a Proxy", () => environment.checkGrant(env({ net: ["a"] }), trap() as never)],
+    ["allow.net a number", () => environment.checkGrant(env({ net: ["a"] }), { net: 5 as never })],
+    ["grant.net a number", () => environment.checkGrant(env({ net: 5 }), { net: ["a"] })],
+    ["grant.net a Proxy", () => environment.checkGrant(env({ net: trap() }), { net: ["a"] })],
+    ["grant.env of numbers", () => environment.checkGrant(env({ env: [5] }), {})],
+    ["grant.filesystem a Proxy", () => environment.checkGrant(env({ filesystem: trap() }), {})],
+    ["grantPermissions of a Proxy net", () => environment.grantPermissions({ net: trap() as never }, undefined)],
+    ["grantPermissions of a workspace 5", () => environment.grantPermissions({}, 5 as never)],
+  ];
+  for (const [what, attempt] of malformed) {
+    assert.throws(attempt, (error) => error instanceof BrainError && error.code === "invalid_argument", what);
+  }
+  assert.throws(
+    () => environment.checkGrant(env({ net: ["b"] }), { net: ["a"] }),
+    (error) => error instanceof BrainError && error.code === "permission_denied",
+  );
+  const list = new Proxy(["a"], {
+    get: () => {
+      throw new Error("get trap");
+    },
+  });
+  for (const [host, allowed] of [[5, ["a"]], [trap(), ["a"]], ["a", 5], ["a", trap()], ["a", list], ["a", {}]]) {
+    assert.equal(environment.netAllowed(host as never, allowed as never), false, show([host, allowed]));
+  }
+  assert.equal(environment.netAllowed("a:80", ["a"]), true);
+});
+
+Deno.test("hostile sub-exports: a ScriptedProvider refuses unreadable options and steps", () => {
+  const { proxy, revoke } = Proxy.revocable([], {});
+  revoke();
+  for (const [steps, options] of [[[], trap()], [[], { name: 5 }], [[], { nam: "x" }], [proxy, {}]]) {
+    assert.throws(
+      () => new testing.ScriptedProvider(steps as never, options as never),
+      (error) => error instanceof BrainError && error.code === "invalid_argument",
+      show([steps, options]),
+    );
+  }
+});

@@ -265,6 +265,45 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: maxHostSessions counts a host's sessions: one past it is limit_exceeded and stores nothing, a delete frees room, other hosts and host-less sessions are not counted`,
+    withJournal(async (journal) => {
+      const of = (id: string, host?: string) => ({ ...session(id), ...host && { host: { id: host, tokenHash: "x" } } });
+      const limit = { maxHostSessions: 3 };
+      await journal.createSession(of("plain"), limit);
+      // Created concurrently, one more than the limit: exactly three land.
+      const created = await Promise.allSettled(
+        ["a1", "a2", "a3", "a4"].map((id) => journal.createSession(of(id, "a"), limit)),
+      );
+      assert.deepEqual(created.map((outcome) => outcome.status).sort(), [
+        "fulfilled",
+        "fulfilled",
+        "fulfilled",
+        "rejected",
+      ]);
+      const refused = created.find((outcome) => outcome.status === "rejected") as PromiseRejectedResult;
+      await assert.rejects(Promise.reject(refused.reason), hasCode("limit_exceeded"));
+      assert.equal((await journal.listSessions()).filter((meta) => meta.host?.id === "a").length, 3);
+      // An id already taken is session_exists, and takes no room.
+      const taken = (await journal.listSessions()).find((meta) => meta.host?.id === "a")!.id;
+      await assert.rejects(journal.createSession(of(taken, "a"), { maxHostSessions: 4 }), hasCode("session_exists"));
+      await journal.createSession(of("b1", "b"), limit);
+      await journal.createSession(of("unlimited", "a"));
+      await assert.rejects(journal.createSession(of("a5", "a"), { maxHostSessions: 4 }), hasCode("limit_exceeded"));
+      await journal.deleteSession(taken);
+      await journal.deleteSession("unlimited");
+      await journal.createSession(of("a5", "a"), limit);
+      await assert.rejects(journal.createSession(of("a6", "a"), limit), hasCode("limit_exceeded"));
+      for (const max of [0, -1, 1.5, Number.NaN, "3"]) {
+        await assert.rejects(
+          journal.createSession(of("bad", "a"), { maxHostSessions: max as number }),
+          hasCode("invalid_argument"),
+        );
+      }
+      assert.equal(await journal.getSession("bad"), undefined);
+    }),
+  );
+
+  Deno.test(
     `${name}: openCalls lists started calls until they finish`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));
@@ -543,6 +582,15 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.append("s", [finished(call.sequence)], { lease: next });
       await journal.release(next);
       assert.deepEqual(await journal.stranded(), [], "nor is a released one without open calls");
+      // Released with a call open (an owner that could not commit the call's end gives the session up), it is.
+      const last = await journal.acquire("s", { owner: "n1", ttlMs: 60_000 });
+      await journal.append("s", [started], { lease: last });
+      await journal.release(last);
+      assert.deepEqual(await journal.stranded(), ["s"]);
+      // A session no one ever leased, written lease-less, is no one's to recover.
+      await journal.createSession(session("free"));
+      await journal.append("free", [started]);
+      assert.deepEqual(await journal.stranded(), ["s"]);
     }),
   );
 }

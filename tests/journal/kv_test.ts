@@ -4,6 +4,8 @@ import { journalSuite } from "./journal_suite.ts";
 import type { RecordBody } from "../../src/journal/records.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { closing } from "../_support/closing.ts";
+import { assertHostLimitShared, hostSession } from "./host_limit_shared.ts";
 
 const dir = scratchDir("kv_test");
 const file = () => `${dir}/${crypto.randomUUID()}.kv`;
@@ -26,6 +28,36 @@ Deno.test("KvJournal: records and sessions survive closing and reopening the fil
   } finally {
     await second.close();
   }
+});
+
+Deno.test("KvJournal: three journals on one file creating one host's sessions at once never pass maxHostSessions", async () => {
+  const path = file();
+  const journals = [await KvJournal.open(path), await KvJournal.open(path), await KvJournal.open(path)];
+  try {
+    await assertHostLimitShared(journals);
+  } finally {
+    await Promise.all(journals.map((journal) => journal.close()));
+  }
+});
+
+Deno.test("KvJournal: a file written before host counts has its host sessions counted on the first counted create", async () => {
+  const path = file();
+  const before = await KvJournal.open(path);
+  for (const id of ["a", "b", "c"]) await before.createSession(hostSession(id, "h"));
+  await before.createSession(hostSession("other", "g"));
+  await before.close();
+  // As an earlier version left it: no counts, no mark.
+  const kv = await Deno.openKv(path);
+  for await (const entry of kv.list({ prefix: ["host_sessions"] })) await kv.delete(entry.key);
+  await kv.delete(["hosts_counted"]);
+  kv.close();
+  await using journal = closing(await KvJournal.open(path));
+  await assert.rejects(journal.createSession(hostSession("d", "h"), { maxHostSessions: 3 }), hasCode("limit_exceeded"));
+  await journal.createSession(hostSession("d", "h"), { maxHostSessions: 4 });
+  await journal.createSession(hostSession("other2", "g"), { maxHostSessions: 2 });
+  await journal.deleteSession("a");
+  await journal.createSession(hostSession("e", "h"), { maxHostSessions: 4 });
+  await assert.rejects(journal.createSession(hostSession("f", "h"), { maxHostSessions: 4 }), hasCode("limit_exceeded"));
 });
 
 Deno.test("KvJournal: two journals on one file never take the same sequence", async () => {

@@ -14,6 +14,8 @@ import type { JournalRecord } from "../../src/journal/records.ts";
 import type { Lease } from "../../src/journal/lease.ts";
 import { closing } from "../_support/closing.ts";
 import { faultProxy } from "../host/fault_proxy.ts";
+import { until } from "../_support/until.ts";
+import { assertHostLimitShared, hostSession } from "./host_limit_shared.ts";
 
 const pg = await startPostgres();
 const schema = () => `t_${crypto.randomUUID().replaceAll("-", "")}`;
@@ -71,6 +73,34 @@ Deno.test("PostgresJournal: two journals on one database never take the same seq
   const records = await a.read("s");
   assert.deepEqual(records.map((record) => record.sequence), seen);
   assert.deepEqual(await b.read("s"), records);
+});
+
+Deno.test("PostgresJournal: three journals on one database creating one host's sessions at once never pass maxHostSessions", async () => {
+  const name = schema();
+  const journals = await Promise.all([1, 2, 3].map(() => PostgresJournal.open(pg.url, { schema: name })));
+  try {
+    await assertHostLimitShared(journals);
+  } finally {
+    await Promise.all(journals.map((journal) => journal.close()));
+  }
+});
+
+Deno.test("PostgresJournal: a database written before host counts has its host sessions counted when opened", async () => {
+  const name = schema();
+  const before = await PostgresJournal.open(pg.url, { schema: name });
+  for (const id of ["a", "b", "c"]) await before.createSession(hostSession(id, "h"));
+  await before.createSession(hostSession("other", "g"));
+  await before.close();
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  await sql.unsafe(`DROP TABLE "${name}".brain_host_sessions; DROP FUNCTION "${name}".brain_create_v1`);
+  await sql.end();
+  await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  await assert.rejects(journal.createSession(hostSession("d", "h"), { maxHostSessions: 3 }), hasCode("limit_exceeded"));
+  await journal.createSession(hostSession("d", "h"), { maxHostSessions: 4 });
+  await journal.createSession(hostSession("other2", "g"), { maxHostSessions: 2 });
+  await journal.deleteSession("a");
+  await journal.createSession(hostSession("e", "h"), { maxHostSessions: 4 });
+  await assert.rejects(journal.createSession(hostSession("f", "h"), { maxHostSessions: 4 }), hasCode("limit_exceeded"));
 });
 
 Deno.test("PostgresJournal: a lease taken over in another journal fences the first one's appends", async () => {
@@ -200,6 +230,54 @@ Deno.test("PostgresJournal: a commit whose answer the link lost after the databa
   }
 });
 
+Deno.test("PostgresJournal: a follower whose LISTEN the database ended mid-statement still sees other processes' commits", async () => {
+  const name = schema();
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  await using writer = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  await using follower = closing(await PostgresJournal.open(target.href, { schema: name }));
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await writer.createSession(session("s"));
+    const tick = (n: number) => writer.append("s", [{ kind: "tool_event", call: 0, event: "tick", data: n }]);
+    await tick(1);
+    // The LISTEN sent again after the link drops is never answered, and its backend is ended mid-statement:
+    // postgres.js 3.4.9 fails the LISTEN it sends on reconnecting, unsent, and then listens no more.
+    const dropped = proxy.trap("LISTEN", "drop");
+    proxy.cut();
+    await dropped;
+    let ended = 0;
+    while (ended === 0) {
+      [{ n: ended }] = await sql`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
+        FROM pg_stat_activity WHERE application_name = 'brain' AND query ILIKE 'listen%'`;
+    }
+    // The follower has read the first commit and waits: only a wake shows it the later ones.
+    const waiting = Promise.withResolvers<void>();
+    const followed = until(
+      {
+        records: (options) => ({
+          async *[Symbol.asyncIterator]() {
+            for await (const record of follower.subscribe("s", options)) {
+              yield record;
+              if (record.sequence === 1) waiting.resolve();
+            }
+          },
+        }),
+      },
+      (records) => records.length === 3,
+      { what: "the commits made after the LISTEN was lost", timeoutMs: 4_000 },
+    );
+    await waiting.promise;
+    await tick(2);
+    await tick(3);
+    assert.deepEqual((await followed).map((record) => record.sequence), [1, 2, 3]);
+  } finally {
+    await sql.end();
+    await proxy.close();
+  }
+});
+
 Deno.test("PostgresJournal: 601 renewals asked for together take 2 statements; a lease taken over fails fenced alone, one renewed twice is extended", async () => {
   const name = schema();
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
@@ -254,6 +332,38 @@ Deno.test("Brain.open({ url: postgres://... }): Brains in one database share ses
   assert.ok((await second.sessions.list()).some((meta) => meta.id === "brain-pg"));
   assert.equal((await (await second.sessions.get("brain-pg")).read()).at(-1)?.kind, "tool_call_finished");
   await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
+});
+
+Deno.test("a Brain told its call's intent failed (the answer was lost, the intent landed) ends that call when it closes; it never ran", async () => {
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  await using journal = closing(await PostgresJournal.open(pg.url));
+  let dispatched = 0;
+  const counted = tool({
+    name: "counted",
+    description: "Counts its dispatches.",
+    input: z.object({}),
+    run: (_input, ctx) => (dispatched++, ctx.finish(dispatched)),
+  });
+  const brain = await Brain.open({ url: target.href, leaseMs: 60_000 });
+  try {
+    const session = await brain.sessions.create({ id: "lost-intent", tools: [counted()] });
+    assert.equal((await session.call("counted", {})).cause, "finish");
+    // The intent's commit is the next command to complete: the link is cut as its answer arrives.
+    const cut = proxy.trap("SELECT 1", "cut");
+    await assert.rejects(session.call("counted", {}), hasCode("storage_unavailable"));
+    await cut;
+    const [phantom] = await journal.openCalls("lost-intent");
+    assert.equal(phantom?.kind, "tool_call_started", "the intent landed");
+  } finally {
+    await brain.close();
+    await proxy.close();
+  }
+  assert.deepEqual(await journal.openCalls("lost-intent"), [], "no call is left open");
+  const ends = (await journal.read("lost-intent")).filter((record) => record.kind === "tool_call_finished");
+  assert.deepEqual(ends.map((record) => record.cause), ["finish", "unknown"]);
+  assert.equal(dispatched, 1, "the call whose intent failed never ran");
 });
 
 Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits holds no transaction: a successor takes its session over once its lease lapses, and nothing of the paused owner lands after", async () => {

@@ -28,6 +28,7 @@ import {
   isServerUrl,
 } from "./connection.ts";
 import { checkToken } from "../../util/tokens.ts";
+import { readList } from "../../outcome/known_keys.ts";
 import { dispatchCall } from "../../session/dispatch.ts";
 import { ModelService } from "../../session/model_service.ts";
 import { admitImplementation, bindEnvironments, uniqueBindings } from "../../session/bindings.ts";
@@ -38,6 +39,7 @@ import type { Budgets, RequestFrame, WireUpload } from "../protocol.ts";
 import { type ComponentUpload, componentUpload, isComponent, wireUpload } from "./component_upload.ts";
 import { traceparentOf } from "../../telemetry/trace_context.ts";
 import { settledWithin } from "../../util/settled_within.ts";
+import { shownValue } from "../../util/shown_value.ts";
 
 /** How long `close()` waits for the server to end the client's session handles. */
 const CLOSE_WAIT_MS = 2_000;
@@ -127,7 +129,8 @@ export class RemoteBackend implements BrainBackend {
       throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
     }
     if (!isServerUrl(url)) throw new BrainError("invalid_argument", "url must be an http(s) or ws(s) URL");
-    if (cluster !== undefined && (!Array.isArray(cluster) || !cluster.every(isServerUrl))) {
+    const servers = cluster === undefined ? undefined : readList("cluster", cluster) as string[];
+    if (servers !== undefined && !servers.every((server) => typeof server === "string" && isServerUrl(server))) {
       throw new BrainError("invalid_argument", "cluster must be an array of http(s) or ws(s) server URLs");
     }
     checkToken("token", token);
@@ -146,7 +149,7 @@ export class RemoteBackend implements BrainBackend {
     this.#allow = checkAllowList(allow);
     this.#connection = new HostConnection({
       url,
-      cluster,
+      cluster: servers,
       token,
       host,
       serverToken,
@@ -503,7 +506,7 @@ function serverConversation(model: unknown, agentloop: AgentloopOptions | undefi
     throw new BrainError("invalid_argument", "agentloop.system must be a string");
   }
   if (toolDeadlineMs !== undefined && !(typeof toolDeadlineMs === "number" && toolDeadlineMs > 0)) {
-    throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${toolDeadlineMs}`);
+    throw new BrainError("invalid_argument", `toolDeadlineMs must be positive, got ${shownValue(toolDeadlineMs)}`);
   }
   return {
     model,

@@ -1,4 +1,5 @@
 import { BrainError } from "../../outcome/errors.ts";
+import { shownValue } from "../../util/shown_value.ts";
 
 /** What one Brain server lets its hosts hold at once; over a limit the request fails with `limit_exceeded`. */
 export interface ServerLimits {
@@ -52,7 +53,10 @@ export function serverLimits(given: Partial<ServerLimits> = {}): ServerLimits {
   for (const [name, value] of Object.entries(limits)) {
     if (!Object.hasOwn(SERVER_LIMITS, name)) throw new BrainError("invalid_argument", `unknown server limit ${name}`);
     if (!Number.isSafeInteger(value) || value <= 0) {
-      throw new BrainError("invalid_argument", `server limit ${name} must be a positive integer, got ${value}`);
+      throw new BrainError(
+        "invalid_argument",
+        `server limit ${name} must be a positive integer, got ${shownValue(value)}`,
+      );
     }
   }
   return limits;

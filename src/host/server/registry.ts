@@ -1,4 +1,6 @@
+import { readRecord } from "../../outcome/known_keys.ts";
 import type { Journal } from "../../journal/journal.ts";
+import type { SessionCreateOptions } from "../../journal/host_sessions.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
 import type { JsonValue } from "../../outcome/json.ts";
@@ -68,13 +70,6 @@ export class RegisteredHost {
   #limits: ServerLimits;
   #keyPrefix: RegExp | undefined;
   #started = 0;
-  #creating = 0;
-  /**
-   * The host's sessions when the journal was last counted (again after each
-   * reconnection: it may have used another server meanwhile), and how many
-   * this server created less deleted since.
-   */
-  #counted: { placed: number; since: number } | undefined;
 
   constructor(id: string, tokenHash: string, limits: ServerLimits) {
     this.id = id;
@@ -124,35 +119,20 @@ export class RegisteredHost {
   }
 
   /**
-   * Runs `create` when the host has room for one more session under
-   * `maxSessionsPerHost`; otherwise throws `limit_exceeded` and creates nothing.
+   * Runs `create`, which creates one session of this host with the options
+   * that count it in the journal: past `maxSessionsPerHost` sessions of the
+   * host there (whichever servers created them, however many at once) it
+   * throws `limit_exceeded` and creates nothing.
    */
-  async createSession<T>(journal: Journal, create: () => Promise<T>): Promise<T> {
+  async createSession<T>(create: (counted: SessionCreateOptions) => Promise<T>): Promise<T> {
     const max = this.#limits.maxSessionsPerHost;
-    let counted = this.#counted;
-    // Counting lists every session in the journal. A count holds for half the room it found (other servers the host
-    // uses meanwhile may fill the rest), so a host far from its limit is counted a few times, not at every create.
-    if (!counted || counted.since + this.#creating >= (max - counted.placed) / 2) {
-      const placed = (await journal.listSessions()).filter((meta) => meta.host?.id === this.id).length;
-      counted = this.#counted = { placed, since: 0 };
-    }
-    const placed = counted.placed + counted.since;
-    if (placed + this.#creating >= max) {
-      throw overLimit("maxSessionsPerHost", max, `host ${this.id} has ${placed} sessions`);
-    }
-    this.#creating++;
     try {
-      const created = await create();
-      counted.since++;
-      return created;
-    } finally {
-      this.#creating--;
+      return await create({ maxHostSessions: max });
+    } catch (error) {
+      const details = error instanceof BrainError ? error.details as { limit?: unknown } | undefined : undefined;
+      if (details?.limit !== "maxHostSessions") throw error;
+      throw overLimit("maxSessionsPerHost", max, `host ${this.id} has ${max} sessions`);
     }
-  }
-
-  /** Counts one session of the host's fewer: it deleted one through this server. */
-  sessionDeleted(): void {
-    if (this.#counted) this.#counted.since--;
   }
 
   /**
@@ -190,7 +170,6 @@ export class RegisteredHost {
 
   /** Makes `socket` the host's connection; a previous one is closed and its calls are lost. */
   attach(socket: WebSocket, instance: string): void {
-    this.#counted = undefined;
     const previous = this.#socket;
     this.#socket = socket;
     this.#instance = instance;
@@ -419,9 +398,9 @@ export class HostRegistry {
   constructor(journal: Journal, admission: HostAdmission, limits: ServerLimits) {
     this.#journal = journal;
     this.#limits = limits;
-    const { serverToken, hostTokens = {} } = admission;
+    const { serverToken, hostTokens } = admission;
     if (serverToken !== undefined) this.#serverTokenHash = hashToken(checkToken("serverToken", serverToken));
-    for (const [id, token] of Object.entries(hostTokens)) {
+    for (const [id, token] of Object.entries(hostTokens === undefined ? {} : readRecord("hostTokens", hostTokens))) {
       checkName("a host id in hostTokens", id);
       checkToken(`hostTokens.${id}`, token);
       this.#configured.set(id, token.startsWith("sha-256:") ? Promise.resolve(token) : hashToken(token));
