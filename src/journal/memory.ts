@@ -155,13 +155,13 @@ export class MemoryJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released while calls are open. */
   stranded(): Promise<string[]> {
     return promised(() => {
       this.#open();
       const now = Date.now();
       return [...this.#sessions.entries()]
-        .filter(([, { lease, open }]) => lease && lease.expiresAt > 0 && lease.expiresAt <= now && open.size > 0)
+        .filter(([, { lease, open }]) => lease && lease.expiresAt <= now && open.size > 0)
         .slice(0, STRANDED_MAX)
         .map(([id]) => id);
     });
