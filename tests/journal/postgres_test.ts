@@ -442,7 +442,7 @@ Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits ho
 /** How many of a process's connections the database ends while it commits, in the terminations test. */
 const TERMINATIONS = 200;
 
-Deno.test(`PostgresJournal: a process whose connections the database ends ${TERMINATIONS} times while it commits and follows survives, and keeps every acknowledged record`, async () => {
+Deno.test(`PostgresJournal: a process whose connections the database ends ${TERMINATIONS} times while it commits and follows survives, and keeps every acknowledged record; a follower in another process, ended as often, sees each once`, async () => {
   const name = schema();
   const setup = await PostgresJournal.open(pg.url, { schema: name });
   await setup.createSession(session("s"));
@@ -464,6 +464,17 @@ Deno.test(`PostgresJournal: a process whose connections the database ends ${TERM
   );
   const stderr = Promise.resolve("");
   const { acknowledged, errors, hear } = appenderReports(child.stdout);
+  // Another process's follower, whose own connections (LISTEN too) are ended with the child's.
+  await using follower = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  const seen: number[] = [];
+  const following = new AbortController();
+  const caughtUp = { at: 0, reached: Promise.withResolvers<void>() };
+  const followed = (async () => {
+    for await (const record of follower.subscribe("s", { signal: following.signal })) {
+      seen.push(record.sequence);
+      if (caughtUp.at > 0 && record.sequence >= caughtUp.at) caughtUp.reached.resolve();
+    }
+  })();
   let terminated = 0;
   try {
     while (terminated < TERMINATIONS) {
@@ -489,6 +500,17 @@ Deno.test(`PostgresJournal: a process whose connections the database ends ${TERM
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
   const records = await journal.read("s");
   assert.deepEqual(records.map((record) => record.sequence), records.map((_, index) => index + 1));
+  // The follower sees every record once, in order, however often its own connections were ended meanwhile.
+  caughtUp.at = records.length;
+  if (seen.length < records.length) {
+    await withDeadline(
+      caughtUp.reached.promise,
+      `the follower to see record ${records.length} (it saw ${seen.length})`,
+    );
+  }
+  following.abort();
+  await followed;
+  assert.deepEqual(seen, records.map((record) => record.sequence), "the follower saw every record once, in order");
   const numberOf = (record: JournalRecord) =>
     record.kind === "tool_call_started"
       ? record.input
