@@ -124,6 +124,21 @@ Deno.test("PostgresJournal.open: a bad URL or an unreachable database fails with
   await assert.rejects(PostgresJournal.open(closed.href), hasCode("storage_unavailable"));
 });
 
+Deno.test("PostgresJournal: a database out of connections is storage_unavailable, not storage_full", async () => {
+  const role = `limited_${crypto.randomUUID().replaceAll("-", "")}`;
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1; GRANT CREATE ON DATABASE postgres TO ${role}`);
+    // The schema is created on one connection; listening needs a second, which the database refuses.
+    await assert.rejects(
+      PostgresJournal.open(pg.url.replace("postgres@", `${role}@`), { schema: schema() }),
+      hasCode("storage_unavailable"),
+    );
+  } finally {
+    await sql.end();
+  }
+});
+
 Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no commit function) is upgraded by journals opening it at once, and keeps its records", async () => {
   const name = schema();
   const earlier = await PostgresJournal.open(pg.url, { schema: name });
