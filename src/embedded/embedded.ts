@@ -361,12 +361,21 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
-  /** Gives a session's lease up once no handle of this Brain writes to it. */
-  async #releaseIfIdle(id: string): Promise<void> {
+  /**
+   * Gives a session's lease up once no handle of this Brain writes to it,
+   * ending first the calls still open: no handle here runs them (their ends
+   * failed to commit, or an intent landed though its commit failed), and a
+   * Brain that closes ends them itself. True when some may still be open.
+   */
+  async #releaseIfIdle(id: string): Promise<boolean> {
     const owned = this.#owned.get(id);
-    if (!owned || this.#writes(id)) return;
+    if (!owned || this.#writes(id)) return true;
     this.#owned.delete(id);
-    await (await owned.catch(() => undefined))?.release();
+    const ownership = await owned.catch(() => undefined);
+    if (!ownership) return true;
+    const ended = await endOrphanedCalls(ownership.journal, id).then(() => true, () => false);
+    await ownership.release();
+    return !ended;
   }
 
   async delete(id: string): Promise<void> {
@@ -465,8 +474,7 @@ export class EmbeddedBackend implements BrainBackend {
         if (handles?.size === 0) this.#live.delete(session.id);
         ended.abort();
         await release(placed);
-        await this.#releaseIfIdle(session.id);
-        this.#endLeftOpen(session.id);
+        if (await this.#releaseIfIdle(session.id)) this.#endLeftOpen(session.id);
       },
     });
     const handles = this.#live.get(meta.id) ?? this.#live.set(meta.id, new Set()).get(meta.id)!;

@@ -344,7 +344,8 @@ export type ServerFrame =
   /** The server gave a handle up on its own, for `error` (version 2): everything asked of it fails now. */
   | { t: "gone"; handle: string; error: WireError }
   | { t: "record"; stream: number; record: JournalRecord }
-  | { t: "closed"; stream: number }
+  /** A record stream ended: by its session's deletion when `error` says so (version 3), else quietly. */
+  | { t: "closed"; stream: number; error?: WireError }
   | { t: "parse"; ask: number; handle: string; tool: string; io: "input" | "output"; value: JsonValue }
   | { t: "ping" }
   | { t: "pong" };
@@ -509,6 +510,7 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
     case "record":
       return isSequence(frame.stream) && isRecord(frame.record) ? undefined : "record carries a stream and a record";
     case "closed":
+      if (frame.error !== undefined && !isWireError(frame.error)) return "closed carries a malformed error";
       return isSequence(frame.stream) ? undefined : "closed names a stream";
     case "parse":
       if (!isSequence(frame.ask) || !isName(frame.handle) || !isName(frame.tool)) return "parse names its request";

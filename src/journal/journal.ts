@@ -52,9 +52,10 @@ export interface Journal {
   /** The session's live lease as stored (owner, token, expiry), or `undefined` while no one holds one. */
   holder(sessionId: string): Promise<StoredLease | undefined>;
   /**
-   * Ids of sessions (up to 100) whose owner's lease lapsed without a release,
-   * because the owner died or stopped, while calls are still open: the calls a
-   * new owner ends `unknown`.
+   * Ids of sessions (up to 100) with calls still open whose owner's lease lapsed
+   * (the owner died or stopped) or was released with them open (the owner could
+   * not commit their ends, or an intent it was not told of landed): the calls a
+   * new owner ends `unknown`. A session never leased is no one's to recover.
    */
   stranded(): Promise<string[]>;
   /**
@@ -85,7 +86,7 @@ export interface Journal {
   updateSession(meta: SessionMeta): Promise<void>;
   /** The session's metadata, or `undefined`. */
   getSession(id: string): Promise<SessionMeta | undefined>;
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (byte by byte). */
   listSessions(): Promise<SessionMeta[]>;
   /** Removes a session and its records. */
   deleteSession(id: string): Promise<void>;

@@ -562,19 +562,21 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released while calls are open. */
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
       const now = Date.now();
       const ids: string[] = [];
-      for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
-        const { expiresAt } = entry.value;
-        if (expiresAt === 0 || expiresAt > now) continue;
-        const id = entry.key[1] as string;
-        const head = await this.#kv.get<Head>(keys.head(id));
-        if (head.value === null) continue;
-        const open = this.#kv.list({ prefix: keys.openCalls(id, head.value.epoch) }, { limit: 1 });
-        for await (const _call of open) ids.push(id);
+      // Driven by the open calls, which are few: released sessions are many.
+      let last: string | undefined;
+      for await (const entry of this.#kv.list({ prefix: keys.allOpenCalls() })) {
+        const [, id, epoch] = entry.key as [string, string, string];
+        if (id === last) continue;
+        last = id;
+        const [head, lease] = await this.#kv.getMany<[Head, { expiresAt: number }]>([keys.head(id), keys.lease(id)]);
+        // Calls of a deleted incarnation, not purged yet, or a session never leased: no one's to recover.
+        if (head.value?.epoch !== epoch || lease.value === null || lease.value.expiresAt > now) continue;
+        ids.push(id);
         if (ids.length >= STRANDED_MAX) break;
       }
       return ids;
@@ -764,7 +766,7 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (the order of its keys). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
       const sessions: SessionMeta[] = [];

@@ -23,6 +23,7 @@ export const keys = {
   records: (id: string, epoch: string): Deno.KvKey => ["record", id, epoch],
   record: (id: string, epoch: string, sequence: number): Deno.KvKey => ["record", id, epoch, sequence],
   openCalls: (id: string, epoch: string): Deno.KvKey => ["open", id, epoch],
+  allOpenCalls: (): Deno.KvKey => ["open"],
   openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["open", id, epoch, call],
   chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
   chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],

@@ -325,12 +325,13 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Sessions whose lease lapsed unreleased, by the database's clock, while calls are open. */
+  /** Sessions once leased whose lease lapsed or was released, by the database's clock, while calls are open. */
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
+      // Driven by the open calls, which are few: released sessions are many, and outside the index of leased ones.
       const rows = await this.#query`SELECT s.id FROM brain_sessions s
-        WHERE s.expires_at > 0 AND s.expires_at <= ${now(this.#sql)}
-          AND EXISTS (SELECT 1 FROM brain_open_calls o WHERE o.session_id = s.id)
+        WHERE s.id IN (SELECT o.session_id FROM brain_open_calls o)
+          AND s.token > 0 AND s.expires_at <= ${now(this.#sql)}
         ORDER BY s.expires_at LIMIT ${STRANDED_MAX}`;
       return rows.map((row) => row.id as string);
     });
@@ -480,10 +481,10 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (byte by byte, whatever the database's collation). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
-      const rows = await this.#query`SELECT meta FROM brain_sessions ORDER BY id`;
+      const rows = await this.#query`SELECT meta FROM brain_sessions ORDER BY id COLLATE "C"`;
       return rows.map((row) => deepFreeze(JSON.parse(row.meta) as SessionMeta));
     });
   }

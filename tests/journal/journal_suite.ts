@@ -29,6 +29,22 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: listSessions lists every session in id order, whatever order they were created in`,
+    withJournal(async (journal) => {
+      for (const id of ["b", "a", "c", "B", "a-1", "a.b", "a~x"]) await journal.createSession(session(id));
+      assert.deepEqual((await journal.listSessions()).map((meta) => meta.id), [
+        "B",
+        "a",
+        "a-1",
+        "a.b",
+        "a~x",
+        "b",
+        "c",
+      ]);
+    }),
+  );
+
+  Deno.test(
     `${name}: reading from past the last record, or from an empty session, is an empty list`,
     withJournal(async (journal) => {
       await journal.createSession(session("empty"));
@@ -582,6 +598,15 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       await journal.append("s", [finished(call.sequence)], { lease: next });
       await journal.release(next);
       assert.deepEqual(await journal.stranded(), [], "nor is a released one without open calls");
+      // Released with a call open (an owner that could not commit the call's end gives the session up), it is.
+      const last = await journal.acquire("s", { owner: "n1", ttlMs: 60_000 });
+      await journal.append("s", [started], { lease: last });
+      await journal.release(last);
+      assert.deepEqual(await journal.stranded(), ["s"]);
+      // A session no one ever leased, written lease-less, is no one's to recover.
+      await journal.createSession(session("free"));
+      await journal.append("free", [started]);
+      assert.deepEqual(await journal.stranded(), ["s"]);
     }),
   );
 }

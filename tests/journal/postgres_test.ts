@@ -334,6 +334,38 @@ Deno.test("Brain.open({ url: postgres://... }): Brains in one database share ses
   await assert.rejects(second.sessions.get("brain-pg", { tools: [add()] }), hasCode("session_owned"));
 });
 
+Deno.test("a Brain told its call's intent failed (the answer was lost, the intent landed) ends that call when it closes; it never ran", async () => {
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  await using journal = closing(await PostgresJournal.open(pg.url));
+  let dispatched = 0;
+  const counted = tool({
+    name: "counted",
+    description: "Counts its dispatches.",
+    input: z.object({}),
+    run: (_input, ctx) => (dispatched++, ctx.finish(dispatched)),
+  });
+  const brain = await Brain.open({ url: target.href, leaseMs: 60_000 });
+  try {
+    const session = await brain.sessions.create({ id: "lost-intent", tools: [counted()] });
+    assert.equal((await session.call("counted", {})).cause, "finish");
+    // The intent's commit is the next command to complete: the link is cut as its answer arrives.
+    const cut = proxy.trap("SELECT 1", "cut");
+    await assert.rejects(session.call("counted", {}), hasCode("storage_unavailable"));
+    await cut;
+    const [phantom] = await journal.openCalls("lost-intent");
+    assert.equal(phantom?.kind, "tool_call_started", "the intent landed");
+  } finally {
+    await brain.close();
+    await proxy.close();
+  }
+  assert.deepEqual(await journal.openCalls("lost-intent"), [], "no call is left open");
+  const ends = (await journal.read("lost-intent")).filter((record) => record.kind === "tool_call_finished");
+  assert.deepEqual(ends.map((record) => record.cause), ["finish", "unknown"]);
+  assert.equal(dispatched, 1, "the call whose intent failed never ran");
+});
+
 Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits holds no transaction: a successor takes its session over once its lease lapses, and nothing of the paused owner lands after", async () => {
   const name = schema();
   const journal = await PostgresJournal.open(pg.url, { schema: name });

@@ -6,6 +6,7 @@ import { ScriptedProvider } from "../../src/model/testing.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
+import { until } from "../_support/until.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
@@ -300,4 +301,26 @@ specTest(
     assert.ok(followed.every(deeplyFrozen), "followed");
   },
   { models: { default: { provider: new ScriptedProvider(Array(4).fill("answer")), model: "fixed" } } },
+);
+
+specTest(
+  "a records() follower outlives the handle that ended and fails session_not_found once the session is deleted, having yielded every record",
+  async (brain) => {
+    const first = await brain.sessions.create({ id: "followed", tools: [echo()] });
+    const seen: number[] = [];
+    // What the follower ended with: its error, taken as soon as it ends.
+    const following = (async () => {
+      for await (const record of first.records()) seen.push(record.sequence);
+    })().then(() => "ended without an error", (error) => error);
+    await first.call("echo", { text: "a" });
+    await first.end();
+    const second = await brain.sessions.get("followed", { tools: [echo()] });
+    const end = await second.call("echo", { text: "b" });
+    // Deleted once the follower has seen the last record, so it ends by the deletion, not before it.
+    await until(first, (records) => records.some((record) => record.sequence === end.sequence));
+    await brain.sessions.delete("followed");
+    const ended = await withDeadline(following, "the follower to end");
+    assert.ok(hasCode("session_not_found", /followed/)(ended), String(ended));
+    assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
+  },
 );

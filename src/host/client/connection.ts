@@ -779,7 +779,7 @@ export class HostConnection {
         this.#streams.get(frame.stream)?.push(frame.record);
         return;
       case "closed":
-        this.#streams.get(frame.stream)?.end();
+        this.#streams.get(frame.stream)?.end(frame.error && errorFromWire(frame.error));
         this.#streams.delete(frame.stream);
         return;
       case "ping":

@@ -27,6 +27,7 @@ import {
   type ServerFrame,
   type Usage,
   type WireAgentloop,
+  type WireError,
   type WireUpload,
 } from "../protocol.ts";
 import { outboxOf, type ParsedValue, type RegisteredHost, send } from "./registry.ts";
@@ -587,16 +588,23 @@ export class HostSocketHandler {
     return null;
   }
 
-  /** Sends a session's records as `record` frames until `signal` aborts or the journal ends the follow. */
+  /**
+   * Sends a session's records as `record` frames until `signal` aborts or the journal ends the follow. A
+   * follow that fails (its session deleted meanwhile: `session_not_found`) ends the stream with its error, as
+   * an embedded follower's; a closed journal ends it quietly, as a closed Brain's.
+   */
   async #forward(stream: number, session: string, from: number | undefined, signal: AbortSignal): Promise<void> {
+    let failed: WireError | undefined;
     try {
       for await (const record of this.#journal.subscribe(session, { from, signal })) {
         send(this.#socket, { t: "record", stream, record: this.#shown([record])[0] });
       }
-    } catch {
-      // A deleted session or closed journal ends the stream like its end does.
+    } catch (error) {
+      if (error instanceof BrainError && error.code !== "journal_closed") {
+        failed = this.#host.shownError(errorFrame(error));
+      }
     }
-    if (!signal.aborted) send(this.#socket, { t: "closed", stream });
+    if (!signal.aborted) send(this.#socket, failed ? { t: "closed", stream, error: failed } : { t: "closed", stream });
   }
 
   // -- reports of dispatched calls ---------------------------------------------------------------
