@@ -766,7 +766,7 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (the order of its keys). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
       const sessions: SessionMeta[] = [];

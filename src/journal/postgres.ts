@@ -481,10 +481,10 @@ export class PostgresJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (byte by byte, whatever the database's collation). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
-      const rows = await this.#query`SELECT meta FROM brain_sessions ORDER BY id`;
+      const rows = await this.#query`SELECT meta FROM brain_sessions ORDER BY id COLLATE "C"`;
       return rows.map((row) => deepFreeze(JSON.parse(row.meta) as SessionMeta));
     });
   }
