@@ -6,6 +6,7 @@ import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts
 import { sameText } from "../util/same_text.ts";
 import { checkName, checkSessionId } from "../util/names.ts";
 import { removeSessionWorkspaces } from "../session/workspaces.ts";
+import { noSession } from "../session/no_session.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
@@ -244,7 +245,7 @@ export class EmbeddedBackend implements BrainBackend {
     checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
-    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (!meta) throw noSession(id);
     if (authenticated) checkOwner(id, meta.host, authenticated);
     else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
@@ -520,7 +521,7 @@ export function checkOwner(
   registered: HostRegistration | undefined,
   host: HostRegistration,
 ): void {
-  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+  if (!ownedBy(registered, host)) throw noSession(sessionId);
 }
 
 /** True when a session's registration is exactly the authenticated host's. */

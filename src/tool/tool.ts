@@ -132,7 +132,10 @@ export function tool<
   const unknown = Object.keys(spec).filter((key) => !DECLARATION_FIELDS.includes(key));
   if (unknown.length > 0) {
     // There is no universal needs declaration: dependencies belong to the implementation or its Environment.
-    throw new BrainError("invalid_tool", `tool ${name}: unknown declaration field ${unknown.join(", ")}`);
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${name}: unknown declaration field ${unknown.join(", ")}: the fields are ${DECLARATION_FIELDS.join(", ")}`,
+    );
   }
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
@@ -239,9 +242,8 @@ function parseOptions(
     );
   }
   if (!parsed.success) {
-    throw new BrainError("invalid_options", `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}`, {
-      details: parsed.error.issues as unknown as JsonValue,
-    });
+    const message = `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}${misspelled(schema, raw)}`;
+    throw new BrainError("invalid_options", message, { details: parsed.error.issues as unknown as JsonValue });
   }
   try {
     return frozenCopy(parsed.data as Record<string, unknown>);
@@ -251,6 +253,21 @@ function parseOptions(
       cause: error,
     });
   }
+}
+
+/** Names the given options an object schema does not know (zod drops them), the likely misspellings; or "". */
+function misspelled(schema: Schema, raw: Record<string, unknown>): string {
+  let known: string[];
+  try {
+    const shape: unknown = (schema as { shape?: unknown }).shape;
+    if (typeof shape !== "object" || shape === null) return "";
+    known = Object.keys(shape);
+  } catch {
+    return "";
+  }
+  const unknown = Object.keys(raw).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return "";
+  return `\n(unknown option ${unknown.join(", ")}: the options are ${known.join(", ") || "none"})`;
 }
 
 /** The declaration's fields read once, so a getter or Proxy that throws fails as `invalid_tool`. */

@@ -15,6 +15,7 @@ import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import { handleEnded } from "../../session/handle_ended.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
@@ -469,7 +470,7 @@ class RemoteSession implements BrainSession {
 
   #assertOpen(): void {
     if (this.#lost) throw new BrainError("session_closed", this.#lost.message, { cause: this.#lost.cause });
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    if (this.#ended) throw handleEnded(this.id);
   }
 
   async end(): Promise<void> {
