@@ -44,7 +44,11 @@ export interface ToolSpec<
   output?: O;
   /** Optional factory options schema, parsed once per placement. */
   options?: P;
-  /** The application function, run in the application's process. */
+  /**
+   * The application function, run in the application's process. `return ctx.finish(value)` ends the call with
+   * `value`; returning a value without finishing publishes it as a result and keeps the call open (a background
+   * Tool) until `ctx.finish()`, its deadline or cancellation, so a `session.call` of it waits for that.
+   */
   run?: RunFunction<I, O, P>;
   /** A Component, or a function from parsed options to an Environment-interpreted descriptor. */
   implementation?: Implementation | ((options: ParsedOptions<P>) => Descriptor);
@@ -114,6 +118,27 @@ export function factoryImplementation(value: unknown): FactoryImplementation | u
  * });
  * const placed = echo();
  * console.log(placed.advertised.name); // "echo"
+ * ```
+ *
+ * @example A background Tool: what `run` returns is a result, and the call ends at `ctx.finish`
+ * ```ts
+ * import { Brain, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const watch = tool({
+ *   name: "watch",
+ *   description: "Start watching one job; finishes when it is done.",
+ *   input: z.object({ job: z.string() }),
+ *   run: ({ job }, ctx) => {
+ *     setTimeout(() => ctx.finish({ job, done: true }), 10);
+ *     return { job, done: false };
+ *   },
+ * });
+ * await using brain = new Brain();
+ * const session = await brain.sessions.create({ tools: [watch()] });
+ * const end = await session.call("watch", { job: "7" }, { timeoutMs: 5_000 });
+ * console.log(end.cause, end.outcome); // finish { status: "ok", value: { job: "7", done: true } }
+ * console.log((await session.read()).filter((record) => record.kind === "tool_result").length); // 2
  * ```
  */
 export function tool<
