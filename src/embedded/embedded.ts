@@ -135,7 +135,8 @@ export class EmbeddedBackend implements BrainBackend {
     if (options.path !== undefined || options.url !== undefined) {
       throw new BrainError(
         "invalid_argument",
-        "a Brain over a path or a url opens asynchronously: use await Brain.open({ path }) or Brain.open({ url })",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path }); a remote Brain is " +
+          "new Brain({ url, token, host })",
       );
     }
     this.journal = options.journal === undefined ? new MemoryJournal() : checkJournal(options.journal);

@@ -34,6 +34,13 @@ Deno.test("a misspelled declaration field or placement option is named with the 
   assert.doesNotThrow(() => lookup({ prefix: "customer:" }));
 });
 
+Deno.test("new Brain({ path }) points at await Brain.open({ path })", () => {
+  assert.throws(
+    () => new Brain({ path: ".brain/brain.kv" }),
+    hasCode("invalid_argument", /a Brain over a path opens asynchronously: use await Brain\.open\(\{ path \}\)/),
+  );
+});
+
 Deno.test("embedded: an unknown Tool, a missing session, no model and a closed Brain say what to do", async () => {
   const brain = new Brain();
   const session = await brain.sessions.create({ tools: [lookup({ prefix: "customer:" })] });
