@@ -414,10 +414,8 @@ export class EmbeddedBackend implements BrainBackend {
     }
     const placed: EnvironmentTools[] = [];
     try {
-      for (const env of environments) {
-        if (typeof env?.place !== "function") {
-          throw new BrainError("invalid_argument", `environment ${env?.name} places no Tools of its own`);
-        }
+      for (const [index, env] of environments.entries()) {
+        if (typeof env?.place !== "function") throw notPlacing(index, env);
         const workspace = await admitEnvironment(id, env, this.#allow);
         placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
       }
@@ -523,6 +521,26 @@ export function checkOwner(
   host: HostRegistration,
 ): void {
   if (!ownedBy(registered, host)) throw noSession(sessionId);
+}
+
+/** Why `environments[index]` cannot be placed on its own: it is a Promise, or an Environment a Tool binds. */
+function notPlacing(index: number, env: unknown): BrainError {
+  let name: unknown;
+  let then: unknown;
+  try {
+    ({ name, then } = env as { name?: unknown; then?: unknown });
+  } catch {
+    // A Proxy or getter that throws: described by its position alone.
+  }
+  if (typeof then === "function") {
+    return new BrainError("invalid_argument", `environments[${index}] is a Promise: await it first`);
+  }
+  const shown = typeof name === "string" ? ` (${name})` : "";
+  return new BrainError(
+    "invalid_argument",
+    `environments[${index}]${shown} places no Tools of its own: only an Environment such as mcpEnv(...) goes in ` +
+      "environments; bind the others to a Tool's placement, as in tools: [lookup({ env })]",
+  );
 }
 
 /** True when a session's registration is exactly the authenticated host's. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, tool } from "../../mod.ts";
+import { Brain, hostEnv, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -53,6 +53,17 @@ Deno.test("embedded: an unknown Tool, a missing session, no model and a closed B
   await assert.rejects(
     reading.call("lookup", { id: "7" }),
     hasCode("unknown_tool", /holds no Tools; open it with them, brain\.sessions\.get\(id, \{ tools/),
+  );
+  await assert.rejects(
+    brain.sessions.create({ environments: [hostEnv({ name: "app" })] }),
+    hasCode(
+      "invalid_argument",
+      /environments\[0\] \(app\) places no Tools of its own: only an Environment such as mcpEnv/,
+    ),
+  );
+  await assert.rejects(
+    brain.sessions.create({ environments: [Promise.resolve(hostEnv({ name: "app" })) as never] }),
+    hasCode("invalid_argument", /environments\[0\] is a Promise: await it first/),
   );
   await assert.rejects(
     brain.sessions.get("nope"),
