@@ -34,6 +34,23 @@ Deno.test("a misspelled declaration field or placement option is named with the 
   assert.doesNotThrow(() => lookup({ prefix: "customer:" }));
 });
 
+Deno.test("a remote Brain's url without a scheme, or without a token, is named with what to give", () => {
+  assert.throws(
+    () => new Brain({ url: "localhost:8787", token: "t", host: "app" }),
+    hasCode(
+      "invalid_argument",
+      /url must be an http\(s\) or ws\(s\) URL, such as http:\/\/127\.0\.0\.1:8787; got "localhost:8787"/,
+    ),
+  );
+  assert.throws(
+    () => new Brain({ url: "http://127.0.0.1:8787", host: "app" } as never),
+    hasCode(
+      "invalid_argument",
+      /as in new Brain\(\{ url, token, host \}\); got url "http:\/\/127\.0\.0\.1:8787" and token undefined/,
+    ),
+  );
+});
+
 Deno.test("new Brain({ path }) points at await Brain.open({ path })", () => {
   assert.throws(
     () => new Brain({ path: ".brain/brain.kv" }),
