@@ -23,7 +23,7 @@ import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
 import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
 import { Resources } from "./resources.ts";
-import { allKeys, readOptions, readRecord } from "../outcome/known_keys.ts";
+import { allKeys, isList, readList, readOptions, readRecord } from "../outcome/known_keys.ts";
 import { checkAllowList } from "../env/allow_list.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "./backend.ts";
 import { checkReattachment } from "./reattach.ts";
@@ -409,13 +409,14 @@ export class EmbeddedBackend implements BrainBackend {
 
   /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
   async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
-    if (!Array.isArray(environments)) {
+    if (!isList(environments)) {
       throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
     }
+    const given = readList("environments", environments) as Environment[];
     const placed: EnvironmentTools[] = [];
     try {
-      for (const [index, env] of environments.entries()) {
-        if (typeof env?.place !== "function") throw notPlacing(index, env);
+      for (const [index, env] of given.entries()) {
+        if (!placesTools(env)) throw notPlacing(index, env);
         const workspace = await admitEnvironment(id, env, this.#allow);
         placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
       }
@@ -562,6 +563,15 @@ function checkJournal(journal: unknown): Journal {
     // A getter or Proxy that throws is no journal either.
   }
   throw new BrainError("invalid_argument", "journal must be a Journal, such as new MemoryJournal()");
+}
+
+/** True for an Environment with a `place` function; false also for a Proxy or getter that throws. */
+function placesTools(env: Environment): env is Environment & Required<Pick<Environment, "place">> {
+  try {
+    return typeof env?.place === "function";
+  } catch {
+    return false;
+  }
 }
 
 function positiveLimit(name: string, value: unknown): number {

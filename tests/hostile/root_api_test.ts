@@ -40,6 +40,9 @@ async function codeOf(attempt: () => unknown): Promise<BrainErrorCode> {
 }
 
 const base = { name: "t", description: "d", input: z.object({}), run: () => {} };
+const trapped = (): never => {
+  throw new Error("get trap");
+};
 const revoked = () => {
   const { proxy, revoke } = Proxy.revocable({}, {});
   revoke();
@@ -158,6 +161,11 @@ Deno.test("hostile session options: Proxies and getters in create and get option
     ["agentloop: Proxy", { model, agentloop: trap() }],
     ["agentloop.system: 5", { model, agentloop: { system: 5 } }],
     ["agentloop.toolDeadlineMs: 1e300", { model, agentloop: { toolDeadlineMs: 1e300 } }],
+    ["environments: Proxy", { environments: trap() }],
+    ["environments: [Proxy]", { environments: [trap()] }],
+    ["environments: a revoked Proxy", { environments: revoked() }],
+    ["tools: a revoked Proxy", { tools: revoked() }],
+    ["tools: a Proxy list whose items throw", { tools: new Proxy([1], { get: () => trapped() }) }],
   ];
   for (const [what, options] of cases) {
     const code = await codeOf(() => brain.sessions.create(options));
@@ -367,6 +375,8 @@ Deno.test("hostile remote Brain options: listeners, host ids, flags and unbounde
   for (const [what, options] of cases) {
     assert.equal(await codeOf(() => new Brain({ ...remote, ...options } as never)), "invalid_argument", what);
   }
+  await using brain = new Brain(remote);
+  assert.equal(await codeOf(() => brain.sessions.create({ environments: trap() as never })), "invalid_argument");
 });
 
 Deno.test("hostile ctx: result options that are a revoked Proxy are refused invalid_argument, and the call still finishes", async () => {

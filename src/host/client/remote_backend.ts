@@ -320,7 +320,7 @@ function refuseCredentials(host: unknown): void {
 }
 
 function refuseEnvironments(environments: readonly unknown[] | undefined): void {
-  if (environments?.length) {
+  if (environments !== undefined && readList("environments", environments).length > 0) {
     throw new BrainError(
       "unsupported_runtime",
       "a remote Brain client places no Environment Tools: give environments to the Brain server's own sessions",
