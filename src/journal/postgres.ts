@@ -494,7 +494,8 @@ export class PostgresJournal implements Journal {
     return this.#guard(async () => {
       checkSessionId(id);
       // One statement: every data-modifying part of it runs, atomically.
-      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
+      // Not sent again: the session may have been created again meanwhile, and a second run would delete that one.
+      await this.#once`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
         this.#sql.unsafe(META_HOST)
       } AS host),
           records AS (DELETE FROM brain_records WHERE session_id = ${id}),
@@ -536,7 +537,7 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * Runs a statement that must not run twice (a commit, a creation) and returns
+   * Runs a statement that must not run twice (a commit, a creation, a delete) and returns
    * its rows. Sent again only when the database refused it before the driver
    * sent any of it: postgres.js 3.4.9 fails the first query on a connection it
    * opens again with the error that ended the connection's last query, if the
