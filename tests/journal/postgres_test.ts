@@ -124,6 +124,21 @@ Deno.test("PostgresJournal.open: a bad URL or an unreachable database fails with
   await assert.rejects(PostgresJournal.open(closed.href), hasCode("storage_unavailable"));
 });
 
+Deno.test("PostgresJournal: a database out of connections is storage_unavailable, not storage_full", async () => {
+  const role = `limited_${crypto.randomUUID().replaceAll("-", "")}`;
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+  try {
+    await sql.unsafe(`CREATE ROLE ${role} LOGIN CONNECTION LIMIT 1; GRANT CREATE ON DATABASE postgres TO ${role}`);
+    // The schema is created on one connection; listening needs a second, which the database refuses.
+    await assert.rejects(
+      PostgresJournal.open(pg.url.replace("postgres@", `${role}@`), { schema: schema() }),
+      hasCode("storage_unavailable"),
+    );
+  } finally {
+    await sql.end();
+  }
+});
+
 Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no commit function) is upgraded by journals opening it at once, and keeps its records", async () => {
   const name = schema();
   const earlier = await PostgresJournal.open(pg.url, { schema: name });
@@ -442,7 +457,7 @@ Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits ho
 /** How many of a process's connections the database ends while it commits, in the terminations test. */
 const TERMINATIONS = 200;
 
-Deno.test(`PostgresJournal: a process whose connections the database ends ${TERMINATIONS} times while it commits and follows survives, and keeps every acknowledged record`, async () => {
+Deno.test(`PostgresJournal: a process whose connections the database ends ${TERMINATIONS} times while it commits and follows survives, and keeps every acknowledged record; a follower in another process, ended as often, sees each once`, async () => {
   const name = schema();
   const setup = await PostgresJournal.open(pg.url, { schema: name });
   await setup.createSession(session("s"));
@@ -464,6 +479,17 @@ Deno.test(`PostgresJournal: a process whose connections the database ends ${TERM
   );
   const stderr = Promise.resolve("");
   const { acknowledged, errors, hear } = appenderReports(child.stdout);
+  // Another process's follower, whose own connections (LISTEN too) are ended with the child's.
+  await using follower = closing(await PostgresJournal.open(pg.url, { schema: name }));
+  const seen: number[] = [];
+  const following = new AbortController();
+  const caughtUp = { at: 0, reached: Promise.withResolvers<void>() };
+  const followed = (async () => {
+    for await (const record of follower.subscribe("s", { signal: following.signal })) {
+      seen.push(record.sequence);
+      if (caughtUp.at > 0 && record.sequence >= caughtUp.at) caughtUp.reached.resolve();
+    }
+  })();
   let terminated = 0;
   try {
     while (terminated < TERMINATIONS) {
@@ -489,6 +515,17 @@ Deno.test(`PostgresJournal: a process whose connections the database ends ${TERM
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: name }));
   const records = await journal.read("s");
   assert.deepEqual(records.map((record) => record.sequence), records.map((_, index) => index + 1));
+  // The follower sees every record once, in order, however often its own connections were ended meanwhile.
+  caughtUp.at = records.length;
+  if (seen.length < records.length) {
+    await withDeadline(
+      caughtUp.reached.promise,
+      `the follower to see record ${records.length} (it saw ${seen.length})`,
+    );
+  }
+  following.abort();
+  await followed;
+  assert.deepEqual(seen, records.map((record) => record.sequence), "the follower saw every record once, in order");
   const numberOf = (record: JournalRecord) =>
     record.kind === "tool_call_started"
       ? record.input
