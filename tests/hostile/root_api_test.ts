@@ -134,6 +134,8 @@ Deno.test("hostile Brain options: unreadable, malformed or unbounded options are
     ["allow.filesystem: exec", () => new Brain({ allow: { filesystem: ["exec"] } as never })],
     ["models: Proxy", () => new Brain({ models: trap() as never })],
     ["components: Proxy", () => new Brain({ components: trap() as never })],
+    ["components.cacheDir with a lone surrogate", () => new Brain({ components: { cacheDir: ".tmp/\ud800" } })],
+    ["components.cacheDir with NUL", () => new Brain({ components: { cacheDir: ".tmp/a\0b" } })],
     ["maxEmittedBytes: -1", () => new Brain({ maxEmittedBytes: -1 })],
     ["maxModelCalls: NaN", () => new Brain({ maxModelCalls: NaN })],
     ["leaseMs: 1e300 (a timer that would fire at once, forever)", () => new Brain({ leaseMs: 1e300 })],
