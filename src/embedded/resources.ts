@@ -4,7 +4,7 @@ import { shownValue } from "../util/shown_value.ts";
 
 const NUMBERS = ["memoryMb", "maxSandboxes", "maxQueuedCalls", "warm"] as const;
 
-/** Throws `invalid_argument` unless every number in `settings` is a positive integer and `cacheDir` a non-empty string. */
+/** Throws `invalid_argument` unless every number in `settings` is a positive integer and `cacheDir` a non-empty path. */
 export function checkComponentSettings(settings: ComponentSettings): Readonly<ComponentSettings> {
   for (const name of NUMBERS) {
     const value = settings[name];
@@ -15,8 +15,15 @@ export function checkComponentSettings(settings: ComponentSettings): Readonly<Co
       );
     }
   }
-  if (settings.cacheDir !== undefined && (typeof settings.cacheDir !== "string" || settings.cacheDir === "")) {
-    throw new BrainError("invalid_argument", "components.cacheDir must be a non-empty path");
+  const { cacheDir } = settings;
+  if (
+    cacheDir !== undefined &&
+    (typeof cacheDir !== "string" || cacheDir === "" || cacheDir.includes("\0") || !cacheDir.isWellFormed())
+  ) {
+    throw new BrainError(
+      "invalid_argument",
+      "components.cacheDir must be a non-empty path without NUL or lone surrogates",
+    );
   }
   return Object.freeze({ ...settings });
 }

@@ -55,14 +55,21 @@ export function httpJsonRequest(
     throw new BrainError("invalid_input", "http_json input must be an object");
   }
   const rest: Record<string, JsonValue> = { ...input as Record<string, JsonValue> };
+  const filled = new Map<string, string>();
   const path = descriptor.path.replace(PLACEHOLDER, (_, field: string) => {
     const value = rest[field];
     if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") {
       throw new BrainError("invalid_input", `http_json path field ${field} must be a string, number or boolean`);
     }
     delete rest[field];
-    return encodeURIComponent(checkSegment(field, wellFormed(field, String(value))));
+    filled.set(field, checkSegment(field, wellFormed(field, String(value))));
+    return encodeURIComponent(filled.get(field)!);
   });
+  // Fields that are each one segment may still make a dot segment together, as in /{a}.{b} or {a}{b}.
+  for (const segment of descriptor.path.split("/")) {
+    if (!segment.includes("{")) continue;
+    checkSegment(segment, segment.replace(PLACEHOLDER, (_, field: string) => filled.get(field) ?? ""));
+  }
   const base = baseUrl.pathname.replace(/\/$/, "");
   const url = new URL(base + path, baseUrl);
   if (url.origin !== baseUrl.origin || !url.pathname.startsWith(`${base}/`)) {

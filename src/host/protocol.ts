@@ -508,7 +508,7 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
     case "gone":
       return isName(frame.handle) && isWireError(frame.error) ? undefined : "gone names a handle and an error";
     case "record":
-      return isSequence(frame.stream) && isObject(frame.record) ? undefined : "record carries a stream and a record";
+      return isSequence(frame.stream) && isRecord(frame.record) ? undefined : "record carries a stream and a record";
     case "closed":
       if (frame.error !== undefined && !isWireError(frame.error)) return "closed carries a malformed error";
       return isSequence(frame.stream) ? undefined : "closed names a stream";
@@ -523,6 +523,74 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
     default:
       return `unknown frame type ${JSON.stringify(frame.t)}`;
   }
+}
+
+/**
+ * Undefined when `value` has the shape of the value a reply to a request of
+ * operation `op` carries, else why not: a client hands no peer's value on that
+ * it would not have made itself.
+ */
+export function refusedReply(op: RequestOp, value: unknown): string | undefined {
+  const check = REPLY_CHECKS[op];
+  return check === undefined || check(value) ? undefined : `the reply to ${op} is not ${REPLY_SHAPES[op]}`;
+}
+
+const isBudgets = (value: unknown) => {
+  if (!isObject(value)) return false;
+  const { maxEmittedBytes, maxModelCalls } = value as Record<string, unknown>;
+  return isCount(maxEmittedBytes) && isCount(maxModelCalls);
+};
+const isRecords = (value: unknown) => Array.isArray(value) && value.every(isRecord);
+const isEnds = (value: unknown) => isEnd(value);
+const REPLY_CHECKS: Partial<Record<RequestOp, (value: unknown) => boolean>> = {
+  create: isBudgets,
+  get: isBudgets,
+  lacking: (value) => Array.isArray(value) && value.every((hash) => typeof hash === "string"),
+  list: (value) => Array.isArray(value) && value.every((meta) => isObject(meta) && isName((meta as SessionMeta).id)),
+  send: (value) => isRecord(value) && (value as JournalRecord).kind === "assistant_message",
+  start: (value) => {
+    if (!isObject(value)) return false;
+    const { call, run, traceparent } = value as Record<string, unknown>;
+    return isSequence(call) && (run === undefined || run === true) &&
+      (traceparent === undefined || typeof traceparent === "string");
+  },
+  wait: (value) => value === null || isEnd(value),
+  cancel: isEnds,
+  read: isRecords,
+  record: isRecords,
+  emit: isSequence,
+  result: isSequence,
+  model: (value) => {
+    if (!isObject(value)) return false;
+    const { content, toolCalls, stopReason, model } = value as Record<string, unknown>;
+    return typeof content === "string" && Array.isArray(toolCalls) && typeof stopReason === "string" &&
+      typeof model === "string";
+  },
+};
+const REPLY_SHAPES: Partial<Record<RequestOp, string>> = {
+  create: "budgets",
+  get: "budgets",
+  lacking: "a list of hashes",
+  list: "a list of sessions",
+  send: "an assistant message",
+  start: "a started call",
+  wait: "a call's end or null",
+  cancel: "a call's end",
+  read: "a list of records",
+  record: "a list of records",
+  emit: "a sequence",
+  result: "a sequence",
+  model: "a model's answer",
+};
+
+/** A committed record as it travels: an object with a kind and a sequence. */
+function isRecord(record: unknown): record is JournalRecord {
+  return isObject(record) && typeof (record as JournalRecord).kind === "string" &&
+    isSequence((record as JournalRecord).sequence);
+}
+
+function isCount(value: unknown): value is number {
+  return Number.isSafeInteger(value) && (value as number) >= 0;
 }
 
 function isEnd(end: unknown): end is CallEnd {

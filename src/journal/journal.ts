@@ -86,7 +86,7 @@ export interface Journal {
   updateSession(meta: SessionMeta): Promise<void>;
   /** The session's metadata, or `undefined`. */
   getSession(id: string): Promise<SessionMeta | undefined>;
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (byte by byte). */
   listSessions(): Promise<SessionMeta[]>;
   /** Removes a session and its records. */
   deleteSession(id: string): Promise<void>;

@@ -42,6 +42,7 @@ import { countHostSessions } from "./kv_host_sessions.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
+import { shownValue } from "../util/shown_value.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
@@ -169,10 +170,11 @@ export class KvJournal implements Journal {
    * throwaway database. Fails with `permission_denied` or `invalid_argument`.
    */
   static async open(path: string): Promise<KvJournal> {
-    if (typeof path !== "string" || path.length === 0) {
+    if (typeof path !== "string" || path.length === 0 || !path.isWellFormed()) {
+      // A lone surrogate would be opened as U+FFFD: another file than the one named.
       throw new BrainError(
         "invalid_argument",
-        `a journal path must be a non-empty string, got ${typeof path === "string" ? '""' : typeof path}`,
+        `a journal path must be a non-empty string of well-formed text, got ${shownValue(path)}`,
       );
     }
     if (typeof Deno.openKv !== "function") {
@@ -766,7 +768,7 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order (the order of its keys). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
       const sessions: SessionMeta[] = [];

@@ -238,11 +238,12 @@ export class MemoryJournal implements Journal {
     });
   }
 
-  /** Every stored session's metadata. */
+  /** Every stored session's metadata, in id order. */
   listSessions(): Promise<SessionMeta[]> {
     return promised(() => {
       this.#open();
-      return [...this.#sessions.values()].map((session) => session.meta);
+      // In id order, as every store lists them.
+      return [...this.#sessions.values()].map((session) => session.meta).sort(byId);
     });
   }
 
@@ -325,4 +326,9 @@ function checkWriter(sessionId: string, stored: StoredLease | undefined, lease: 
   if (lease) {
     if (stored?.token !== lease.token || stored.owner !== lease.owner) throw fencedError(lease);
   } else if (live(stored)) throw ownedError(sessionId, stored);
+}
+
+/** Orders session metadata by id, code unit by code unit (ids are ASCII names, so byte order too). */
+function byId(a: SessionMeta, b: SessionMeta): number {
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

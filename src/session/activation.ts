@@ -23,12 +23,25 @@ export let countedElsewhere: (
  * calls share. A Tool keeps the activation it was called in, also after
  * returning, so later activations never renew its budgets.
  *
+ * Get one from `session.activation()` and pass it to calls that share its
+ * budgets.
+ *
  * @example
  * ```ts
- * import { Activation } from "./activation.ts";
- * const activation = new Activation({ maxEmittedBytes: 10 });
- * activation.charge(4);
- * console.log(activation.emittedBytes); // 4
+ * import { Brain, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const echo = tool({
+ *   name: "echo",
+ *   description: "Echo the text.",
+ *   input: z.object({ text: z.string() }),
+ *   run: ({ text }, ctx) => ctx.finish(text),
+ * });
+ * await using brain = new Brain();
+ * const session = await brain.sessions.create({ tools: [echo()] });
+ * const activation = session.activation();
+ * await session.call("echo", { text: "hi" }, { activation });
+ * console.log(activation.emittedBytes > 0, activation.maxEmittedBytes); // true 1048576
  * ```
  */
 export class Activation {

@@ -1,4 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
+import { isList } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "./tool.ts";
 
@@ -9,11 +11,11 @@ import { factoryImplementation } from "./tool.ts";
  * placed twice.
  */
 export function checkPlacedTools(tools: unknown): asserts tools is readonly PlacedTool[] {
-  if (!Array.isArray(tools)) {
+  if (!isList(tools)) {
     throw new BrainError("invalid_tool", "tools must be an array of placed Tools, such as tools: [lookup()]");
   }
   const names = new Set<string>();
-  for (const [index, placed] of tools.entries()) {
+  for (const [index, placed] of readTools(tools).entries()) {
     if (factoryImplementation(placed)) {
       const { name } = placed as { name: string };
       throw new BrainError(
@@ -32,6 +34,15 @@ export function checkPlacedTools(tools: unknown): asserts tools is readonly Plac
       throw new BrainError("duplicate_tool", `tool ${placed.tool.name} is placed twice in one session`);
     }
     names.add(placed.tool.name);
+  }
+}
+
+/** The items of `tools` read once; `invalid_tool` for a Proxy whose items cannot be read. */
+function readTools(tools: readonly unknown[]): unknown[] {
+  try {
+    return [...tools];
+  } catch (error) {
+    throw new BrainError("invalid_tool", `tools cannot be read: ${errorText(error)}`);
   }
 }
 

@@ -53,3 +53,13 @@ Deno.test("hostile PostgreSQL options: a URL the driver cannot read and bad opti
     );
   }
 });
+
+Deno.test("hostile KV paths: a lone surrogate is invalid_argument, never a file opened under U+FFFD", async () => {
+  for (const path of [`${dir}/\ud800.kv`, `${dir}/a\udc00b.kv`]) {
+    await assert.rejects(KvJournal.open(path), hasCode("invalid_argument"), JSON.stringify(path));
+    await assert.rejects(Brain.open({ path }), hasCode("invalid_argument"), `Brain.open ${JSON.stringify(path)}`);
+  }
+  const made = [];
+  for await (const entry of Deno.readDir(dir)) if (entry.name.includes("\ufffd")) made.push(entry.name);
+  assert.deepEqual(made, [], "no file was made under another name");
+});

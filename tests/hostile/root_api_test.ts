@@ -40,6 +40,9 @@ async function codeOf(attempt: () => unknown): Promise<BrainErrorCode> {
 }
 
 const base = { name: "t", description: "d", input: z.object({}), run: () => {} };
+const trapped = (): never => {
+  throw new Error("get trap");
+};
 const revoked = () => {
   const { proxy, revoke } = Proxy.revocable({}, {});
   revoke();
@@ -131,6 +134,8 @@ Deno.test("hostile Brain options: unreadable, malformed or unbounded options are
     ["allow.filesystem: exec", () => new Brain({ allow: { filesystem: ["exec"] } as never })],
     ["models: Proxy", () => new Brain({ models: trap() as never })],
     ["components: Proxy", () => new Brain({ components: trap() as never })],
+    ["components.cacheDir with a lone surrogate", () => new Brain({ components: { cacheDir: ".tmp/\ud800" } })],
+    ["components.cacheDir with NUL", () => new Brain({ components: { cacheDir: ".tmp/a\0b" } })],
     ["maxEmittedBytes: -1", () => new Brain({ maxEmittedBytes: -1 })],
     ["maxModelCalls: NaN", () => new Brain({ maxModelCalls: NaN })],
     ["leaseMs: 1e300 (a timer that would fire at once, forever)", () => new Brain({ leaseMs: 1e300 })],
@@ -158,6 +163,11 @@ Deno.test("hostile session options: Proxies and getters in create and get option
     ["agentloop: Proxy", { model, agentloop: trap() }],
     ["agentloop.system: 5", { model, agentloop: { system: 5 } }],
     ["agentloop.toolDeadlineMs: 1e300", { model, agentloop: { toolDeadlineMs: 1e300 } }],
+    ["environments: Proxy", { environments: trap() }],
+    ["environments: [Proxy]", { environments: [trap()] }],
+    ["environments: a revoked Proxy", { environments: revoked() }],
+    ["tools: a revoked Proxy", { tools: revoked() }],
+    ["tools: a Proxy list whose items throw", { tools: new Proxy([1], { get: () => trapped() }) }],
   ];
   for (const [what, options] of cases) {
     const code = await codeOf(() => brain.sessions.create(options));
@@ -367,6 +377,8 @@ Deno.test("hostile remote Brain options: listeners, host ids, flags and unbounde
   for (const [what, options] of cases) {
     assert.equal(await codeOf(() => new Brain({ ...remote, ...options } as never)), "invalid_argument", what);
   }
+  await using brain = new Brain(remote);
+  assert.equal(await codeOf(() => brain.sessions.create({ environments: trap() as never })), "invalid_argument");
 });
 
 Deno.test("hostile ctx: result options that are a revoked Proxy are refused invalid_argument, and the call still finishes", async () => {

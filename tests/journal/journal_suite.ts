@@ -29,6 +29,22 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: listSessions lists every session in id order, whatever order they were created in`,
+    withJournal(async (journal) => {
+      for (const id of ["b", "a", "c", "B", "a-1", "a.b", "a~x"]) await journal.createSession(session(id));
+      assert.deepEqual((await journal.listSessions()).map((meta) => meta.id), [
+        "B",
+        "a",
+        "a-1",
+        "a.b",
+        "a~x",
+        "b",
+        "c",
+      ]);
+    }),
+  );
+
+  Deno.test(
     `${name}: reading from past the last record, or from an empty session, is an empty list`,
     withJournal(async (journal) => {
       await journal.createSession(session("empty"));
@@ -298,6 +314,23 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
           journal.createSession(of("bad", "a"), { maxHostSessions: max as number }),
           hasCode("invalid_argument"),
         );
+      }
+      const unreadable = [
+        null,
+        { maxHostSessions: 3, maxSessions: 3 },
+        new Proxy({}, {
+          ownKeys: () => {
+            throw new Error("trap");
+          },
+        }),
+        {
+          get maxHostSessions(): number {
+            throw new Error("getter");
+          },
+        },
+      ];
+      for (const options of unreadable) {
+        await assert.rejects(journal.createSession(of("bad", "a"), options as never), hasCode("invalid_argument"));
       }
       assert.equal(await journal.getSession("bad"), undefined);
     }),

@@ -22,6 +22,7 @@ import {
   MOVED,
   type NoticeOf,
   PROTOCOL_VERSION,
+  refusedReply,
   type Replies,
   type RequestFrame,
   type RequestOf,
@@ -532,7 +533,11 @@ export class HostConnection {
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = ({ error }) => {
       if (error.code === "unauthorized") {
-        this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
+        this.#refused = new BrainError(
+          "unauthorized",
+          `the Brain server refused host ${host}: wrong or missing token; a host the server does not know yet ` +
+            "registers with new Brain({ url, token, host, serverToken }) or is named in its hostTokens",
+        );
       } else if (this.#state === "connecting") {
         this.#refused ??= new BrainError(error.code, `cannot connect to the Brain server at ${url}: ${error.message}`, {
           cause: error,
@@ -797,6 +802,10 @@ export class HostConnection {
     const request = pending.frame;
     if (frame.usage && "call" in request) this.#counted(request.session, request.call, frame.usage);
     if (frame.error) return pending.reject(errorFromWire(frame.error));
+    const refused = refusedReply(request.op, frame.value ?? null);
+    if (refused !== undefined) {
+      return pending.reject(new BrainError("protocol_error", `Brain sent a malformed reply: ${refused}`));
+    }
     if (request.op === "start" && (frame.value as StartReply).run) {
       // The invoke traveled with the reply: this client hosts the call it just started.
       const { handle, tool, input, deadline } = request;
@@ -839,9 +848,16 @@ export class HostConnection {
   #malformed({ id, session, call, kind, message }: Malformed): void {
     const error = new BrainError("protocol_error", `Brain sent a malformed frame: ${message}`);
     const pending = id === undefined ? undefined : this.#pending.get(id);
-    if (kind === "reply" && pending) {
+    if ((kind === "reply" || kind === "ended") && pending) {
       this.#pending.delete(id!);
       pending.reject(error);
+    }
+    if (kind === "ended" && session !== undefined && call !== undefined) {
+      // A call's end that cannot be read ends the wait for it: no later frame would.
+      const wait = this.#ends.get(session, call);
+      this.#ends.delete(session, call);
+      wait?.disarm?.();
+      wait?.end.reject(error);
     } else if (kind === "invoke" && session !== undefined && call !== undefined) {
       const outcome = fail("protocol_error", error.message);
       this.requestFrame({ id: 0, op: "finish", session, call, outcome, cause: "error" }, {
