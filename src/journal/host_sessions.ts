@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import type { SessionMeta } from "./records.ts";
 
 /**
@@ -26,6 +27,8 @@ export interface SessionCreateOptions {
   maxHostSessions?: number;
 }
 
+const KNOWN = allKeys<SessionCreateOptions>({ maxHostSessions: true });
+
 /** The host id a session's metadata names, if any: the key its sessions are counted under. */
 export function hostOf(meta: SessionMeta): string | undefined {
   const host: unknown = meta.host;
@@ -36,7 +39,8 @@ export function hostOf(meta: SessionMeta): string | undefined {
 
 /** The checked `maxHostSessions` of `options`: a positive safe integer, or undefined for no limit. */
 export function maxHostSessions(options: SessionCreateOptions | undefined): number | undefined {
-  const max = options?.maxHostSessions;
+  if (options === undefined) return undefined;
+  const { maxHostSessions: max } = readOptions("session create options", options, KNOWN);
   if (max === undefined) return undefined;
   if (!Number.isSafeInteger(max) || max <= 0) {
     throw new BrainError("invalid_argument", `maxHostSessions must be a positive integer, got ${max}`);

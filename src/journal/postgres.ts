@@ -232,7 +232,7 @@ export class PostgresJournal implements Journal {
     const [owner, token] = lease ? [lease.owner, lease.token] : [null, null];
     let row;
     try {
-      [row] = await this.#query`SELECT first_sequence::float8 AS first, holder, holder_expires_at::float8 AS "expiresAt"
+      [row] = await this.#once`SELECT first_sequence::float8 AS first, holder, holder_expires_at::float8 AS "expiresAt"
         FROM ${this.#sql(COMMIT_FUNCTION)}(${sessionId}::text, ${owner}::text, ${token}::bigint, ${texts}::json,
           ${at}::bigint, ${integers(opening)}::bigint[], ${integers(ended)}::bigint[], ${integers(enders)}::bigint[])`;
     } catch (error) {
@@ -453,7 +453,7 @@ export class PostgresJournal implements Journal {
       const host = hostOf(meta) ?? null;
       let row;
       try {
-        [row] = await this.#query`SELECT created FROM ${this.#sql(CREATE_FUNCTION)}(${meta.id}::text,
+        [row] = await this.#once`SELECT created FROM ${this.#sql(CREATE_FUNCTION)}(${meta.id}::text,
           ${JSON.stringify(meta)}::text, ${host}::text, ${max}::bigint)`;
       } catch (error) {
         if ((error as { code?: unknown }).code === HOST_FULL) throw hostLimitError(host!, max!);
@@ -494,7 +494,8 @@ export class PostgresJournal implements Journal {
     return this.#guard(async () => {
       checkSessionId(id);
       // One statement: every data-modifying part of it runs, atomically.
-      await this.#query`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
+      // Not sent again: the session may have been created again meanwhile, and a second run would delete that one.
+      await this.#once`WITH session AS (DELETE FROM brain_sessions WHERE id = ${id} RETURNING ${
         this.#sql.unsafe(META_HOST)
       } AS host),
           records AS (DELETE FROM brain_records WHERE session_id = ${id}),
@@ -527,30 +528,53 @@ export class PostgresJournal implements Journal {
   }
 
   /**
-   * Runs a query and returns its rows. A query the database refused before the
-   * driver sent any of it is sent once more: postgres.js 3.4.9 fails the first
-   * query on a connection it opens again with the error that ended the
-   * connection's last query, if the database ended that one mid-statement,
-   * without sending it (and a database starting up refuses connections for a
-   * moment). A query that may have been sent is never sent again (a commit
-   * would land twice), nor one whose connection failed (the database is not
-   * there: failing at once tells the caller sooner). postgres.js also keeps counting rows across a query that ended
-   * mid-result and puts the next query's rows on that connection after as many
-   * holes (porsager/postgres#1119, #1181): the holes are dropped.
+   * Runs a statement that is the same whether it ran once or twice (a read, a
+   * renewal, a delete) and returns its rows: one whose connection was lost
+   * while it ran is sent once more. Otherwise as {@linkcode #once}.
    */
-  async #query(
+  #query(strings: TemplateStringsArray, ...values: postgres.ParameterOrFragment<never>[]): Promise<postgres.Row[]> {
+    return this.#run(true, strings, values);
+  }
+
+  /**
+   * Runs a statement that must not run twice (a commit, a creation, a delete) and returns
+   * its rows. Sent again only when the database refused it before the driver
+   * sent any of it: postgres.js 3.4.9 fails the first query on a connection it
+   * opens again with the error that ended the connection's last query, if the
+   * database ended that one mid-statement, without sending it (and a database
+   * starting up refuses connections for a moment). Never when it may have been
+   * sent (a commit would land twice), nor when its connection could not be
+   * made (the database is not there: failing at once tells the caller sooner).
+   */
+  #once(strings: TemplateStringsArray, ...values: postgres.ParameterOrFragment<never>[]): Promise<postgres.Row[]> {
+    return this.#run(false, strings, values);
+  }
+
+  /**
+   * {@linkcode #query} and {@linkcode #once}. postgres.js 3.4.9 also keeps
+   * counting rows across a query that ended mid-result and puts the next
+   * query's rows on that connection after as many holes (porsager/postgres#1119,
+   * #1181): the holes are dropped.
+   */
+  async #run(
+    idempotent: boolean,
     strings: TemplateStringsArray,
-    ...values: postgres.ParameterOrFragment<never>[]
+    values: postgres.ParameterOrFragment<never>[],
   ): Promise<postgres.Row[]> {
-    let rows;
-    const query = this.#sql(strings, ...values);
-    try {
-      rows = await query;
-    } catch (error) {
-      if (!(unsent(query) && error instanceof postgres.PostgresError) || this.#closed) throw error;
-      rows = await this.#sql(strings, ...values);
+    let refused = false;
+    let lost = false;
+    for (;;) {
+      const query = this.#sql(strings, ...values);
+      try {
+        const rows = await query;
+        return rows.length === rows.count ? rows : rows.filter(() => true);
+      } catch (error) {
+        if (this.#closed) throw error;
+        if (!refused && unsent(query) && error instanceof postgres.PostgresError) refused = true;
+        else if (idempotent && !lost && !unsent(query) && connectionLost(error)) lost = true;
+        else throw error;
+      }
     }
-    return rows.length === rows.count ? rows : rows.filter(() => true);
   }
 
   /** Runs a query so that `close` waits for it, with store failures as typed errors. */
@@ -586,6 +610,17 @@ function reconnectDelay(retries: number): number {
  */
 function unsent(query: postgres.PendingQuery<postgres.Row[]>): boolean {
   return (query as unknown as { state?: unknown }).state === null;
+}
+
+/**
+ * True when `error` says the query's connection was lost while it ran: the
+ * socket closed or was reset, or the database ended the session (SQLSTATE class
+ * 57, such as `pg_terminate_backend` or a shutdown).
+ */
+function connectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (error instanceof postgres.PostgresError) return typeof code === "string" && code.startsWith("57P");
+  return code === "CONNECTION_CLOSED" || code === "ECONNRESET" || code === "EPIPE";
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */

@@ -315,6 +315,23 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
           hasCode("invalid_argument"),
         );
       }
+      const unreadable = [
+        null,
+        { maxHostSessions: 3, maxSessions: 3 },
+        new Proxy({}, {
+          ownKeys: () => {
+            throw new Error("trap");
+          },
+        }),
+        {
+          get maxHostSessions(): number {
+            throw new Error("getter");
+          },
+        },
+      ];
+      for (const options of unreadable) {
+        await assert.rejects(journal.createSession(of("bad", "a"), options as never), hasCode("invalid_argument"));
+      }
       assert.equal(await journal.getSession("bad"), undefined);
     }),
   );
