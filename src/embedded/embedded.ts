@@ -6,6 +6,7 @@ import { type HostRegistration, registerHost, verifyHost } from "./host_token.ts
 import { sameText } from "../util/same_text.ts";
 import { checkName, checkSessionId } from "../util/names.ts";
 import { removeSessionWorkspaces } from "../session/workspaces.ts";
+import { noSession } from "../session/no_session.ts";
 import type { Journal } from "../journal/journal.ts";
 import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
@@ -134,7 +135,8 @@ export class EmbeddedBackend implements BrainBackend {
     if (options.path !== undefined || options.url !== undefined) {
       throw new BrainError(
         "invalid_argument",
-        "a Brain over a path or a url opens asynchronously: use await Brain.open({ path }) or Brain.open({ url })",
+        "a Brain over a path opens asynchronously: use await Brain.open({ path }); a remote Brain is " +
+          "new Brain({ url, token, host })",
       );
     }
     this.journal = options.journal === undefined ? new MemoryJournal() : checkJournal(options.journal);
@@ -244,7 +246,7 @@ export class EmbeddedBackend implements BrainBackend {
     checkPlacedTools(given);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
-    if (!meta) throw new BrainError("session_not_found", `no session ${id}`);
+    if (!meta) throw noSession(id);
     if (authenticated) checkOwner(id, meta.host, authenticated);
     else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
@@ -414,9 +416,7 @@ export class EmbeddedBackend implements BrainBackend {
     const placed: EnvironmentTools[] = [];
     try {
       for (const [index, env] of given.entries()) {
-        if (!placesTools(env)) {
-          throw new BrainError("invalid_argument", `environments[${index}] places no Tools of its own`);
-        }
+        if (!placesTools(env)) throw notPlacing(index, env);
         const workspace = await admitEnvironment(id, env, this.#allow);
         placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
       }
@@ -521,7 +521,27 @@ export function checkOwner(
   registered: HostRegistration | undefined,
   host: HostRegistration,
 ): void {
-  if (!ownedBy(registered, host)) throw new BrainError("session_not_found", `no session ${sessionId}`);
+  if (!ownedBy(registered, host)) throw noSession(sessionId);
+}
+
+/** Why `environments[index]` cannot be placed on its own: it is a Promise, or an Environment a Tool binds. */
+function notPlacing(index: number, env: unknown): BrainError {
+  let name: unknown;
+  let then: unknown;
+  try {
+    ({ name, then } = env as { name?: unknown; then?: unknown });
+  } catch {
+    // A Proxy or getter that throws: described by its position alone.
+  }
+  if (typeof then === "function") {
+    return new BrainError("invalid_argument", `environments[${index}] is a Promise: await it first`);
+  }
+  const shown = typeof name === "string" ? ` (${name})` : "";
+  return new BrainError(
+    "invalid_argument",
+    `environments[${index}]${shown} places no Tools of its own: only an Environment such as mcpEnv(...) goes in ` +
+      "environments; bind the others to a Tool's placement, as in tools: [lookup({ env })]",
+  );
 }
 
 /** True when a session's registration is exactly the authenticated host's. */

@@ -162,6 +162,27 @@ export function mcpEnv(given: McpEnvOptions): Environment {
   return env;
 }
 
+/** The values of the variables a stdio server is granted; a missing `--allow-env` is `permission_denied` naming it. */
+function readVariables(variables: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const variable of variables) {
+    let value: string | undefined;
+    try {
+      value = Deno.env.get(variable);
+    } catch (error) {
+      if (!(error instanceof Deno.errors.NotCapable || error instanceof Deno.errors.PermissionDenied)) throw error;
+      throw new BrainError(
+        "permission_denied",
+        `the MCP server is granted the environment variables ${variables.join(", ")}, and reading them needs ` +
+          `--allow-env=${variables.join(",")}`,
+        { cause: error },
+      );
+    }
+    if (value !== undefined) env[variable] = value;
+  }
+  return env;
+}
+
 interface Server {
   grant: Readonly<BrainEnvGrant>;
   description: Record<string, JsonValue>;
@@ -192,11 +213,7 @@ function stdioServer(options: McpStdioOptions, invalid: (why: string) => never):
     grant: frozen,
     description: { command, args: [...args], grant: frozen as JsonValue },
     target: (workspace) => {
-      const env: Record<string, string> = {};
-      for (const variable of variables) {
-        const value = Deno.env.get(variable);
-        if (value !== undefined) env[variable] = value;
-      }
+      const env = readVariables(variables);
       const flags = deno ? ["--no-prompt", ...permissionFlags(grantPermissions(frozen, workspace))] : [];
       return {
         kind: "stdio",

@@ -113,8 +113,11 @@ export interface ModelResult {
 
 /** The session's fixed model credentials. */
 export interface ModelCredentials {
-  /** Sent as a bearer token by HTTP providers. */
-  apiKey?: string;
+  /**
+   * Sent as a bearer token by HTTP providers; undefined sends none, so `Deno.env.get("KEY")` fits as it is
+   * (also under `exactOptionalPropertyTypes`).
+   */
+  apiKey?: string | undefined;
 }
 
 /** What a provider receives for one call. */

@@ -82,7 +82,14 @@ export function resolveTarget(
   }
   const placed = tools.get(name);
   if (!placed || (typeof target !== "string" && placed.tool !== declaration)) {
-    throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${sessionId} with a handler`);
+    const why = placed
+      ? `the placement given is another one than the session's ${name}: call it by name, session.call(${
+        JSON.stringify(name)
+      }, input)`
+      : tools.size === 0
+      ? "this handle holds no Tools; open it with them, brain.sessions.get(id, { tools: [...] })"
+      : `the Tools it holds are ${[...tools.keys()].join(", ")}`;
+    throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${sessionId} with a handler: ${why}`);
   }
   return placed;
 }

@@ -15,6 +15,7 @@ import type { BrainResources, PlacedTool } from "../contract/placement.ts";
 import { Activation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
+import { handleEnded } from "./handle_ended.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { type Awaited, settledBy } from "./settled_by.ts";
 import { IntentCommits } from "./intent_commits.ts";
@@ -277,7 +278,7 @@ export class Session implements BrainSession {
 
   /** What a request of an ended handle fails with: `session_closed`, caused by why it ended on its own. */
   #endedError(): BrainError {
-    if (!this.#lost) return new BrainError("session_closed", `session ${this.id} has ended`);
+    if (!this.#lost) return handleEnded(this.id);
     return new BrainError("session_closed", `session ${this.id} has ended: ${this.#lost.message}`, {
       cause: this.#lost,
     });
@@ -327,7 +328,13 @@ export class Session implements BrainSession {
     const conversation = this.#conversation;
     // Arguments first, as a remote Brain checks them before asking its server: a bad message is bad with or without a model.
     return promised(() => checkSendArguments(content, options)).then((read) => {
-      if (!conversation) throw new BrainError("model_unavailable", `session ${this.id} has no model`);
+      if (!conversation) {
+        throw new BrainError(
+          "model_unavailable",
+          `session ${this.id} has no model: create or open it with one, as in ` +
+            "brain.sessions.create({ tools, model: { provider, model } })",
+        );
+      }
       return conversation.send(content, read);
     });
   }

@@ -44,7 +44,11 @@ export interface ToolSpec<
   output?: O;
   /** Optional factory options schema, parsed once per placement. */
   options?: P;
-  /** The application function, run in the application's process. */
+  /**
+   * The application function, run in the application's process. `return ctx.finish(value)` ends the call with
+   * `value`; returning a value without finishing publishes it as a result and keeps the call open (a background
+   * Tool) until `ctx.finish()`, its deadline or cancellation, so a `session.call` of it waits for that.
+   */
   run?: RunFunction<I, O, P>;
   /** A Component, or a function from parsed options to an Environment-interpreted descriptor. */
   implementation?: Implementation | ((options: ParsedOptions<P>) => Descriptor);
@@ -115,6 +119,27 @@ export function factoryImplementation(value: unknown): FactoryImplementation | u
  * const placed = echo();
  * console.log(placed.advertised.name); // "echo"
  * ```
+ *
+ * @example A background Tool: what `run` returns is a result, and the call ends at `ctx.finish`
+ * ```ts
+ * import { Brain, tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const watch = tool({
+ *   name: "watch",
+ *   description: "Start watching one job; finishes when it is done.",
+ *   input: z.object({ job: z.string() }),
+ *   run: ({ job }, ctx) => {
+ *     setTimeout(() => ctx.finish({ job, done: true }), 10);
+ *     return { job, done: false };
+ *   },
+ * });
+ * await using brain = new Brain();
+ * const session = await brain.sessions.create({ tools: [watch()] });
+ * const end = await session.call("watch", { job: "7" }, { timeoutMs: 5_000 });
+ * console.log(end.cause, end.outcome); // finish { status: "ok", value: { job: "7", done: true } }
+ * console.log((await session.read()).filter((record) => record.kind === "tool_result").length); // 2
+ * ```
  */
 export function tool<
   I extends Schema,
@@ -132,7 +157,10 @@ export function tool<
   const unknown = Object.keys(spec).filter((key) => !DECLARATION_FIELDS.includes(key));
   if (unknown.length > 0) {
     // There is no universal needs declaration: dependencies belong to the implementation or its Environment.
-    throw new BrainError("invalid_tool", `tool ${name}: unknown declaration field ${unknown.join(", ")}`);
+    throw new BrainError(
+      "invalid_tool",
+      `tool ${name}: unknown declaration field ${unknown.join(", ")}: the fields are ${DECLARATION_FIELDS.join(", ")}`,
+    );
   }
   if ((spec.run === undefined) === (spec.implementation === undefined)) {
     throw new BrainError("invalid_tool", `tool ${name}: give exactly one of run or implementation`);
@@ -239,9 +267,8 @@ function parseOptions(
     );
   }
   if (!parsed.success) {
-    throw new BrainError("invalid_options", `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}`, {
-      details: parsed.error.issues as unknown as JsonValue,
-    });
+    const message = `tool ${name}: invalid options: ${z.prettifyError(parsed.error)}${misspelled(schema, raw)}`;
+    throw new BrainError("invalid_options", message, { details: parsed.error.issues as unknown as JsonValue });
   }
   try {
     return frozenCopy(parsed.data as Record<string, unknown>);
@@ -251,6 +278,21 @@ function parseOptions(
       cause: error,
     });
   }
+}
+
+/** Names the given options an object schema does not know (zod drops them), the likely misspellings; or "". */
+function misspelled(schema: Schema, raw: Record<string, unknown>): string {
+  let known: string[];
+  try {
+    const shape: unknown = (schema as { shape?: unknown }).shape;
+    if (typeof shape !== "object" || shape === null) return "";
+    known = Object.keys(shape);
+  } catch {
+    return "";
+  }
+  const unknown = Object.keys(raw).filter((key) => !known.includes(key));
+  if (unknown.length === 0) return "";
+  return `\n(unknown option ${unknown.join(", ")}: the options are ${known.join(", ") || "none"})`;
 }
 
 /** The declaration's fields read once, so a getter or Proxy that throws fails as `invalid_tool`. */

@@ -533,7 +533,11 @@ export class HostConnection {
     socket.onmessage = (event) => this.#receive(socket, event.data);
     socket.onerror = ({ error }) => {
       if (error.code === "unauthorized") {
-        this.#refused = new BrainError("unauthorized", `the Brain server refused host ${host}: wrong or missing token`);
+        this.#refused = new BrainError(
+          "unauthorized",
+          `the Brain server refused host ${host}: wrong or missing token; a host the server does not know yet ` +
+            "registers with new Brain({ url, token, host, serverToken }) or is named in its hostTokens",
+        );
       } else if (this.#state === "connecting") {
         this.#refused ??= new BrainError(error.code, `cannot connect to the Brain server at ${url}: ${error.message}`, {
           cause: error,

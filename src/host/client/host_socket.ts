@@ -275,9 +275,16 @@ function refusal(code: number, status: string): BrainError {
   const answer = Number.isNaN(code)
     ? `with ${JSON.stringify(status.slice(0, 80))}, not HTTP`
     : `with HTTP ${status.slice(9, 100)}`;
+  if (code === 401) return new BrainError("unauthorized", `the server refused the WebSocket upgrade ${answer}`);
+  if (code === 429) {
+    return new BrainError(
+      "limit_exceeded",
+      `the server refused the WebSocket upgrade ${answer}: it has all the hosts it admits (maxHosts)`,
+    );
+  }
   return new BrainError(
-    code === 401 ? "unauthorized" : "connection_lost",
-    `the server refused the WebSocket upgrade ${answer}`,
+    "connection_lost",
+    `the server refused the WebSocket upgrade ${answer}: is the url that of a Brain server (deno task serve, serveBrain())?`,
   );
 }
 

@@ -15,6 +15,7 @@ import type { JsonValue } from "../../outcome/json.ts";
 import { Activation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
+import { handleEnded } from "../../session/handle_ended.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { raceSignal } from "../../util/signal.ts";
@@ -126,9 +127,18 @@ export class RemoteBackend implements BrainBackend {
       RemoteBrainOptions,
   ) {
     if (typeof url !== "string" || typeof token !== "string") {
-      throw new BrainError("invalid_argument", "a remote Brain needs a url and a token");
+      throw new BrainError(
+        "invalid_argument",
+        `a remote Brain needs a url and a token (strings), as in new Brain({ url, token, host }); ` +
+          `got url ${shownValue(url)} and ${typeof token === "string" ? "a token" : `token ${shownValue(token)}`}`,
+      );
     }
-    if (!isServerUrl(url)) throw new BrainError("invalid_argument", "url must be an http(s) or ws(s) URL");
+    if (!isServerUrl(url)) {
+      throw new BrainError(
+        "invalid_argument",
+        `url must be an http(s) or ws(s) URL, such as http://127.0.0.1:8787; got ${shownValue(url)}`,
+      );
+    }
     const servers = cluster === undefined ? undefined : readList("cluster", cluster) as string[];
     if (servers !== undefined && !servers.every((server) => typeof server === "string" && isServerUrl(server))) {
       throw new BrainError("invalid_argument", "cluster must be an array of http(s) or ws(s) server URLs");
@@ -469,7 +479,7 @@ class RemoteSession implements BrainSession {
 
   #assertOpen(): void {
     if (this.#lost) throw new BrainError("session_closed", this.#lost.message, { cause: this.#lost.cause });
-    if (this.#ended) throw new BrainError("session_closed", `session ${this.id} has ended`);
+    if (this.#ended) throw handleEnded(this.id);
   }
 
   async end(): Promise<void> {

@@ -8,6 +8,7 @@ import type { CallEnd } from "../../session/call_state.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { Activation } from "../../session/activation.ts";
 import type { Session } from "../../session/session.ts";
+import { noSession } from "../../session/no_session.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
 import {
@@ -431,7 +432,7 @@ export class HostSocketHandler {
   async #owned(session: string): Promise<SessionMeta> {
     const meta = await this.#journal.getSession(session);
     const shown = this.#host.sessionId(session);
-    if (!meta) throw new BrainError("session_not_found", `no session ${shown}`);
+    if (!meta) throw noSession(shown);
     checkOwner(shown, meta.host, this.#registration);
     return meta;
   }
