@@ -64,6 +64,9 @@ export class Component implements Implementation {
    */
   constructor(url: URL, options: ComponentOptions = {}, bytes?: Uint8Array) {
     if (!isInstance(url, URL)) throw new BrainError("invalid_argument", "a Component needs a URL: use component(url)");
+    if (bytes !== undefined && !isInstance(bytes, Uint8Array)) {
+      throw new BrainError("invalid_argument", "a Component's bytes are a Uint8Array");
+    }
     const { telemetry, maxBytes, fetchTimeoutMs } = readOptions("component() options", options, COMPONENT_OPTIONS);
     if (telemetry !== undefined && typeof telemetry !== "function") {
       throw new BrainError("invalid_argument", "component() option telemetry must be a function");
@@ -227,13 +230,13 @@ function sandboxPools(resources: BrainResources | undefined): SandboxPools {
 export function component(url: URL | string, options: ComponentOptions = {}): Component {
   let parsed: URL | undefined;
   try {
-    if (isInstance(url, URL) || typeof url === "string") parsed = new URL(url);
+    // A lone surrogate would name another file (U+FFFD) than the one meant.
+    if (isInstance(url, URL) || (typeof url === "string" && url.isWellFormed())) parsed = new URL(url);
   } catch {
     // Not an absolute URL: refused below.
   }
   if (!parsed) {
-    const shown = typeof url === "string" ? JSON.stringify(url.slice(0, 200)) : `a ${typeof url}`;
-    throw new BrainError("invalid_argument", `component() needs an absolute URL, got ${shown}`);
+    throw new BrainError("invalid_argument", `component() needs an absolute URL, got ${shownValue(url)}`);
   }
   return new Component(parsed, options);
 }

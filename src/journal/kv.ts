@@ -568,16 +568,20 @@ export class KvJournal implements Journal {
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
       const now = Date.now();
+      const unheld = new Set<string>();
+      for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
+        if (entry.value.expiresAt <= now) unheld.add(entry.key[1] as string);
+      }
       const ids: string[] = [];
-      // Driven by the open calls, which are few: released sessions are many.
       let last: string | undefined;
       for await (const entry of this.#kv.list({ prefix: keys.allOpenCalls() })) {
         const [, id, epoch] = entry.key as [string, string, string];
-        if (id === last) continue;
-        last = id;
-        const [head, lease] = await this.#kv.getMany<[Head, { expiresAt: number }]>([keys.head(id), keys.lease(id)]);
-        // Calls of a deleted incarnation, not purged yet, or a session never leased: no one's to recover.
-        if (head.value?.epoch !== epoch || lease.value === null || lease.value.expiresAt > now) continue;
+        // Each incarnation is looked at once: calls of a deleted one, not purged yet, are no one's to end.
+        const incarnation = JSON.stringify([id, epoch]);
+        if (!unheld.has(id) || incarnation === last) continue;
+        last = incarnation;
+        if ((await this.#kv.get<Head>(keys.head(id))).value?.epoch !== epoch) continue;
+        unheld.delete(id);
         ids.push(id);
         if (ids.length >= STRANDED_MAX) break;
       }

@@ -90,6 +90,13 @@ export function openAICompatible(options: OpenAICompatibleOptions): ModelProvide
     throw new BrainError("invalid_argument", "openAICompatible: name is a non-empty string and stream a boolean");
   }
   if (!base.pathname.endsWith("/")) base.pathname += "/";
+  if (base.pathname.endsWith("/chat/completions/")) {
+    throw new BrainError(
+      "invalid_argument",
+      `openAICompatible: baseUrl is the API's base, such as https://api.openai.com/v1/, without chat/completions ` +
+        `(Brain adds it); got ${shownValue(String(read.baseUrl))}`,
+    );
+  }
   const endpoint = new URL("chat/completions", base);
   if (!Number.isSafeInteger(timeoutMs) || timeoutMs <= 0) {
     throw new BrainError("invalid_argument", `timeoutMs must be a positive number, got ${shownValue(timeoutMs)}`);

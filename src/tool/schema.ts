@@ -17,9 +17,14 @@ export function exportSchema(
   try {
     exported = z.toJSONSchema(schema, { io: role }) as Record<string, JsonValue>;
   } catch (error) {
+    // zod 4 reads every part's `_zod.def`: a TypeError means a part of the schema is no zod 4 schema.
+    const hint = error instanceof TypeError
+      ? "; a part of it is not a zod 4 schema (a zod 3 schema inside a zod 4 one?): build it all with " +
+        'import { z } from "zod" (zod 4)'
+      : "";
     throw new BrainError(
       "invalid_schema",
-      `tool ${toolName}: its ${role} schema has no JSON Schema: ${(error as Error).message}`,
+      `tool ${toolName}: its ${role} schema has no JSON Schema: ${(error as Error).message}${hint}`,
       { cause: error },
     );
   }
@@ -58,6 +63,12 @@ export function exportInputSchema(toolName: string, schema: z.ZodType): Record<s
  */
 export function checkZod4(toolName: string, role: string, schema: unknown): void {
   if (isZod4(schema)) return;
+  if (schema === undefined && role === "input") {
+    throw new BrainError(
+      "invalid_schema",
+      `tool ${toolName}: declare its input, as in input: z.object({ id: z.string() })`,
+    );
+  }
   const zod3 = typeof schema === "object" && schema !== null && hasKey(schema, "_def") && !hasKey(schema, "_zod");
   throw new BrainError(
     "invalid_schema",

@@ -60,7 +60,10 @@ export type Placement<P> = P extends Schema ? { env?: Environment } & P["_zod"][
 
 /** A Tool factory: call it to place the Tool; it also carries the declaration. */
 export interface ToolFactory<P extends Schema | undefined> extends ToolDeclaration {
-  /** Places the Tool; factory options are parsed once and frozen. */
+  /**
+   * Places the Tool; factory options are parsed once and frozen. A Tool whose options schema has required fields
+   * needs them here (`lookup({ prefix })`): without them placing it fails `invalid_options`.
+   */
   (placement?: Placement<P>): PlacedTool;
 }
 

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, hostEnv, tool } from "../../mod.ts";
+import { z as z3 } from "zod3";
+import { Brain, hostEnv, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 
@@ -32,6 +33,28 @@ Deno.test("a misspelled declaration field or placement option is named with the 
     hasCode("invalid_options", /unknown option prefx: the options are prefix/),
   );
   assert.doesNotThrow(() => lookup({ prefix: "customer:" }));
+});
+
+Deno.test("a missing input schema, or a zod 3 schema inside a zod 4 one, says how to declare it", () => {
+  assert.throws(
+    () => tool({ name: "x", description: "d", run: () => null } as never),
+    hasCode("invalid_schema", /tool x: declare its input, as in input: z\.object/),
+  );
+  assert.throws(
+    () => tool({ name: "x", description: "d", input: z.object({ id: z3.string() as never }), run: () => null }),
+    hasCode("invalid_schema", /a part of it is not a zod 4 schema \(a zod 3 schema inside a zod 4 one\?\)/),
+  );
+});
+
+Deno.test("openAICompatible given the chat/completions endpoint as its baseUrl names the base to give", () => {
+  assert.throws(
+    () => openAICompatible({ baseUrl: "https://api.openai.com/v1/chat/completions" }),
+    hasCode(
+      "invalid_argument",
+      /baseUrl is the API's base, such as https:\/\/api\.openai\.com\/v1\/, without chat\/completions/,
+    ),
+  );
+  assert.equal(openAICompatible({ baseUrl: "https://api.openai.com/v1" }).name, "openai-compatible");
 });
 
 Deno.test("a remote Brain's url without a scheme, or without a token, is named with what to give", () => {

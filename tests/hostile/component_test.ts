@@ -152,6 +152,9 @@ Deno.test("hostile component(): unreadable URLs and options, non-function teleme
     ["maxBytes: 1e300", () => component(probe, { maxBytes: 1e300 })],
     ["an unknown option", () => component(probe, { bogus: 1 } as never)],
     ["new Component(5)", () => new Component(5 as never)],
+    ["new Component with bytes of a string", () => new Component(probe, {}, "bytes" as never)],
+    ["new Component with Proxy bytes", () => new Component(probe, {}, probeTrap as never)],
+    ["a URL naming a lone surrogate", () => component("file:///tmp/\ud800.wasm")],
   ];
   for (const [what, attempt] of refusals) assert.throws(attempt, hasCode("invalid_argument"), what);
 });

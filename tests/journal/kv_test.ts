@@ -60,6 +60,20 @@ Deno.test("KvJournal: a file written before host counts has its host sessions co
   await assert.rejects(journal.createSession(hostSession("f", "h"), { maxHostSessions: 4 }), hasCode("limit_exceeded"));
 });
 
+Deno.test("KvJournal: a session released with a call open is stranded though a deleted incarnation's open calls sort before it", async () => {
+  const path = file();
+  await using journal = closing(await KvJournal.open(path));
+  await journal.createSession(session("s"));
+  const lease = await journal.acquire("s", { owner: "n", ttlMs: 60_000 });
+  await journal.append("s", [{ kind: "tool_call_started", tool: "t", input: null, activation: "a" }], { lease });
+  await journal.release(lease);
+  // What a delete cut short leaves: an open call of an earlier incarnation, under an epoch that sorts first.
+  const kv = await Deno.openKv(path);
+  await kv.set(["open", "s", "", 1], true);
+  kv.close();
+  assert.deepEqual(await journal.stranded(), ["s"]);
+});
+
 Deno.test("KvJournal: two journals on one file never take the same sequence", async () => {
   const path = file();
   const [a, b] = [await KvJournal.open(path), await KvJournal.open(path)];
