@@ -4,6 +4,7 @@ import { z as z3 } from "zod3";
 import { Brain, hostEnv, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { createBrainServer, serveBrain } from "../../src/host/server/mod.ts";
 
 /** The mistakes of a user's first hour: each is a BrainError whose message says what to do. */
 
@@ -145,6 +146,17 @@ Deno.test("remote: the same mistakes read the same, and a wrong token, server or
 
   await brain.close();
   await assert.rejects(session.call("lookup", { id: "7" }), hasCode("session_closed", /brain\.close\(\)/));
+});
+
+Deno.test("a misspelled server option is named with the server's options", async () => {
+  await assert.rejects(
+    serveBrain({ hosttokens: { app: "t" } } as never),
+    hasCode("invalid_argument", /unknown Brain server options "hosttokens": the known ones are .*hostTokens.*port/),
+  );
+  await assert.rejects(
+    createBrainServer({ servertoken: "op" } as never),
+    hasCode("invalid_argument", /unknown Brain server options "servertoken": the known ones are .*serverToken/),
+  );
 });
 
 Deno.test("remote: a server with all the hosts it admits refuses one more with limit_exceeded", async () => {
