@@ -5,6 +5,7 @@ import { Brain, hostEnv, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 
 /** The mistakes of a user's first hour: each is a BrainError whose message says what to do. */
 
@@ -146,6 +147,20 @@ Deno.test("remote: the same mistakes read the same, and a wrong token, server or
 
   await brain.close();
   await assert.rejects(session.call("lookup", { id: "7" }), hasCode("session_closed", /brain\.close\(\)/));
+});
+
+Deno.test("a misspelled session model option is named with the model's options", async () => {
+  await using brain = new Brain();
+  const provider = new ScriptedProvider(["hi"]);
+  await assert.rejects(
+    brain.sessions.create({ model: { provider, model: "m", credential: { apiKey: "k" } } as never }),
+    hasCode(
+      "invalid_argument",
+      /unknown session model options "credential": the known ones are provider, model, credentials/,
+    ),
+  );
+  const session = await brain.sessions.create({ model: { provider, model: "m", credentials: { apiKey: "k" } } });
+  assert.equal((await session.send("hello")).content, "hi");
 });
 
 Deno.test("a misspelled server option is named with the server's options", async () => {
