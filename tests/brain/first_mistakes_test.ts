@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { z as z3 } from "zod3";
-import { Brain, hostEnv, openAICompatible, tool } from "../../mod.ts";
+import { Brain, hostEnv, httpTool, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/mod.ts";
@@ -73,6 +73,14 @@ Deno.test("a remote Brain's url without a scheme, or without a token, is named w
       "invalid_argument",
       /as in new Brain\(\{ url, token, host \}\); got url "http:\/\/127\.0\.0\.1:8787" and token undefined/,
     ),
+  );
+});
+
+Deno.test("httpTool with a misspelled field names httpTool's fields, not tool()'s", () => {
+  assert.throws(
+    () =>
+      httpTool({ name: "x", description: "d", input: z.object({}), url: "http://127.0.0.1:1/", methd: "GET" } as never),
+    hasCode("invalid_tool", /httpTool "x": unknown field methd: the fields are name, description, input, output, url/),
   );
 });
 
