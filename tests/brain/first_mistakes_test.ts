@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { z as z3 } from "zod3";
-import { Brain, hostEnv, httpTool, openAICompatible, tool } from "../../mod.ts";
+import { Brain, fail, hostEnv, httpTool, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { createBrainServer, serveBrain } from "../../src/host/server/mod.ts";
@@ -82,6 +82,14 @@ Deno.test("httpTool with a misspelled field names httpTool's fields, not tool()'
       httpTool({ name: "x", description: "d", input: z.object({}), url: "http://127.0.0.1:1/", methd: "GET" } as never),
     hasCode("invalid_tool", /httpTool "x": unknown field methd: the fields are name, description, input, output, url/),
   );
+});
+
+Deno.test("fail() with a misspelled option names its options", () => {
+  assert.throws(
+    () => fail("not_found", "no such customer", { retriable: true } as never),
+    hasCode("invalid_argument", /fail: unknown option retriable: the options are retryable, details/),
+  );
+  assert.deepEqual(fail("not_found", "no such customer", { retryable: true }).status, "error");
 });
 
 Deno.test("new Brain({ path }) points at await Brain.open({ path })", () => {
