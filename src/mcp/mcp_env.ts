@@ -116,7 +116,10 @@ export function mcpEnv(given: McpEnvOptions): Environment {
   };
   const tools = options.tools === undefined ? undefined : stringList(options.tools, "tools", invalid);
   const prefix = options.prefix ?? "";
-  if (typeof prefix !== "string") invalid("prefix must be a string");
+  // Each Tool is named prefix + its MCP name, so the prefix is the start of a Brain Tool name.
+  if (typeof prefix !== "string" || !(prefix === "" || /^[A-Za-z_][A-Za-z0-9_.-]{0,62}$/.test(prefix))) {
+    invalid("prefix must start a Tool name: a letter or _, then up to 62 letters, digits, _, . or -");
+  }
   const timeoutMs = checkTimerMs(`environment ${name}: timeoutMs`, options.timeoutMs ?? 10_000);
   const isStdio = "command" in options;
   if (isStdio === "url" in options) invalid("give exactly one of command (stdio) or url (streamable HTTP)");

@@ -7,6 +7,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import type { Dispatch, Environment, Implementation, PlacedTool, ToolDeclaration } from "../contract/placement.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import type { McpConnection } from "./mcp_connection.ts";
+import { shownValue } from "../util/shown_value.ts";
 
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
@@ -20,8 +21,8 @@ export function mcpTool(env: Environment, connection: McpConnection, tool: Tool,
   if (!TOOL_NAME.test(name)) {
     throw new BrainError(
       "invalid_tool",
-      `environment ${env.name}: MCP tool ${JSON.stringify(tool.name)} cannot be a Brain Tool named ${
-        JSON.stringify(name)
+      `environment ${env.name}: MCP tool ${shownValue(tool.name)} cannot be a Brain Tool named ${
+        shownValue(name)
       } (names match ${TOOL_NAME.source}); place only the tools you need with tools: [...]`,
     );
   }

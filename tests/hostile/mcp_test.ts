@@ -133,3 +133,14 @@ Deno.test("hostile MCP servers over HTTP: an answer that never ends is read only
   assert.equal(code(end), "unknown");
   assert.match(end.outcome.status === "unknown" ? end.outcome.message ?? "" : "", /longer than/);
 });
+
+Deno.test("hostile mcpEnv prefixes: one no Tool name can start with is invalid_argument where it is given", () => {
+  for (const prefix of ["a\r\n", "a\0", "\ud800", "x".repeat(20_000_000), "1a", "a b"]) {
+    assert.throws(
+      () => mcpEnv({ name: "m", url: "http://127.0.0.1:1/mcp", prefix }),
+      hasCode("invalid_argument", /prefix/),
+      JSON.stringify(prefix.slice(0, 8)),
+    );
+  }
+  assert.equal(mcpEnv({ name: "m", url: "http://127.0.0.1:1/mcp", prefix: "gh_" }).name, "m");
+});
