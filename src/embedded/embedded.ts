@@ -581,7 +581,10 @@ function positiveLimit(name: string, value: unknown): number {
   return value;
 }
 
+const SESSION_MODEL_KEYS = allKeys<SessionModel>({ provider: true, model: true, credentials: true });
+
 function modelNames(model: SessionModel): { provider: string; model: string } {
+  readOptions("session model options", model, SESSION_MODEL_KEYS);
   try {
     const { provider, model: name } = model;
     if (typeof name === "string" && name !== "" && typeof provider?.complete === "function") {

@@ -78,6 +78,8 @@ export function http(url: string | URL, options: HttpOptions = {}): Implementati
   );
 }
 
+const HTTP_TOOL_FIELDS = ["name", "description", "input", "output", "url", "headers"];
+
 /**
  * Declares a Tool implemented by a v1 HTTP endpoint: `tool()` with
  * `implementation: http(url, { headers })`.
@@ -100,6 +102,15 @@ export function httpTool<I extends Schema, O extends Schema | undefined = undefi
   spec: Omit<ToolSpec<I, O, undefined>, "run" | "implementation" | "options"> & { url: string | URL } & HttpOptions,
 ): ToolFactory<undefined> {
   const { url, headers, ...contract } = readRecord("httpTool spec", spec);
+  const unknown = Object.keys(contract).filter((key) => !HTTP_TOOL_FIELDS.includes(key));
+  if (unknown.length > 0) {
+    throw new BrainError(
+      "invalid_tool",
+      `httpTool ${shownValue(contract.name)}: unknown field ${unknown.join(", ")}: the fields are ${
+        HTTP_TOOL_FIELDS.join(", ")
+      }`,
+    );
+  }
   return tool<I, O, undefined>({ ...contract, implementation: http(url, { headers }) });
 }
 

@@ -4,7 +4,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server";
 import type { BrainSession } from "../session/handle.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { allKeys } from "../outcome/known_keys.ts";
-import { checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
+import { checkServedSession, checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { shownValue } from "../util/shown_value.ts";
 
@@ -145,6 +145,7 @@ const HTTP_OPTIONS = allKeys<Omit<ServeMcpHttpOptions, keyof ServeMcpOptions>>({
  * ```
  */
 export function serveMcp(session: BrainSession, options: ServeMcpHttpOptions = {}): McpHandler {
+  checkServedSession("serveMcp", session);
   const checked = checkServeOptions(options, HTTP_OPTIONS);
   const { maxSessions = MAX_SESSIONS, sessionIdleMs = SESSION_IDLE_MS } = checked;
   if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {

@@ -2,7 +2,7 @@
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import process from "node:process";
 import type { BrainSession } from "../session/handle.ts";
-import { checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
+import { checkServedSession, checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
 
 /** A session's Tools served over this process's stdin and stdout. */
 export interface McpStdioServer {
@@ -37,6 +37,7 @@ export interface McpStdioServer {
  * ```
  */
 export async function serveMcpStdio(session: BrainSession, options: ServeMcpOptions = {}): Promise<McpStdioServer> {
+  checkServedSession("serveMcpStdio", session);
   const server = toolServer(session, checkServeOptions(options));
   const closed = Promise.withResolvers<void>();
   const closing = server.onclose;

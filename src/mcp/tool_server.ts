@@ -164,6 +164,31 @@ function chain(first: (() => void) | undefined, second: () => void): () => void 
   };
 }
 
+/** Throws `invalid_argument` unless `session` is a session handle (a Promise of one is told to be awaited). */
+export function checkServedSession(served: string, session: unknown): asserts session is BrainSession {
+  let then: unknown;
+  let call: unknown;
+  let tools: unknown;
+  try {
+    ({ then, call, tools } = session as { then?: unknown; call?: unknown; tools?: unknown });
+  } catch {
+    // A Proxy or getter that throws is no session: refused below.
+  }
+  if (typeof then === "function") {
+    throw new BrainError(
+      "invalid_argument",
+      `${served} takes a session, and this is a Promise: await brain.sessions.create(...) first`,
+    );
+  }
+  if (typeof call !== "function" || !Array.isArray(tools)) {
+    throw new BrainError(
+      "invalid_argument",
+      `${served} takes a session from brain.sessions.create(...) or brain.sessions.get(id, { tools }), ` +
+        `got ${shownValue(session)}`,
+    );
+  }
+}
+
 /** Returns `options` when they are well-formed; throws `invalid_argument` otherwise. */
 export function checkServeOptions<T extends ServeMcpOptions>(options: T, also: readonly string[] = []): T {
   const read = readOptions("MCP server options", options ?? ({} as T), [...SERVE_OPTIONS, ...also]);

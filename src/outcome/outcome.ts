@@ -124,11 +124,18 @@ export function fail(
   if (typeof extra !== "object" || extra === null) {
     throw new BrainError("invalid_argument", "fail takes { retryable, details } as its third argument");
   }
-  let retryable: unknown, details: JsonValue | undefined;
+  let retryable: unknown, details: JsonValue | undefined, unknown: string[];
   try {
     ({ retryable, details } = extra);
+    unknown = Object.keys(extra).filter((key) => key !== "retryable" && key !== "details");
   } catch (error) {
     throw new BrainError("invalid_argument", `fail: its third argument cannot be read: ${errorText(error)}`);
+  }
+  if (unknown.length > 0) {
+    throw new BrainError(
+      "invalid_argument",
+      `fail: unknown option ${unknown.join(", ")}: the options are retryable, details`,
+    );
   }
   if (retryable !== undefined && typeof retryable !== "boolean") {
     throw new BrainError("invalid_argument", "fail: retryable is a boolean");

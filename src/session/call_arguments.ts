@@ -88,10 +88,16 @@ export function resolveTarget(
       }, input)`
       : tools.size === 0
       ? "this handle holds no Tools; open it with them, brain.sessions.get(id, { tools: [...] })"
-      : `the Tools it holds are ${[...tools.keys()].join(", ")}`;
+      : `the Tools it holds are ${namesShown([...tools.keys()])}`;
     throw new BrainError("unknown_tool", `tool ${name} is not placed in session ${sessionId} with a handler: ${why}`);
   }
   return placed;
+}
+
+/** The first names of a list, and how many more there are. */
+function namesShown(names: string[], shown = 20): string {
+  const more = names.length - shown;
+  return more > 0 ? `${names.slice(0, shown).join(", ")} and ${more} more` : names.join(", ");
 }
 
 /**

@@ -288,7 +288,10 @@ function misspelled(schema: Schema, raw: Record<string, unknown>): string {
   let known: string[];
   try {
     const shape: unknown = (schema as { shape?: unknown }).shape;
-    if (typeof shape !== "object" || shape === null) return "";
+    // A loose object keeps other keys, and a strict one names them itself.
+    if (
+      typeof shape !== "object" || shape === null || (schema._zod.def as { catchall?: unknown }).catchall !== undefined
+    ) return "";
     known = Object.keys(shape);
   } catch {
     return "";

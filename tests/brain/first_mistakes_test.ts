@@ -1,9 +1,11 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { z as z3 } from "zod3";
-import { Brain, hostEnv, openAICompatible, tool } from "../../mod.ts";
+import { Brain, fail, hostEnv, httpTool, openAICompatible, tool } from "../../mod.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
+import { createBrainServer, serveBrain } from "../../src/host/server/mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
 
 /** The mistakes of a user's first hour: each is a BrainError whose message says what to do. */
 
@@ -72,6 +74,22 @@ Deno.test("a remote Brain's url without a scheme, or without a token, is named w
       /as in new Brain\(\{ url, token, host \}\); got url "http:\/\/127\.0\.0\.1:8787" and token undefined/,
     ),
   );
+});
+
+Deno.test("httpTool with a misspelled field names httpTool's fields, not tool()'s", () => {
+  assert.throws(
+    () =>
+      httpTool({ name: "x", description: "d", input: z.object({}), url: "http://127.0.0.1:1/", methd: "GET" } as never),
+    hasCode("invalid_tool", /httpTool "x": unknown field methd: the fields are name, description, input, output, url/),
+  );
+});
+
+Deno.test("fail() with a misspelled option names its options", () => {
+  assert.throws(
+    () => fail("not_found", "no such customer", { retriable: true } as never),
+    hasCode("invalid_argument", /fail: unknown option retriable: the options are retryable, details/),
+  );
+  assert.deepEqual(fail("not_found", "no such customer", { retryable: true }).status, "error");
 });
 
 Deno.test("new Brain({ path }) points at await Brain.open({ path })", () => {
@@ -145,6 +163,31 @@ Deno.test("remote: the same mistakes read the same, and a wrong token, server or
 
   await brain.close();
   await assert.rejects(session.call("lookup", { id: "7" }), hasCode("session_closed", /brain\.close\(\)/));
+});
+
+Deno.test("a misspelled session model option is named with the model's options", async () => {
+  await using brain = new Brain();
+  const provider = new ScriptedProvider(["hi"]);
+  await assert.rejects(
+    brain.sessions.create({ model: { provider, model: "m", credential: { apiKey: "k" } } as never }),
+    hasCode(
+      "invalid_argument",
+      /unknown session model options "credential": the known ones are provider, model, credentials/,
+    ),
+  );
+  const session = await brain.sessions.create({ model: { provider, model: "m", credentials: { apiKey: "k" } } });
+  assert.equal((await session.send("hello")).content, "hi");
+});
+
+Deno.test("a misspelled server option is named with the server's options", async () => {
+  await assert.rejects(
+    serveBrain({ hosttokens: { app: "t" } } as never),
+    hasCode("invalid_argument", /unknown Brain server options "hosttokens": the known ones are .*hostTokens.*port/),
+  );
+  await assert.rejects(
+    createBrainServer({ servertoken: "op" } as never),
+    hasCode("invalid_argument", /unknown Brain server options "servertoken": the known ones are .*serverToken/),
+  );
 });
 
 Deno.test("remote: a server with all the hosts it admits refuses one more with limit_exceeded", async () => {

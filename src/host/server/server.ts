@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import { type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
+import { BRAIN_OPTIONS, type BrainOptions, EmbeddedBackend } from "../../embedded/embedded.ts";
 import type { Journal } from "../../journal/journal.ts";
 import { HostSocketHandler, OpenCalls } from "./socket_handler.ts";
 import { PendingUpgrades } from "./pending_upgrades.ts";
@@ -15,7 +15,7 @@ import {
 import { type HostAdmission, HostRegistry } from "./registry.ts";
 import { type ServerLimits, serverLimits } from "./limits.ts";
 import { BrainError } from "../../outcome/errors.ts";
-import { isInstance, readRecord } from "../../outcome/known_keys.ts";
+import { allKeys, isInstance, readOptions } from "../../outcome/known_keys.ts";
 import { errorText } from "../../util/error_text.ts";
 import { shownValue } from "../../util/shown_value.ts";
 import { isName } from "../../util/names.ts";
@@ -66,6 +66,20 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
   advertiseUrl?: string;
 }
 
+/** Every option of {@linkcode createBrainServer}: an embedded Brain's and the server's own. */
+const SERVER_OPTIONS: readonly string[] = [
+  ...BRAIN_OPTIONS,
+  ...allKeys<Omit<BrainServerOptions, keyof BrainOptions>>({
+    serverToken: true,
+    hostTokens: true,
+    limits: true,
+    pingIntervalMs: true,
+    advertiseUrl: true,
+  }),
+];
+/** Every option of {@linkcode serveBrain}: the server's and where it listens. */
+const SERVED_OPTIONS: readonly string[] = [...SERVER_OPTIONS, "hostname", "port"];
+
 /**
  * Builds the Brain server app over a journal opened as `Brain.open` opens one. `GET /v1/host?host=ID` with
  * `Authorization: Bearer TOKEN` upgrades to the host WebSocket. A host id the server knows (from `hostTokens`,
@@ -80,10 +94,12 @@ export interface BrainServerOptions extends BrainOptions, HostAdmission {
  * session there under its key, and a host's id and token see the sessions placed in it under its own ids.
  */
 export async function createBrainServer(options: BrainServerOptions): Promise<BrainServer> {
-  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } = readRecord(
-    "Brain server options",
-    options,
-  );
+  const { serverToken, hostTokens, limits: given, pingIntervalMs = 15_000, advertiseUrl, ...brainOptions } =
+    readOptions(
+      "Brain server options",
+      options,
+      SERVER_OPTIONS,
+    );
   checkTimerMs("pingIntervalMs", pingIntervalMs);
   if (advertiseUrl !== undefined) checkNodeUrl(advertiseUrl);
   const limits = serverLimits(given);
@@ -262,7 +278,7 @@ export interface ServedBrain extends BrainServer {
 export async function serveBrain(
   served: BrainServerOptions & { hostname?: string; port?: number },
 ): Promise<ServedBrain> {
-  const { hostname = "127.0.0.1", port = 0, ...options } = readRecord("Brain server options", served);
+  const { hostname = "127.0.0.1", port = 0, ...options } = readOptions("Brain server options", served, SERVED_OPTIONS);
   // Listening first gives the URL the server advertises to its cluster; requests wait for the server meanwhile.
   const ready = Promise.withResolvers<BrainServer>();
   ready.promise.catch(() => {});
