@@ -41,9 +41,16 @@ const request = z.strictObject({
   temperature: z.number().min(0).max(2).optional(),
 });
 
+/**
+ * Tool calls one model reply may ask for: a reply asking for more is a
+ * `protocol_error`, and none of them runs (a model that loops could otherwise
+ * start thousands of calls at once).
+ */
+export const MAX_TOOL_CALLS_PER_RESULT = 256;
+
 const result = z.strictObject({
   content: z.string(),
-  toolCalls: z.array(toolCall),
+  toolCalls: z.array(toolCall).max(MAX_TOOL_CALLS_PER_RESULT),
   stopReason: z.string(),
   model: z.string(),
   refusal: z.string().optional(),
