@@ -4,6 +4,23 @@ import { utf8Length } from "../util/utf8.ts";
 /** Bytes of one Tool call's input (its JSON text) a Brain accepts by default; `maxInputBytes` changes it. */
 export const BRAIN_MAX_INPUT_BYTES = 1024 * 1024;
 
+/** UTF-8 bytes of one user message `session.send` accepts; a longer one is `payload_too_large`, nothing committed. */
+export const BRAIN_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Throws `payload_too_large` when a user message is over {@linkcode BRAIN_MAX_MESSAGE_BYTES} in UTF-8. */
+export function checkMessageSize(content: string): void {
+  // Three bytes per UTF-16 unit at most: a message that short needs no count.
+  if (content.length * 3 <= BRAIN_MAX_MESSAGE_BYTES) return;
+  const bytes = utf8Length(content);
+  if (bytes > BRAIN_MAX_MESSAGE_BYTES) {
+    throw new BrainError(
+      "payload_too_large",
+      `a user message of ${bytes} bytes is over the ${BRAIN_MAX_MESSAGE_BYTES} a session accepts`,
+      { details: { bytes, maxBytes: BRAIN_MAX_MESSAGE_BYTES } },
+    );
+  }
+}
+
 /** Characters of a cancel reason (`call.cancel(message)`); a longer one is `payload_too_large`. */
 export const BRAIN_MAX_CANCEL_REASON = 1024;
 

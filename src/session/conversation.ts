@@ -5,6 +5,7 @@ import type { ModelCaller } from "./model_call.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Activation } from "./activation.ts";
+import { checkMessageSize } from "../contract/budgets.ts";
 
 /** A committed `assistant_message` record. */
 export type AssistantMessage = Extract<JournalRecord, { kind: "assistant_message" }>;
@@ -17,9 +18,13 @@ export interface SendOptions {
 
 const SEND_OPTIONS = allKeys<SendOptions>({ signal: true });
 
-/** The arguments of `session.send`, read once and checked: a string message, options with an AbortSignal. */
+/**
+ * The arguments of `session.send`, read once and checked: a string message of
+ * at most `BRAIN_MAX_MESSAGE_BYTES`, options with an AbortSignal.
+ */
 export function checkSendArguments(content: unknown, options: SendOptions | undefined): SendOptions {
   if (typeof content !== "string") throw new BrainError("invalid_argument", "a user message must be a string");
+  checkMessageSize(content);
   if (options === undefined) return {};
   const read = readOptions("send options", options, SEND_OPTIONS);
   if (read.signal !== undefined && !isInstance(read.signal, AbortSignal)) {

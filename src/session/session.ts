@@ -307,7 +307,8 @@ export class Session implements BrainSession {
   /**
    * Sends a user message to the session's Agentloop and resolves with the reply
    * that ends the activation answering it. Follow `records()` to see every turn.
-   * Fails with `model_unavailable` when the session has no model.
+   * Fails with `model_unavailable` when the session has no model, and with
+   * `payload_too_large` for a message over 4 MiB of UTF-8, committing nothing.
    *
    * @example
    * ```ts
