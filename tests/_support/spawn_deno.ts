@@ -13,8 +13,19 @@ export function denoCommand(args: string[], options: DenoOptions = {}): Deno.Com
     stdin: "null",
     signal: AbortSignal.timeout(CHILD_DEADLINE_MS),
     ...options,
+    env: { PATH: pathWithThisDeno(), ...options.env },
     args,
   });
+}
+
+/**
+ * PATH with this Deno's folder first: a child that starts `deno` itself (a
+ * README or example that names it, an MCP server's command) starts this very Deno.
+ */
+export function pathWithThisDeno(): string {
+  const folder = Deno.execPath().replace(/[/\\][^/\\]*$/, "");
+  const path = Deno.env.get("PATH");
+  return path ? `${folder}${Deno.build.os === "windows" ? ";" : ":"}${path}` : folder;
 }
 
 /**
