@@ -6,7 +6,6 @@ import { ScriptedProvider } from "../../src/model/testing.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
-import { until } from "../_support/until.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 
@@ -308,16 +307,22 @@ specTest(
   async (brain) => {
     const first = await brain.sessions.create({ id: "followed", tools: [echo()] });
     const seen: number[] = [];
+    let last = Infinity;
+    const sawLast = Promise.withResolvers<void>();
     // What the follower ended with: its error, taken as soon as it ends.
     const following = (async () => {
-      for await (const record of first.records()) seen.push(record.sequence);
+      for await (const record of first.records()) {
+        seen.push(record.sequence);
+        if (record.sequence >= last) sawLast.resolve();
+      }
     })().then(() => "ended without an error", (error) => error);
     await first.call("echo", { text: "a" });
     await first.end();
     const second = await brain.sessions.get("followed", { tools: [echo()] });
-    const end = await second.call("echo", { text: "b" });
-    // Deleted once the follower has seen the last record, so it ends by the deletion, not before it.
-    await until(first, (records) => records.some((record) => record.sequence === end.sequence));
+    last = (await second.call("echo", { text: "b" })).sequence;
+    if (seen.includes(last)) sawLast.resolve();
+    // Deleted once this follower has yielded the last record, so it ends by the deletion, not before it.
+    await withDeadline(sawLast.promise, "the follower to yield the last record");
     await brain.sessions.delete("followed");
     const ended = await withDeadline(following, "the follower to end");
     assert.ok(hasCode("session_not_found", /followed/)(ended), String(ended));
