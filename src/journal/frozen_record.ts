@@ -132,7 +132,7 @@ export function frozenRecord(
   for (const key in body) {
     const value = (body as Record<string, unknown>)[key];
     if (value === undefined || !Object.hasOwn(body, key)) continue;
-    const copied = copies && typeof value === "object" && value !== null ? copies.copyOf(value) : frozenJson(value);
+    const copied = field(value, copies);
     if (copied === undefined) throw notJson(body, key, value);
     if (key === "__proto__") {
       Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
@@ -197,16 +197,21 @@ interface Shape {
   build: Build;
 }
 
-/** A field as {@linkcode frozenRecord} keeps it: a frozen copy, shared within a commit; undefined when not JSON. */
-function field(value: unknown, copies: SharedCopies | undefined): unknown {
-  return copies && typeof value === "object" && value !== null ? copies.copyOf(value) : frozenJson(value);
+/**
+ * A field as {@linkcode frozenRecord} keeps it: a frozen copy made by `copy`,
+ * shared within a commit; undefined when not JSON.
+ */
+function field(
+  value: unknown,
+  copies: SharedCopies | undefined,
+  copy: (value: unknown) => unknown = frozenJson,
+): unknown {
+  return copies && typeof value === "object" && value !== null ? copies.copyOf(value, copy) : copy(value);
 }
 
 /** An outcome as {@linkcode field} keeps it; an `ok` one copied into a literal, for the reason records are. */
 function outcomeField(value: unknown, copies: SharedCopies | undefined): unknown {
-  return copies && typeof value === "object" && value !== null
-    ? copies.copyOf(value, copiedOutcome)
-    : copiedOutcome(value);
+  return field(value, copies, copiedOutcome);
 }
 
 function copiedOutcome(value: unknown): unknown {
