@@ -93,12 +93,7 @@ export class Component implements Implementation {
    * imports, and keeps a warm sandbox for this placement while the session lives.
    */
   async admit({ env, workspace, resources, ended }: Admission): Promise<void> {
-    if (env && !isBrainEnv(env)) {
-      throw new BrainError(
-        "unsupported_runtime",
-        `the Component ${this.url.href} runs only in a brainEnv; environment ${env.name} is ${env.kind}`,
-      );
-    }
+    checkComponentEnv(this.url, env);
     denoExecutable(`The Component ${this.url.href}`);
     const pools = sandboxPools(resources);
     let entry = this.#transpiled.get(pools.cacheDir);
@@ -205,6 +200,16 @@ export class Component implements Implementation {
 function sandboxPools(resources: BrainResources | undefined): SandboxPools {
   if (!resources) throw new BrainError("unsupported_runtime", "a Component runs only in a Brain's session");
   return resources.keep(POOLS, (settings) => new SandboxPools(settings));
+}
+
+/** Throws `unsupported_runtime` when `env` is not a brainEnv: a Component runs only in Brain's own sandbox. */
+export function checkComponentEnv(url: URL, env: Environment | undefined): void {
+  if (env && !isBrainEnv(env)) {
+    throw new BrainError(
+      "unsupported_runtime",
+      `the Component ${url.href} runs only in a brainEnv; environment ${env.name} is ${env.kind}`,
+    );
+  }
 }
 
 /**

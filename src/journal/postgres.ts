@@ -6,6 +6,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
+import { checkDense, parseStored, storedRecord } from "./stored_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -447,7 +448,9 @@ export class PostgresJournal implements Journal {
       }
     }
     if (epoch !== undefined) this.#missed?.saw(sessionId, epoch, rows.at(-1)?.sequence ?? start - 1);
-    return rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+    const records = rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
+    checkDense(records, sessionId, start);
+    return records;
   }
 
   /** Where the sessions `ids` are, in one query: their epoch and head, for those that exist. */
@@ -733,7 +736,7 @@ function integers(values: number[]): string {
 }
 
 function decode(text: string, sessionId: string, sequence: number, at: number): JournalRecord {
-  return deepFreeze({ ...JSON.parse(text), sessionId, sequence, at }) as JournalRecord;
+  return storedRecord(parseStored(text, sessionId, sequence), sessionId, sequence, at);
 }
 
 function leaseOf(sessionId: string, owner: string, token: number, expiresAt: number): Lease {

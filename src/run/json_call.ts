@@ -77,7 +77,7 @@ async function jsonCall(
 ): Promise<void> {
   const parsed = await parseInput(tool, invocation, sink);
   if (!parsed) return;
-  let ended: { result: PublishedResult | undefined; cause: "finish" | "error" | "unknown" };
+  let ended: { result: PublishedResult; cause: "finish" | "error" | "unknown" };
   try {
     const { outcome, invalid } = await raceSignal(
       request(parsed.value, sink.signal).then((value) => normalizeOutput(tool.output, ok(value))),
@@ -85,8 +85,9 @@ async function jsonCall(
     );
     ended = { result: { outcome }, cause: invalid ? "error" : "finish" };
   } catch (error) {
-    if (sink.signal.aborted) ended = { result: undefined, cause: "finish" };
-    else if (error instanceof BrainError && error.code === "connection_lost") {
+    // Brain ended the call and cut its request: the endpoint gave no answer, so there is nothing to report late.
+    if (sink.signal.aborted) return;
+    if (error instanceof BrainError && error.code === "connection_lost") {
       ended = { result: { outcome: { status: "unknown", message: error.message } }, cause: "unknown" };
     } else if (error instanceof BrainError) {
       // Input or an answer Brain refuses ends the call error, as schema validation does; the endpoint's own

@@ -172,6 +172,40 @@ Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no 
   }
 });
 
+Deno.test("PostgresJournal: a row edited to no record, or deleted between others, fails the read journal_corrupt", async () => {
+  const edits: [string, number, string][] = [
+    ["a body that is no JSON", 2, `UPDATE brain_records SET body = '{not json' WHERE sequence = 2`],
+    ["a body that is a JSON array", 2, `UPDATE brain_records SET body = '[1]' WHERE sequence = 2`],
+    ["an unknown kind", 2, `UPDATE brain_records SET body = '{"kind":"zzz"}' WHERE sequence = 2`],
+    [
+      "a finish of no call",
+      3,
+      `UPDATE brain_records SET body = '{"kind":"tool_call_finished","call":null}'
+      WHERE sequence = 3`,
+    ],
+    ["a row deleted between others", 2, "DELETE FROM brain_records WHERE sequence = 2"],
+  ];
+  for (const [what, sequence, edit] of edits) {
+    const name = schema();
+    const journal = await PostgresJournal.open(pg.url, { schema: name });
+    try {
+      await journal.createSession(session("s"));
+      await journal.append("s", [
+        { kind: "tool_call_started", tool: "t", input: null, activation: "a" },
+        { kind: "tool_event", call: 1, event: "e", data: 1 },
+        { kind: "tool_call_finished", call: 1, cause: "finish", outcome: { status: "ok", value: 1 } },
+      ]);
+      const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+      await sql.unsafe(`SET search_path = "${name}"; ${edit}`);
+      await sql.end();
+      await assert.rejects(journal.read("s"), hasCode("journal_corrupt", new RegExp(`record ${sequence} `)), what);
+      assert.deepEqual((await journal.read("s", { limit: 1 })).map((record) => record.kind), ["tool_call_started"]);
+    } finally {
+      await journal.close();
+    }
+  }
+});
+
 Deno.test("PostgresJournal: a read the database ended midway is read again, and the connection's next queries answer rightly", async () => {
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: schema(), maxConnections: 1 }));
   const killer = postgres(pg.url, { max: 1, onnotice: () => {} });

@@ -650,7 +650,7 @@ specTest(
 
 let kinds: ReturnType<typeof toolKinds>;
 specTest(
-  "whatever the Tool kind, the deadline returns timeout and SDK cancellation returns cancelled, one terminal record and no result each",
+  "whatever the Tool kind, the deadline returns timeout and SDK cancellation and session end return cancelled, one terminal record, no result and nothing late each",
   async (brain) => {
     await using _servers = kinds;
     const outcomes = new Map<Kind, Outcome[]>();
@@ -663,12 +663,23 @@ specTest(
       assert.deepEqual([timed.cause, cancelled.cause], ["timeout", "cancelled"], kind);
       assert.deepEqual(cancelled.outcome, { status: "cancelled", message: "the user pressed stop" }, kind);
       assert.ok(isFailure(timed.outcome) && isFailure(cancelled.outcome), kind);
-      for (const end of [timed, cancelled]) {
+      // The sentinel call runs after anything the stopped calls' placements could still have reported.
+      assert.equal((await session.call("echo", { value: 1 })).cause, "finish", kind);
+      const open = await session.start("spin", {});
+      await kinds.reached(kind, session, open.sequence);
+      await session.end();
+      const ended = await open.ended;
+      assert.deepEqual([ended.cause, ended.outcome.status], ["cancelled", "cancelled"], kind);
+      // Ending released the handlers: the same Tools take the session again, for its sentinel call.
+      const again = await brain.sessions.get(session.id, { tools: kinds.place(kind) });
+      assert.equal((await again.call("echo", { value: 2 })).cause, "finish", kind);
+      for (const end of [timed, cancelled, ended]) {
         const kinds = await callKinds(session, end.call);
+        assert.equal(kinds.at(-1), "tool_call_finished", `${kind}: nothing after the end: ${kinds.join()}`);
         assert.deepEqual(kinds.filter((k) => k === "tool_call_finished"), ["tool_call_finished"], kind);
         assert.equal(kinds.includes("tool_result"), false, `${kind}: ${kinds.join()}`);
       }
-      outcomes.set(kind, [timed.outcome, cancelled.outcome]);
+      outcomes.set(kind, [timed.outcome, cancelled.outcome, ended.outcome]);
     }
     for (const kind of KINDS) assert.deepEqual(outcomes.get(kind), outcomes.get("in-process"), kind);
   },

@@ -1,6 +1,15 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BRAIN_MAX_INPUT_BYTES, BrainError, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
+import {
+  Brain,
+  BRAIN_MAX_INPUT_BYTES,
+  BrainError,
+  hostEnv,
+  type JsonValue,
+  ok,
+  type Outcome,
+  tool,
+} from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
@@ -8,6 +17,7 @@ import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
+import { probeTool } from "../_support/components.ts";
 
 const echo = tool({
   name: "echo",
@@ -197,6 +207,11 @@ async function mistakes(brain: Brain): Promise<string[]> {
   await answer("the factory", () => brain.sessions.create({ tools: [echo as never] }));
   await answer("a Tool twice", () => brain.sessions.create({ tools: [echo(), echo()] }));
   await answer("an unknown option", () => brain.sessions.create({ tools: [echo()], tool: 1 } as never));
+  await answer(
+    "a Component in a host Environment",
+    () => brain.sessions.create({ tools: [probeTool("spin")({ env: hostEnv({ name: "app" }) })] }),
+  );
+
   for (const id of ["", "../x", ".hidden", "x".repeat(129), 5]) {
     await answer(`create ${id}`, () => brain.sessions.create({ id: id as never, tools: [echo()] }));
     await answer(`get ${id}`, () => brain.sessions.get(id as never, { tools: [echo()] }));

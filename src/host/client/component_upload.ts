@@ -1,6 +1,5 @@
-import { Component } from "../../component/component.ts";
+import { checkComponentEnv, Component } from "../../component/component.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
-import { isBrainEnv } from "../../env/brain_env.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
 import type { WireUpload } from "../protocol.ts";
@@ -21,7 +20,8 @@ export function isComponent(placed: PlacedTool): placed is PlacedTool & { implem
 export async function componentUpload(
   { tool, implementation, env, options }: PlacedTool & { implementation: Component },
 ): Promise<ComponentUpload> {
-  if (env && (!isBrainEnv(env) || env.setup || env.control?.length)) {
+  checkComponentEnv(implementation.url, env);
+  if (env && (env.setup || env.control?.length)) {
     throw new BrainError(
       "unsupported_runtime",
       `tool ${tool.name}: an uploaded Component runs only in a brainEnv without setup or control`,

@@ -773,7 +773,9 @@ export class HostConnection {
       case "invoke":
         return this.#invoke(frame.handle, frame);
       case "abort":
+        // Brain ended the call: its Tool may still report (late), but nothing here need abort it again.
         this.#running.get(frame.session, frame.call)?.abort(endedReason(frame.cause));
+        this.#running.delete(frame.session, frame.call);
         return;
       case "ended":
         return this.#ended(frame);
