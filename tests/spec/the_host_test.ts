@@ -306,6 +306,10 @@ specTest(
       "tool_call_finished",
     ]);
     assert.ok(read.every(deeplyFrozen), "read");
+    assert.equal(Object.isFrozen(read), false, "the list read is the caller's own");
+    read.reverse();
+    assert.equal((await session.read())[0].kind, "tool_call_started", "changing a list read changes no later read");
+    read.reverse();
     const followed: JournalRecord[] = [];
     for await (const record of session.records({ signal: AbortSignal.timeout(5_000) })) {
       followed.push(record);

@@ -454,8 +454,9 @@ class RemoteSession implements BrainSession {
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
     const read = checkReadOptions("read options", options);
-    // Frozen, as every journal's records are.
-    return deepFreeze(await this.#connection.request("read", { session: this.id, ...read }, { retry: true }));
+    // Each record frozen, as every journal's are; the list is the caller's, as an embedded read's is.
+    const records = await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
+    return records.map((record) => deepFreeze(record));
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
