@@ -281,7 +281,7 @@ const deeplyFrozen = (value: unknown): boolean =>
   typeof value !== "object" || value === null || (Object.isFrozen(value) && Object.values(value).every(deeplyFrozen));
 
 specTest(
-  "what a remote client hands back is frozen as embedded: records read and followed, and ctx.model's response",
+  "what a remote client hands back is frozen as embedded: records read and followed, sessions listed, and ctx.model's response",
   async (brain) => {
     const responses: boolean[] = [];
     const ask = tool({
@@ -317,6 +317,9 @@ specTest(
     }
     assert.deepEqual(followed, read);
     assert.ok(followed.every(deeplyFrozen), "followed");
+    const listed = await brain.sessions.list();
+    assert.deepEqual(listed.map((meta) => meta.id), [session.id]);
+    assert.ok(listed.every(deeplyFrozen), "listed");
   },
   { models: { default: { provider: new ScriptedProvider(Array(4).fill("answer")), model: "fixed" } } },
 );

@@ -202,7 +202,8 @@ export class RemoteBackend implements BrainBackend {
 
   async list(): Promise<SessionMeta[]> {
     this.#assertOpen();
-    return await this.#connection.request("list", {}, { retry: true });
+    // Each session frozen, as every journal lists them.
+    return (await this.#connection.request("list", {}, { retry: true })).map((meta) => deepFreeze(meta));
   }
 
   async close(): Promise<void> {
