@@ -281,7 +281,7 @@ const deeplyFrozen = (value: unknown): boolean =>
   typeof value !== "object" || value === null || (Object.isFrozen(value) && Object.values(value).every(deeplyFrozen));
 
 specTest(
-  "what a remote client hands back is frozen as embedded: records read and followed, sessions listed, and ctx.model's response",
+  "what a remote client hands back is frozen as embedded: records read and followed, sessions listed, send's reply and ctx.model's response",
   async (brain) => {
     const responses: boolean[] = [];
     const ask = tool({
@@ -320,8 +320,11 @@ specTest(
     const listed = await brain.sessions.list();
     assert.deepEqual(listed.map((meta) => meta.id), [session.id]);
     assert.ok(listed.every(deeplyFrozen), "listed");
+    const reply = await session.send("hi");
+    assert.equal(reply.content, "answer");
+    assert.ok(deeplyFrozen(reply), "the reply send resolves with");
   },
-  { models: { default: { provider: new ScriptedProvider(Array(4).fill("answer")), model: "fixed" } } },
+  () => ({ models: { default: { provider: new ScriptedProvider(["answer", "answer"]), model: "fixed" } } }),
 );
 
 specTest(

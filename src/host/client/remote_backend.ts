@@ -443,7 +443,10 @@ class RemoteSession implements BrainSession {
   async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     this.#assertOpen();
     const { signal } = checkSendArguments(content, options);
-    const reply = this.#connection.request("send", { handle: this.#handle, content });
+    // Frozen, as the embedded reply is: it is the committed record.
+    const reply = this.#connection.request("send", { handle: this.#handle, content }).then((message) =>
+      deepFreeze(message)
+    );
     return await (signal ? raceSignal(reply, signal) : reply);
   }
 
