@@ -1,5 +1,6 @@
 import type { JournalRecord } from "../journal/records.ts";
 import type { ModelMessage } from "../model/types.ts";
+import { BrainError } from "../outcome/errors.ts";
 
 /** A record that is part of the Agentloop's conversation with its model. */
 export type ConversationRecord = Extract<
@@ -44,6 +45,14 @@ export class ConversationMessages {
         return;
       case "assistant_message": {
         const { content, toolCalls } = record;
+        if (!Array.isArray(toolCalls) || !toolCalls.every((call) => typeof call?.id === "string")) {
+          // A journal appended to directly may hold any JSON here; a model never answered it.
+          throw new BrainError(
+            "journal_corrupt",
+            `session ${record.sessionId}: record ${record.sequence} is an assistant_message whose toolCalls are no list of tool calls`,
+            { details: { sessionId: record.sessionId, sequence: record.sequence } },
+          );
+        }
         this.#messages.push(
           Object.freeze(
             toolCalls.length > 0 ? { role: "assistant", content, toolCalls } : { role: "assistant", content },

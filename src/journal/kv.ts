@@ -44,6 +44,7 @@ import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { checkDense, corrupt } from "./stored_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -551,7 +552,12 @@ export class KvJournal implements Journal {
   async #readHead(sessionId: string): Promise<CachedHead> {
     const entry = await this.#kv.get<Head>(keys.head(sessionId));
     if (entry.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
-    const { sequence, epoch } = entry.value;
+    const { sequence, epoch } = entry.value as { sequence: unknown; epoch: unknown };
+    if (typeof sequence !== "number" || !Number.isSafeInteger(sequence) || sequence < 0 || typeof epoch !== "string") {
+      throw new BrainError("journal_corrupt", `session ${sessionId}: its head is no sequence and epoch`, {
+        details: { sessionId },
+      });
+    }
     return { sequence, epoch, versionstamp: entry.versionstamp, open: new Set(), openKnownAfter: sequence };
   }
 
@@ -639,11 +645,24 @@ export class KvJournal implements Journal {
     for await (const entry of entries) {
       records.push(await this.#decode(sessionId, entry.key.at(-1) as number, entry.value));
     }
+    try {
+      checkDense(records, sessionId, start, limit === undefined || records.length < limit ? sequence : undefined);
+    } catch (error) {
+      // A delete removes a session's head first, then its records: a read it overtook lost them, no corruption.
+      const now = await this.#kv.get<Head>(keys.head(sessionId));
+      if ((now.value as Partial<Head> | null)?.epoch !== epoch) {
+        throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
+      }
+      throw error;
+    }
     return records;
   }
 
   async #decode(sessionId: string, sequence: number, stored: StoredRecord): Promise<JournalRecord> {
-    if (stored instanceof Uint8Array) return deepFreeze(decodeRecord(stored, sessionId, sequence));
+    if (stored instanceof Uint8Array) return decodeRecord(stored, sessionId, sequence);
+    if (typeof stored !== "object" || stored === null || typeof stored.chunks !== "string") {
+      throw corrupt(sessionId, sequence, "is stored as neither JSON bytes nor chunks");
+    }
     const chunks: Uint8Array[] = [];
     for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.chunks(sessionId, stored.chunks) })) {
       chunks.push(entry.value);
@@ -654,7 +673,7 @@ export class KvJournal implements Journal {
         `session ${sessionId}: record ${sequence} has ${chunks.length} of ${stored.count} chunks`,
       );
     }
-    return deepFreeze(decodeRecord(join(chunks), sessionId, sequence));
+    return decodeRecord(join(chunks), sessionId, sequence);
   }
 
   /** The last committed sequence, or 0. */

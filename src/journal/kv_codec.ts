@@ -1,5 +1,6 @@
 import { utf8Length } from "../util/utf8.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
+import { parseStored, storedRecord } from "./stored_record.ts";
 
 /** Deno KV refuses values above 64 KiB; a record larger than this is stored in chunks. */
 export const INLINE_MAX = 60_000;
@@ -99,10 +100,13 @@ export function encodeBody(body: RecordBody, at: number): Uint8Array {
   return encodeJson({ ...body, at });
 }
 
-/** Rebuilds a committed record from its stored bytes and key. */
+/**
+ * Rebuilds a committed record from its stored bytes and key, deep-frozen;
+ * `journal_corrupt` when the bytes hold no record (see {@linkcode storedRecord}).
+ */
 export function decodeRecord(bytes: Uint8Array, sessionId: string, sequence: number): JournalRecord {
-  const { at, ...body } = decodeJson<RecordBody & { at: number }>(bytes);
-  return { ...body, sessionId, sequence, at } as JournalRecord;
+  const { at, ...body } = parseStored(decoder.decode(bytes), sessionId, sequence);
+  return storedRecord(body, sessionId, sequence, at);
 }
 
 /** Splits bytes into chunks KV accepts. */

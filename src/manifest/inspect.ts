@@ -4,6 +4,7 @@ import { isInstance } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import { factoryImplementation } from "../tool/tool.ts";
+import { errorText } from "../util/error_text.ts";
 import type { ToolFactory } from "../tool/tool.ts";
 
 /** Where a Component's executable lives, as a packaged factory carries it. */
@@ -64,13 +65,12 @@ export interface ToolManifest {
  */
 export async function inspectToolModule(specifier: string | URL): Promise<ToolManifest> {
   const url = resolveSpecifier(specifier);
+  await checkModuleFile(url);
   let namespace: Record<string, unknown>;
   try {
     namespace = await import(url.href);
   } catch (error) {
-    throw new BrainError("invalid_argument", `cannot import ${url.href}: ${(error as Error).message}`, {
-      cause: error,
-    });
+    throw new BrainError("invalid_argument", `cannot import ${url.href}: ${errorText(error)}`, { cause: error });
   }
   const exportsOf = new Map<ToolFactory<undefined>, string[]>();
   for (const [exportName, value] of Object.entries(namespace)) {
@@ -95,10 +95,23 @@ export async function inspectToolModule(specifier: string | URL): Promise<ToolMa
   return { module: url.href, tools: tools.sort((a, b) => a.name < b.name ? -1 : 1) };
 }
 
+/** The URL's own text, read past a subclass or Proxy that overrides or throws in `href`. */
+const urlText = Object.getOwnPropertyDescriptor(URL.prototype, "href")!.get!;
+
 function resolveSpecifier(specifier: string | URL): URL {
-  if (isInstance(specifier, URL)) return specifier;
+  if (isInstance(specifier, URL)) {
+    try {
+      return new URL(urlText.call(specifier));
+    } catch {
+      throw new BrainError("invalid_argument", "a Tool module's URL cannot be read");
+    }
+  }
   if (typeof specifier !== "string") {
     throw new BrainError("invalid_argument", `a Tool module is a URL or a path, got a ${typeof specifier}`);
+  }
+  if (!specifier.isWellFormed()) {
+    // Resolving would replace it with U+FFFD: another module's name.
+    throw new BrainError("invalid_argument", "a Tool module's path or URL holds a lone surrogate");
   }
   try {
     return new URL(specifier);
@@ -107,6 +120,22 @@ function resolveSpecifier(specifier: string | URL): URL {
     cwd.pathname = `${Deno.cwd()}/`; // the setter percent-encodes, so a `#` or `?` in the path stays a path
     return new URL(specifier, cwd);
   }
+}
+
+/**
+ * Refuses a `file:` URL that names something other than a regular file (a
+ * FIFO, `/dev/zero`): importing it would read forever. A missing or unreadable
+ * file is left for the import to report.
+ */
+async function checkModuleFile(url: URL): Promise<void> {
+  if (url.protocol !== "file:") return;
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.stat(url);
+  } catch {
+    return;
+  }
+  if (!info.isFile) throw new BrainError("invalid_argument", `cannot import ${url.href}: it is not a regular file`);
 }
 
 async function describe(module: URL, factory: ToolFactory<undefined>, names: string[]): Promise<ToolManifestEntry> {

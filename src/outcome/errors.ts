@@ -22,6 +22,7 @@ export type BrainErrorCode =
   | "session_closed"
   | "journal_conflict"
   | "journal_closed"
+  | "journal_corrupt"
   | "fenced"
   | "session_owned"
   | "storage_full"

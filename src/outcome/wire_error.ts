@@ -22,6 +22,7 @@ const CODES: ReadonlySet<string> = new Set(
     session_closed: true,
     journal_conflict: true,
     journal_closed: true,
+    journal_corrupt: true,
     fenced: true,
     session_owned: true,
     storage_full: true,

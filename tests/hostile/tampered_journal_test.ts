@@ -1,0 +1,121 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type RecordBody, tool } from "../../mod.ts";
+import { KvJournal } from "../../src/journal/mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { scratchDir } from "../_support/scratch.ts";
+
+const dir = scratchDir("hostile_tampered");
+const ok = { status: "ok", value: 1 } as const;
+const BODIES: RecordBody[] = [
+  { kind: "user_message", content: "hi" },
+  { kind: "tool_call_started", tool: "echo", input: { x: 1 }, activation: "a" },
+  { kind: "tool_event", call: 2, event: "ev", data: { x: 1 } },
+  { kind: "tool_call_finished", call: 2, cause: "finish", outcome: ok },
+];
+
+/** A KV journal file holding session `s` with {@linkcode BODIES}, and the key prefix of its records. */
+async function journalFile(): Promise<{ path: string; records: Deno.KvKey }> {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await KvJournal.open(path);
+  try {
+    await journal.createSession({ id: "s", createdAt: 1, tools: [] });
+    await journal.append("s", BODIES);
+  } finally {
+    await journal.close();
+  }
+  using kv = await Deno.openKv(path);
+  for await (const entry of kv.list({ prefix: ["record", "s"] })) return { path, records: entry.key.slice(0, 3) };
+  throw new Error("no records stored");
+}
+
+const bytes = (value: unknown) => new TextEncoder().encode(typeof value === "string" ? value : JSON.stringify(value));
+const nested = (levels: number) => "[".repeat(levels) + "]".repeat(levels);
+
+/**
+ * How a hostile hand edits the file: what it does to the record keys, and the record it spoils. Each makes it
+ * hold what no store commits (a store checks a record's kind and a finish's call, not each field's type).
+ */
+const EDITS: [string, number, (kv: Deno.Kv, key: Deno.KvKey) => Promise<unknown>][] = [
+  ["bytes that are no JSON", 3, (kv, key) => kv.set(key, bytes("{not json"))],
+  ["JSON null", 3, (kv, key) => kv.set(key, bytes("null"))],
+  ["a JSON array", 3, (kv, key) => kv.set(key, bytes([1, 2]))],
+  ["a number instead of bytes", 3, (kv, key) => kv.set(key, 5)],
+  ["chunks named by a number", 3, (kv, key) => kv.set(key, { chunks: 5, count: 1 })],
+  ["an unknown kind", 3, (kv, key) => kv.set(key, bytes({ kind: "zzz", at: 1 }))],
+  ["a kind __proto__", 3, (kv, key) => kv.set(key, bytes({ kind: "__proto__", at: 1 }))],
+  [
+    "a finish of no call",
+    4,
+    (kv, key) => kv.set(key, bytes({ kind: "tool_call_finished", call: "2", cause: "finish", outcome: ok, at: 1 })),
+  ],
+  ["no commit time", 3, (kv, key) => kv.set(key, bytes({ kind: "tool_event", call: 2, event: "ev", data: 1 }))],
+  [
+    "data nested 100 000 deep",
+    3,
+    (kv, key) => kv.set(key, bytes(`{"kind":"tool_event","call":2,"event":"ev","data":${nested(30_000)},"at":1}`)),
+  ],
+  ["a record deleted between others", 3, (kv, key) => kv.delete(key)],
+  ["the last record deleted", 4, (kv, key) => kv.delete(key)],
+];
+
+Deno.test("hostile tampered KV journal: a record edited to no record, or missing, fails the read journal_corrupt", async () => {
+  for (const [what, sequence, edit] of EDITS) {
+    const { path, records } = await journalFile();
+    {
+      using kv = await Deno.openKv(path);
+      await edit(kv, [...records, sequence]);
+    }
+    const journal = await KvJournal.open(path);
+    try {
+      await assert.rejects(journal.read("s"), hasCode("journal_corrupt", new RegExp(`record ${sequence} `)), what);
+      // The records before it are still read.
+      const before = await journal.read("s", { limit: sequence - 1 });
+      assert.deepEqual(before.map((record) => record.sequence), [...Array(sequence - 1).keys()].map((i) => i + 1));
+    } finally {
+      await journal.close();
+    }
+  }
+});
+
+Deno.test("hostile tampered KV journal: a head edited to no head fails journal_corrupt", async () => {
+  const { path } = await journalFile();
+  {
+    using kv = await Deno.openKv(path);
+    await kv.set(["head", "s"], 5);
+  }
+  const journal = await KvJournal.open(path);
+  try {
+    await assert.rejects(journal.read("s"), hasCode("journal_corrupt"));
+    await assert.rejects(journal.head("s"), hasCode("journal_corrupt"));
+  } finally {
+    await journal.close();
+  }
+});
+
+Deno.test("hostile tampered KV journal: an assistant message whose toolCalls are no list fails the next send journal_corrupt", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const echo = tool({ name: "echo", description: "Echo x.", input: z.object({ x: z.number() }), run: ({ x }) => x });
+  const model = () => ({
+    provider: new ScriptedProvider([{ toolCalls: [{ id: "c1", name: "echo", input: { x: 1 } }] }, "done", "again"]),
+    model: "m",
+  });
+  let id: string;
+  {
+    await using brain = new Brain({ journal: await KvJournal.open(path) });
+    const session = await brain.sessions.create({ tools: [echo()], model: model() });
+    await session.send("hi");
+    id = session.id;
+  }
+  {
+    using kv = await Deno.openKv(path);
+    for await (const entry of kv.list<Uint8Array>({ prefix: ["record", id] })) {
+      const body = JSON.parse(new TextDecoder().decode(entry.value));
+      if (body.kind === "assistant_message") await kv.set(entry.key, bytes({ ...body, toolCalls: { length: 1 } }));
+    }
+  }
+  await using brain = new Brain({ journal: await KvJournal.open(path) });
+  const session = await brain.sessions.get(id, { tools: [echo()], model: model() });
+  await assert.rejects(session.send("again"), hasCode("journal_corrupt", /assistant_message whose toolCalls/));
+});
