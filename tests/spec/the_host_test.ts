@@ -182,7 +182,7 @@ specTest("a call to a Tool name the session does not have is unknown_tool and co
 });
 
 specTest(
-  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions",
+  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions, and its ended calls answer cancel with their end",
   async (brain) => {
     const ended = await brain.sessions.create({ tools: [echo()] });
     await ended.call("echo", { text: "x" });
@@ -190,9 +190,12 @@ specTest(
     await assert.rejects(ended.call("echo", { text: "y" }), hasCode("session_closed"));
     assert.equal((await ended.read()).length, 3, "nothing more committed");
     const open = await brain.sessions.create({ tools: [echo()] });
+    const done = await open.start("echo", { text: "z" });
+    const end = await done.ended;
     await brain.close();
     await assert.rejects(open.call("echo", { text: "y" }), hasCode("session_closed"));
     await assert.rejects(brain.sessions.create({ tools: [echo()] }), hasCode("brain_closed"));
+    assert.deepEqual(await done.cancel(), end, "a call that ended answers cancel with its end, even once closed");
   },
 );
 
