@@ -1,5 +1,6 @@
 import type { Journal } from "../journal/journal.ts";
-import type { JournalRecord, RecordBody } from "../journal/records.ts";
+import type { JournalRecord } from "../journal/records.ts";
+import { unknownEnd } from "../journal/open_calls.ts";
 
 /** Why a call that was in flight when its Brain stopped ends `unknown`. */
 export const ORPHANED_MESSAGE = "Brain stopped while the call was in flight; its outcome is unknown";
@@ -14,12 +15,7 @@ const PER_APPEND = 100;
  * handle owns: their process is gone, and they are never dispatched again.
  */
 export async function endOrphanedCalls(journal: Journal, sessionId: string): Promise<JournalRecord[]> {
-  const outcome = { status: "unknown", message: ORPHANED_MESSAGE } as const;
-  const bodies: RecordBody[] = (await journal.openCalls(sessionId)).map((started) =>
-    started.kind === "model_call_started"
-      ? { kind: "model_call_finished", call: started.sequence, outcome }
-      : { kind: "tool_call_finished", call: started.sequence, cause: "unknown", outcome }
-  );
+  const bodies = (await journal.openCalls(sessionId)).map((started) => unknownEnd(started, ORPHANED_MESSAGE));
   const ended: JournalRecord[] = [];
   for (let first = 0; first < bodies.length; first += PER_APPEND) {
     ended.push(...await journal.append(sessionId, bodies.slice(first, first + PER_APPEND)));

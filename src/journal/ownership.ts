@@ -5,6 +5,7 @@ import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.
 import type { NodeBeat } from "./nodes.ts";
 import type { SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import { OpeningCommits } from "./opening_commits.ts";
 
 /** Options for owning a session. */
 export interface OwnOptions {
@@ -32,12 +33,20 @@ export class Ownership {
   /** Cancels the scheduled renewal. */
   #cancel = () => {};
   #released = false;
+  /** The owned session's commits that open calls, for a journal whose commits may have an unknown outcome. */
+  readonly #opening: OpeningCommits | undefined;
 
   private constructor(journal: Journal, lease: Lease, ttlMs: number) {
     this.#journal = journal;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
-    this.journal = new FencedJournal(journal, this);
+    const fenced = new FencedJournal(journal, this);
+    this.journal = fenced;
+    // A journal that commits in this process's memory answers every commit: there is nothing to decide.
+    if (!appendNowOf(journal)) {
+      this.#opening = new OpeningCommits(journal, lease.sessionId, (bodies) => fenced.append(lease.sessionId, bodies));
+      fenced.opening = this.#opening;
+    }
     this.#schedule();
   }
 
@@ -75,12 +84,14 @@ export class Ownership {
     if (this.#released) return;
     this.#released = true;
     this.#cancel();
+    this.#opening?.stop();
     if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
   }
 
   /** Marks the session lost to another owner; called with the `fenced` error of a renewal or an append. */
   lose(error: BrainError): void {
     this.#cancel();
+    this.#opening?.stop();
     if (!this.lost.aborted) this.#lost.abort(error);
   }
 
@@ -114,6 +125,8 @@ class FencedJournal implements Journal {
   #ownership: Ownership;
   /** The append options of the current lease, built once per lease. */
   #leased: AppendOptions | undefined;
+  /** Decides the owned session's opening commits whose outcome the store left unknown, when it may. */
+  opening: OpeningCommits | undefined;
 
   constructor(inner: Journal, ownership: Ownership) {
     this.#inner = inner;
@@ -137,7 +150,8 @@ class FencedJournal implements Journal {
     let appended;
     try {
       leased = this.#options(sessionId, options);
-      appended = this.#inner.append(sessionId, bodies, leased);
+      const send = () => this.#inner.append(sessionId, bodies, leased);
+      appended = leased !== options && this.opening ? this.opening.append(bodies, send) : send();
     } catch (error) {
       return Promise.reject(error);
     }

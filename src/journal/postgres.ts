@@ -53,6 +53,8 @@ const MISSED_CHECK_MS = 1_000;
 const RENEWALS_PER_STATEMENT = 500;
 /** The longest pause before the pool connects again to a database it lost. */
 const RECONNECT_MAX_MS = 1_000;
+/** How long a commit whose answer was lost is sent again while the database does not answer (a restart, say). */
+const RESEND_MS = 5_000;
 
 type Sql = postgres.Sql;
 
@@ -75,13 +77,18 @@ export interface PostgresJournalOptions {
 /**
  * A durable journal in PostgreSQL, shared by any number of processes and
  * machines. Each append is one statement, a call of the database function
- * `brain_commit_v1`: it advances the session's head only where the writer's
+ * `brain_commit_v2`: it advances the session's head only where the writer's
  * fence still holds (its lease's token, or no live lease for a lease-less
  * append), ends only calls that are still open, inserts the records and
  * announces the commit with `NOTIFY`, which wakes every subscriber in every
  * process, all atomically (a subscriber whose notification was lost reads the
  * commit within a second); no transaction is ever left open across round
- * trips, so the database may end a connection at any moment. Lease times are
+ * trips, so the database may end a connection at any moment. A commit whose
+ * connection was lost after it was sent is sent again, for up to 5 s while the
+ * database does not answer: the function answers where the first sending
+ * landed if it did, so the append resolves or fails knowing, and never lands
+ * twice. Processes of the previous version keep committing through
+ * `brain_commit_v1`. Lease times are
  * the database's clock; renewals asked for together share one statement. The
  * schema (tables `brain_sessions`, `brain_records`, `brain_open_calls`,
  * `brain_host_sessions`, the create and commit functions) is created, or
@@ -110,6 +117,8 @@ export class PostgresJournal implements Journal {
   #missed: MissedCommits | undefined;
   #renewals = new RenewalBatches(RENEWALS_PER_STATEMENT, (batch) => this.#renewBatch(batch));
   #closed = false;
+  /** Aborted as the journal closes: a commit waiting to be sent again stops waiting. */
+  #closing = new AbortController();
 
   private constructor(sql: Sql, sockets: JournalSockets) {
     if (typeof sql !== "function" || typeof sql.end !== "function") {
@@ -230,11 +239,18 @@ export class PostgresJournal implements Journal {
     // Sent as a JSON array of the records' texts (the driver serializes a json parameter).
     const texts = bodies.map((body) => JSON.stringify(body));
     const [owner, token] = lease ? [lease.owner, lease.token] : [null, null];
+    const commit = crypto.randomUUID();
+    const send = (resend: boolean) =>
+      this.#once`SELECT first_sequence::float8 AS first, holder, holder_expires_at::float8 AS "expiresAt"
+        FROM ${this.#sql(COMMIT_FUNCTION)}(${sessionId}::text, ${owner}::text, ${token}::bigint, ${commit}::text,
+          ${resend}::boolean, ${texts}::json, ${at}::bigint, ${integers(opening)}::bigint[],
+          ${integers(ended)}::bigint[], ${integers(enders)}::bigint[])`;
     let row;
     try {
-      [row] = await this.#once`SELECT first_sequence::float8 AS first, holder, holder_expires_at::float8 AS "expiresAt"
-        FROM ${this.#sql(COMMIT_FUNCTION)}(${sessionId}::text, ${owner}::text, ${token}::bigint, ${texts}::json,
-          ${at}::bigint, ${integers(opening)}::bigint[], ${integers(ended)}::bigint[], ${integers(enders)}::bigint[])`;
+      [row] = await send(false).catch((error) => {
+        if (!connectionLost(error)) throw error;
+        return this.#resent(() => send(true), error);
+      });
     } catch (error) {
       throw (error as { code?: unknown }).code === CALL_NOT_OPEN
         ? new BrainError("call_finished", (error as Error).message)
@@ -250,6 +266,44 @@ export class PostgresJournal implements Journal {
     const records = frozenRecords(bodies, sessionId, row.first, at);
     this.#notifier.notify(sessionId);
     return records;
+  }
+
+  /**
+   * Sends again, until {@linkcode RESEND_MS} passed or the journal closes, a
+   * commit whose connection was lost after it may have been sent (`lost`): the
+   * commit function answers where the first sending landed, if it did, so the
+   * commit's outcome is known once the database answers (after a restart, say)
+   * and it never lands twice. Fails with the last loss when it never answers.
+   */
+  async #resent(send: () => Promise<postgres.Row[]>, lost: unknown): Promise<postgres.Row[]> {
+    const until = Date.now() + RESEND_MS;
+    for (let attempt = 0; !this.#closed; attempt++) {
+      try {
+        return await send();
+      } catch (error) {
+        if (!(connectionLost(error) || unreachable(error))) throw error;
+        lost = error;
+      }
+      const pause = Math.min(reconnectDelay(attempt) * 1_000, until - Date.now());
+      if (pause <= 0 || !await this.#paused(pause)) break;
+    }
+    throw lost;
+  }
+
+  /** Resolves true after `ms`, or false as soon as the journal closes. */
+  #paused(ms: number): Promise<boolean> {
+    if (this.#closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#closing.signal.removeEventListener("abort", closed);
+        resolve(true);
+      }, ms);
+      const closed = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+      this.#closing.signal.addEventListener("abort", closed, { once: true });
+    });
   }
 
   /** Takes the session's lease with the next token unless another owner's is live, by the database's clock. */
@@ -516,6 +570,7 @@ export class PostgresJournal implements Journal {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closing.abort();
     this.#missed?.close();
     // Subscriptions end quietly from here on, even one whose read a last NOTIFY has just started.
     this.#notifier.close();
@@ -545,8 +600,9 @@ export class PostgresJournal implements Journal {
    * opens again with the error that ended the connection's last query, if the
    * database ended that one mid-statement, without sending it (and a database
    * starting up refuses connections for a moment). Never when it may have been
-   * sent (a commit would land twice), nor when its connection could not be
-   * made (the database is not there: failing at once tells the caller sooner).
+   * sent (it would run twice: a commit is sent again by `#resent`, which its
+   * function makes safe), nor when its connection could not be made (the
+   * database is not there: failing at once tells the caller sooner).
    */
   #once(strings: TemplateStringsArray, ...values: postgres.ParameterOrFragment<never>[]): Promise<postgres.Row[]> {
     return this.#run(false, strings, values);
@@ -623,6 +679,12 @@ function connectionLost(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   if (error instanceof postgres.PostgresError) return typeof code === "string" && code.startsWith("57P");
   return code === "CONNECTION_CLOSED" || code === "ECONNRESET" || code === "EPIPE";
+}
+
+/** True when `error` says no connection to the database could be made: it is down, or not yet up again. */
+function unreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "ECONNREFUSED" || code === "CONNECT_TIMEOUT";
 }
 
 /** The database's clock in ms since the epoch, the one time every lease of a cluster is measured by. */

@@ -6,7 +6,10 @@ export const CHANNEL = "brain_commit";
  * change of its parameters or results gets a new name, so processes of the
  * old version keep committing through theirs while a cluster upgrades.
  */
-export const COMMIT_FUNCTION = "brain_commit_v1";
+export const COMMIT_FUNCTION = "brain_commit_v2";
+
+/** The commit function of processes of the previous version: the current one, for a commit that is never sent again. */
+const COMMIT_FUNCTION_V1 = "brain_commit_v1";
 
 /** The SQLSTATE the commit function fails with when a record ends a call that is not open. */
 export const CALL_NOT_OPEN = "BR001";
@@ -38,6 +41,10 @@ const SCHEMA_LOCK = 7_245_001;
  * session's lease holder instead of a first sequence (no holder: no session).
  * `p_closes[i]` is a call a record ends, `p_closers[i]` that record's offset in
  * the commit, `p_opens` the offsets of the records that open a call.
+ * `p_commit` names the commit, kept on its first record: a commit sent again
+ * (`p_resend`) after its answer was lost first waits for the first sending's
+ * transaction to end (the session's row lock), and answers where that one
+ * landed if it did, committing nothing twice; else it commits as sent.
  *
  * The create function inserts a session unless its id is taken (`created`
  * false) and counts it under its host, failing {@linkcode HOST_FULL} (and
@@ -81,6 +88,7 @@ CREATE TABLE IF NOT EXISTS brain_records (
   at bigint NOT NULL,
   PRIMARY KEY (session_id, sequence)
 );
+ALTER TABLE brain_records ADD COLUMN IF NOT EXISTS commit_id text;
 CREATE TABLE IF NOT EXISTS brain_open_calls (
   session_id text NOT NULL,
   call bigint NOT NULL,
@@ -103,7 +111,7 @@ BEGIN
 END
 $create$;
 CREATE OR REPLACE FUNCTION "${schema}".${COMMIT_FUNCTION}(
-  p_session text, p_owner text, p_token bigint, p_bodies json, p_at bigint,
+  p_session text, p_owner text, p_token bigint, p_commit text, p_resend boolean, p_bodies json, p_at bigint,
   p_opens bigint[], p_closes bigint[], p_closers bigint[],
   OUT first_sequence bigint, OUT holder text, OUT holder_expires_at bigint
 ) LANGUAGE plpgsql AS $commit$
@@ -115,6 +123,15 @@ DECLARE
   v_offset bigint;
   v_removed bigint;
 BEGIN
+  IF p_resend THEN
+    PERFORM 1 FROM brain_sessions WHERE id = p_session FOR UPDATE;
+    -- Searched from the head down: a commit that landed is among the last.
+    SELECT r.sequence INTO first_sequence FROM brain_records r
+      WHERE r.session_id = p_session AND r.commit_id = p_commit ORDER BY r.sequence DESC LIMIT 1;
+    IF FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
   IF p_owner IS NULL THEN
     UPDATE brain_sessions SET head = head + v_count
       WHERE id = p_session AND expires_at <= (extract(epoch from clock_timestamp()) * 1000)::bigint
@@ -148,12 +165,20 @@ BEGIN
         MESSAGE = format('session %s: a call this append ends is not open', p_session);
     END IF;
   END IF;
-  INSERT INTO brain_records (session_id, sequence, body, at)
-    SELECT p_session, first_sequence + b.ordinality - 1, b.body, p_at
+  INSERT INTO brain_records (session_id, sequence, body, at, commit_id)
+    SELECT p_session, first_sequence + b.ordinality - 1, b.body, p_at, CASE WHEN b.ordinality = 1 THEN p_commit END
     FROM json_array_elements_text(p_bodies) WITH ORDINALITY AS b(body, ordinality);
   INSERT INTO brain_open_calls (session_id, call) SELECT p_session, first_sequence + o FROM unnest(v_open) AS o;
   PERFORM pg_notify('${CHANNEL}', p_session);
 END
 $commit$;
+CREATE OR REPLACE FUNCTION "${schema}".${COMMIT_FUNCTION_V1}(
+  p_session text, p_owner text, p_token bigint, p_bodies json, p_at bigint,
+  p_opens bigint[], p_closes bigint[], p_closers bigint[],
+  OUT first_sequence bigint, OUT holder text, OUT holder_expires_at bigint
+) LANGUAGE sql AS $commit_v1$
+  SELECT * FROM "${schema}".${COMMIT_FUNCTION}(p_session, p_owner, p_token, NULL, false, p_bodies, p_at,
+    p_opens, p_closes, p_closers)
+$commit_v1$;
 `;
 }

@@ -281,7 +281,7 @@ const deeplyFrozen = (value: unknown): boolean =>
   typeof value !== "object" || value === null || (Object.isFrozen(value) && Object.values(value).every(deeplyFrozen));
 
 specTest(
-  "what a remote client hands back is frozen as embedded: records read and followed, and ctx.model's response",
+  "what a remote client hands back is frozen as embedded: records read and followed, sessions listed, send's reply and ctx.model's response",
   async (brain) => {
     const responses: boolean[] = [];
     const ask = tool({
@@ -306,6 +306,10 @@ specTest(
       "tool_call_finished",
     ]);
     assert.ok(read.every(deeplyFrozen), "read");
+    assert.equal(Object.isFrozen(read), false, "the list read is the caller's own");
+    read.reverse();
+    assert.equal((await session.read())[0].kind, "tool_call_started", "changing a list read changes no later read");
+    read.reverse();
     const followed: JournalRecord[] = [];
     for await (const record of session.records({ signal: AbortSignal.timeout(5_000) })) {
       followed.push(record);
@@ -313,8 +317,14 @@ specTest(
     }
     assert.deepEqual(followed, read);
     assert.ok(followed.every(deeplyFrozen), "followed");
+    const listed = await brain.sessions.list();
+    assert.deepEqual(listed.map((meta) => meta.id), [session.id]);
+    assert.ok(listed.every(deeplyFrozen), "listed");
+    const reply = await session.send("hi");
+    assert.equal(reply.content, "answer");
+    assert.ok(deeplyFrozen(reply), "the reply send resolves with");
   },
-  { models: { default: { provider: new ScriptedProvider(Array(4).fill("answer")), model: "fixed" } } },
+  () => ({ models: { default: { provider: new ScriptedProvider(["answer", "answer"]), model: "fixed" } } }),
 );
 
 specTest(

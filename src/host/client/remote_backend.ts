@@ -202,7 +202,8 @@ export class RemoteBackend implements BrainBackend {
 
   async list(): Promise<SessionMeta[]> {
     this.#assertOpen();
-    return await this.#connection.request("list", {}, { retry: true });
+    // Each session frozen, as every journal lists them.
+    return (await this.#connection.request("list", {}, { retry: true })).map((meta) => deepFreeze(meta));
   }
 
   async close(): Promise<void> {
@@ -442,7 +443,10 @@ class RemoteSession implements BrainSession {
   async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     this.#assertOpen();
     const { signal } = checkSendArguments(content, options);
-    const reply = this.#connection.request("send", { handle: this.#handle, content });
+    // Frozen, as the embedded reply is: it is the committed record.
+    const reply = this.#connection.request("send", { handle: this.#handle, content }).then((message) =>
+      deepFreeze(message)
+    );
     return await (signal ? raceSignal(reply, signal) : reply);
   }
 
@@ -454,8 +458,9 @@ class RemoteSession implements BrainSession {
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
     const read = checkReadOptions("read options", options);
-    // Frozen, as every journal's records are.
-    return deepFreeze(await this.#connection.request("read", { session: this.id, ...read }, { retry: true }));
+    // Each record frozen, as every journal's are; the list is the caller's, as an embedded read's is.
+    const records = await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
+    return records.map((record) => deepFreeze(record));
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {

@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, BrainError, tool } from "../../mod.ts";
+import { ScriptedProvider } from "../../src/model/testing.ts";
+import { MemoryJournal } from "../../src/journal/memory.ts";
+import type { AppendOptions } from "../../src/journal/lease.ts";
+import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
+import { hasCode } from "../_support/has_code.ts";
+import { gate } from "../_support/gate.ts";
+import { ofKind, until } from "../_support/until.ts";
+
+/**
+ * A journal whose store fails the next commit that opens a call (`tool_call_started` or `model_call_started`)
+ * with `storage_unavailable` after writing it (`lose: "answer"`) or before (`lose: "commit"`), as a
+ * connection cut after or before the database took the commit would; while `down`, reads fail too.
+ */
+class LostAnswers extends MemoryJournal {
+  lose: "answer" | "commit" | undefined;
+  down = false;
+
+  override async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    const lose = bodies.some(({ kind }) => kind === "tool_call_started" || kind === "model_call_started")
+      ? this.lose
+      : undefined;
+    if (lose) this.lose = undefined;
+    if (lose === "commit") throw unavailable();
+    const records = await super.append(sessionId, bodies, options);
+    if (lose === "answer") throw unavailable();
+    return records;
+  }
+
+  override openCalls(sessionId: string): Promise<JournalRecord[]> {
+    return this.down ? Promise.reject(unavailable()) : super.openCalls(sessionId);
+  }
+
+  override read(sessionId: string, options?: { from?: number; limit?: number }): Promise<JournalRecord[]> {
+    return this.down ? Promise.reject(unavailable()) : super.read(sessionId, options);
+  }
+}
+
+const unavailable = () => new BrainError("storage_unavailable", "the connection was cut");
+
+/** A Tool counting its runs, finishing each once `release` opens (at once unless held). */
+function counted() {
+  const runs: number[] = [];
+  let held: ReturnType<typeof gate> | undefined;
+  const placed = tool({
+    name: "counted",
+    description: "Counts its runs.",
+    input: z.object({ n: z.number() }),
+    run: async ({ n }, ctx) => {
+      runs.push(n);
+      if (n < 0) await (held ??= gate()).wait;
+      return ctx.finish(n);
+    },
+  });
+  return { placed, runs, release: () => (held ??= gate()).open() };
+}
+
+Deno.test("a call whose intent landed though the store reported the commit failed runs once, as committed; another handle's open call is untouched", async () => {
+  const journal = new LostAnswers();
+  await using brain = new Brain({ journal });
+  const { placed, runs, release } = counted();
+  const first = await brain.sessions.create({ tools: [placed()] });
+  const second = await brain.sessions.get(first.id, { tools: [placed()] });
+  const background = await first.start("counted", { n: -1 });
+  journal.lose = "answer";
+  const end = await second.call("counted", { n: 1 });
+  assert.deepEqual(end.outcome, { status: "ok", value: 1 });
+  assert.deepEqual(runs, [-1, 1], "the call ran once, the background one kept running");
+  assert.deepEqual((await journal.openCalls(first.id)).map((record) => record.sequence), [background.sequence]);
+  release();
+  assert.equal((await background.ended).cause, "finish");
+  const records = await first.read();
+  assert.equal(ofKind(records, "tool_call_started").length, 2);
+  assert.deepEqual(ofKind(records, "tool_call_finished").map((record) => record.cause), ["finish", "finish"]);
+});
+
+Deno.test("an intent the store failed before writing fails storage_unavailable, is never dispatched, and the next call runs", async () => {
+  const journal = new LostAnswers();
+  await using brain = new Brain({ journal });
+  const { placed, runs } = counted();
+  const session = await brain.sessions.create({ tools: [placed()] });
+  journal.lose = "commit";
+  await assert.rejects(session.call("counted", { n: 1 }), hasCode("storage_unavailable"));
+  assert.equal((await session.call("counted", { n: 2 })).outcome.status, "ok");
+  assert.deepEqual(runs, [2]);
+  assert.deepEqual(await journal.openCalls(session.id), []);
+  assert.equal(ofKind(await session.read(), "tool_call_started").length, 1);
+});
+
+Deno.test("a model request whose start landed though the store reported it failed is answered once", async () => {
+  const journal = new LostAnswers();
+  await using brain = new Brain({ journal });
+  const provider = new ScriptedProvider(["Hello!"]);
+  const session = await brain.sessions.create({ model: { provider, model: "demo" } });
+  journal.lose = "answer";
+  assert.equal((await session.send("Hi")).content, "Hello!");
+  const records = await session.read();
+  assert.equal(ofKind(records, "model_call_started").length, 1);
+  assert.deepEqual(ofKind(records, "model_call_finished").map((record) => record.outcome.status), ["ok"]);
+  assert.deepEqual(await journal.openCalls(session.id), []);
+});
+
+Deno.test("while the store stays down the caller is told storage_unavailable; once it answers, the intent that landed ends unknown while the handles live, never dispatched", async () => {
+  const journal = new LostAnswers();
+  await using brain = new Brain({ journal });
+  const { placed, runs, release } = counted();
+  const session = await brain.sessions.create({ tools: [placed()] });
+  const background = await session.start("counted", { n: -1 });
+  journal.lose = "answer";
+  journal.down = true;
+  await assert.rejects(session.call("counted", { n: 1 }), hasCode("storage_unavailable"));
+  // Read past the failing store: the intent is there.
+  const phantom = ofKind(await MemoryJournal.prototype.read.call(journal, session.id), "tool_call_started")[1];
+  assert.equal(phantom?.kind, "tool_call_started", "the intent landed");
+  journal.down = false;
+  const records = await until(
+    session,
+    (records) => ofKind(records, "tool_call_finished").some((record) => record.call === phantom.sequence),
+    { what: "the landed intent's end", timeoutMs: 4_000 },
+  );
+  const [end] = ofKind(records, "tool_call_finished");
+  assert.equal(end.cause, "unknown");
+  assert.deepEqual(runs, [-1], "the call told it failed never ran");
+  assert.deepEqual((await journal.openCalls(session.id)).map((record) => record.sequence), [background.sequence]);
+  release();
+  assert.equal((await background.ended).cause, "finish");
+  assert.equal((await session.call("counted", { n: 2 })).outcome.status, "ok");
+});
