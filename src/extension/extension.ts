@@ -116,6 +116,9 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
       ? c.json(problem(error.code, error.message), REFUSAL_STATUS[error.code] ?? 400)
       : c.json(problem("protocol_error", error.message), 500)
   );
+  app.notFound((c) =>
+    c.json(problem("invalid_argument", `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 256)}`), 404)
+  );
   app.use("*", async (c, next) => {
     if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
       return c.json(problem("unauthorized", "missing or wrong bearer token"), 401);
