@@ -121,7 +121,7 @@ export class PostgresJournal implements Journal {
   #closing = new AbortController();
 
   private constructor(sql: Sql, sockets: JournalSockets) {
-    if (typeof sql !== "function" || typeof sql.end !== "function") {
+    if (!isSql(sql)) {
       throw new BrainError("invalid_argument", "a PostgresJournal is opened with await PostgresJournal.open(url)");
     }
     this.#sql = sql;
@@ -732,6 +732,15 @@ function callChanges(
 /** A PostgreSQL array literal of safe integers. */
 function integers(values: number[]): string {
   return `{${values.join(",")}}`;
+}
+
+/** True for a postgres.js client; false, never a throw, for anything else (a revoked Proxy of a function included). */
+function isSql(sql: unknown): sql is Sql {
+  try {
+    return typeof sql === "function" && typeof (sql as Partial<Sql>).end === "function";
+  } catch {
+    return false;
+  }
 }
 
 function decode(text: string, sessionId: string, sequence: number, at: number): JournalRecord {

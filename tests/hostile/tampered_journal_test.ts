@@ -79,6 +79,28 @@ Deno.test("hostile tampered KV journal: a record edited to no record, or missing
   }
 });
 
+Deno.test("hostile tampered KV journal: a follower yields the records before a damaged one, then fails journal_corrupt", async () => {
+  const { path, records } = await journalFile();
+  {
+    using kv = await Deno.openKv(path);
+    await kv.set([...records, 3], bytes("{not json"));
+  }
+  const journal = await KvJournal.open(path);
+  try {
+    const seen: number[] = [];
+    // A store failing for a moment is read again; a damaged record was retried that way, forever.
+    await assert.rejects(
+      (async () => {
+        for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+      })(),
+      hasCode("journal_corrupt", /record 3 /),
+    );
+    assert.deepEqual(seen, [1, 2]);
+  } finally {
+    await journal.close();
+  }
+});
+
 Deno.test("hostile tampered KV journal: a head edited to no head fails journal_corrupt", async () => {
   const { path } = await journalFile();
   {
