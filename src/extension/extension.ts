@@ -1,3 +1,4 @@
+import { RecentKeys } from "../util/recent_keys.ts";
 import { errorFromWire } from "../outcome/wire_error.ts";
 import { checkToken } from "../util/tokens.ts";
 import { MAX_BODY_BYTES, readBounded } from "../util/read_bounded.ts";
@@ -115,6 +116,9 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
     error instanceof BrainError
       ? c.json(problem(error.code, error.message), REFUSAL_STATUS[error.code] ?? 400)
       : c.json(problem("protocol_error", error.message), 500)
+  );
+  app.notFound((c) =>
+    c.json(problem("invalid_argument", `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 256)}`), 404)
   );
   app.use("*", async (c, next) => {
     if (token !== undefined && !sameText(c.req.header("authorization") ?? "", `Bearer ${token}`)) {
@@ -381,25 +385,6 @@ function isSessionId(value: unknown): value is string {
 
 function isSequence(value: unknown): value is number {
   return Number.isSafeInteger(value) && (value as number) > 0;
-}
-
-/** The last `max` keys added, oldest forgotten first. */
-class RecentKeys {
-  #keys = new Set<string>();
-  #max: number;
-
-  constructor(max: number) {
-    this.#max = max;
-  }
-
-  has(key: string): boolean {
-    return this.#keys.has(key);
-  }
-
-  add(key: string): void {
-    this.#keys.add(key);
-    if (this.#keys.size > this.#max) this.#keys.delete(this.#keys.values().next().value!);
-  }
 }
 
 function callKey(sessionId: string, sequence: number): string {

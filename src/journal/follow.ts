@@ -45,6 +45,17 @@ export async function* follow(
         failures = 0;
       } catch (error) {
         if (source.closed()) return;
+        if (error instanceof BrainError && error.code === "journal_corrupt") {
+          // The records before the damaged one are still yielded, then its error.
+          const damaged = (error.details as { sequence?: unknown } | undefined)?.sequence;
+          if (typeof damaged === "number" && damaged > next) {
+            for (const record of await read(sessionId, { from: next, limit: damaged - next })) {
+              if (signal?.aborted) return;
+              yield record;
+            }
+          }
+          throw error;
+        }
         // A store that failed for a moment (a dropped database connection) is read again, backing off.
         if (!(error instanceof BrainError && error.code === "storage_unavailable")) throw error;
         const pause = Math.min(READ_RETRY_MAX_MS, READ_RETRY_MS * 2 ** failures++);

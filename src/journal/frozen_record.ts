@@ -33,24 +33,53 @@ const KINDS: ReadonlySet<unknown> = new Set(
 /**
  * A deep-frozen copy of a session's metadata as every store keeps it (its JSON
  * text, read once); `invalid_argument` unless that is an object nesting at most
- * `MAX_JSON_DEPTH` levels whose `id` is a session id (a name, or a
- * host's session key; a Proxy, a getter that throws, a cycle or a BigInt included).
+ * `MAX_JSON_DEPTH` levels of the fields of a {@linkcode SessionMeta} (see
+ * {@linkcode metaProblem}) whose `id` is a session id (a name, or a host's
+ * session key; a Proxy, a getter that throws, a cycle or a BigInt included).
  */
 export function checkedMeta(meta: SessionMeta): SessionMeta {
-  let copy: Partial<SessionMeta> | undefined;
+  let copy: unknown;
   try {
     copy = JSON.parse(JSON.stringify(meta));
   } catch (error) {
     throw new BrainError("invalid_argument", `session metadata is not JSON: ${errorText(error)}`);
   }
-  if (typeof copy !== "object" || copy === null || Array.isArray(copy) || typeof copy.id !== "string") {
-    throw new BrainError("invalid_argument", "session metadata must be a JSON object with a string id");
-  }
+  const problem = metaProblem(copy);
+  if (problem !== undefined) throw new BrainError("invalid_argument", `session metadata ${problem}`);
   // Only its nesting can still be wrong: deeper than a record may nest, no reader could encode it safely.
   const deep = findNonJson(copy);
   if (deep !== undefined) throw new BrainError("invalid_argument", `session metadata is not JSON Brain keeps: ${deep}`);
-  checkSessionId(copy.id);
+  checkSessionId((copy as SessionMeta).id);
   return deepFreeze(copy as SessionMeta);
+}
+
+/**
+ * What makes `meta` (parsed JSON) no session metadata a reader can rely on, or
+ * undefined: an object with a string `id`, a number `createdAt`, `tools` a list
+ * of objects with a string `name`, and, when present, `model` a provider and a
+ * model name and `host` an id and a token hash.
+ */
+export function metaProblem(meta: unknown): string | undefined {
+  if (!isObject(meta)) return "must be a JSON object";
+  const { id, createdAt, tools, model, host } = meta;
+  if (typeof id !== "string") return "must have a string id";
+  if (typeof createdAt !== "number") return "must have a number createdAt";
+  if (!Array.isArray(tools) || !tools.every((tool) => isObject(tool) && typeof tool.name === "string")) {
+    return "must have tools, a list of objects with a string name";
+  }
+  if (
+    model !== undefined && !(isObject(model) && typeof model.provider === "string" && typeof model.model === "string")
+  ) {
+    return "must have no model or a provider and model name";
+  }
+  if (host !== undefined && !(isObject(host) && typeof host.id === "string" && typeof host.tokenHash === "string")) {
+    return "must have no host or a host id and tokenHash";
+  }
+  return undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -31,7 +31,7 @@ const KNOWN = allKeys<SessionCreateOptions>({ maxHostSessions: true });
 
 /** The host id a session's metadata names, if any: the key its sessions are counted under. */
 export function hostOf(meta: SessionMeta): string | undefined {
-  const host: unknown = meta.host;
+  const host: unknown = (meta as Partial<SessionMeta> | null)?.host;
   if (typeof host !== "object" || host === null) return undefined;
   const id = (host as { id?: unknown }).id;
   return typeof id === "string" ? id : undefined;

@@ -1,10 +1,8 @@
 import { isInstance } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { deepFreeze } from "../util/freeze.ts";
 import { type CommitWakes, follow } from "./follow.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
-  decodeJson,
   decodeRecord,
   encodeBody,
   encodeJson,
@@ -15,6 +13,7 @@ import {
   keys,
   keySize,
   type PendingBlob,
+  storedHost,
   type StoredRecord,
 } from "./kv_codec.ts";
 import {
@@ -44,7 +43,7 @@ import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
-import { checkDense, corrupt } from "./stored_record.ts";
+import { checkDense, corrupt, storedMeta } from "./stored_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -512,7 +511,12 @@ export class KvJournal implements Journal {
         this.#heads.set(sessionId, { ...head, sequence, versionstamp: result.versionstamp });
         return results;
       }
-      if (lease && (await this.#kv.get(keys.fence(sessionId))).versionstamp !== lease.fence) throw fencedError(lease);
+      if (lease) {
+        const fence = await this.#kv.get(keys.fence(sessionId));
+        // Its fence went with the session: deleted (perhaps by another Brain), as the memory and PostgreSQL journals say.
+        if (fence.versionstamp === null) throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
+        if (fence.versionstamp !== lease.fence) throw fencedError(lease);
+      }
       await backoff(attempt);
       head = await this.#readHead(sessionId);
     }
@@ -787,7 +791,7 @@ export class KvJournal implements Journal {
   getSession(id: string): Promise<SessionMeta | undefined> {
     return this.#guard(async () => {
       const entry = await this.#kv.get<Uint8Array>(keys.session(checkSessionId(id)));
-      return entry.value === null ? undefined : deepFreeze(decodeJson<SessionMeta>(entry.value));
+      return entry.value === null ? undefined : storedMeta(entry.value, id);
     });
   }
 
@@ -796,7 +800,7 @@ export class KvJournal implements Journal {
     return this.#guard(async () => {
       const sessions: SessionMeta[] = [];
       for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.sessions() })) {
-        sessions.push(deepFreeze(decodeJson<SessionMeta>(entry.value)));
+        sessions.push(storedMeta(entry.value, entry.key[1] as string));
       }
       return sessions;
     });
@@ -816,7 +820,7 @@ export class KvJournal implements Journal {
         const [head, session] = await this.#kv.getMany<[Head, Uint8Array]>([keys.head(id), keys.session(id)]);
         if (head.value === null) return;
         const { epoch } = head.value;
-        const host = session.value === null ? undefined : hostOf(decodeJson<SessionMeta>(session.value));
+        const host = session.value === null ? undefined : storedHost(session.value);
         if (host !== undefined) await countHostSessions(this.#kv);
         const count = host === undefined ? undefined : await this.#kv.get<number>(keys.hostSessions(host));
         const result = await commitAtomic(this.#kv, (op) => {

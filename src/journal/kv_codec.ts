@@ -1,5 +1,6 @@
 import { utf8Length } from "../util/utf8.ts";
-import type { JournalRecord, RecordBody } from "./records.ts";
+import { hostOf } from "./host_sessions.ts";
+import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { parseStored, storedRecord } from "./stored_record.ts";
 
 /** Deno KV refuses values above 64 KiB; a record larger than this is stored in chunks. */
@@ -90,6 +91,18 @@ export function encodeJson(value: unknown): Uint8Array {
 /** The value of UTF-8 JSON bytes. */
 export function decodeJson<T>(bytes: Uint8Array): T {
   return JSON.parse(decoder.decode(bytes)) as T;
+}
+
+/**
+ * The host a stored session's metadata names, if any; none for metadata that
+ * cannot be read, so a damaged session can still be deleted.
+ */
+export function storedHost(stored: unknown): string | undefined {
+  try {
+    return hostOf(decodeJson<SessionMeta>(stored as Uint8Array));
+  } catch {
+    return undefined;
+  }
 }
 
 /**

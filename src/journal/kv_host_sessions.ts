@@ -1,7 +1,5 @@
-import { decodeJson, keys } from "./kv_codec.ts";
+import { keys, storedHost } from "./kv_codec.ts";
 import { commitAtomic } from "./kv_write.ts";
-import { hostOf } from "./host_sessions.ts";
-import type { SessionMeta } from "./records.ts";
 
 /** Host counts one atomic commit sets while a file's sessions are first counted. */
 const COUNTS_PER_COMMIT = 500;
@@ -19,7 +17,7 @@ export async function countHostSessions(kv: Deno.Kv): Promise<void> {
   if (counted.versionstamp !== null) return;
   const counts = new Map<string, number>();
   for await (const entry of kv.list<Uint8Array>({ prefix: keys.sessions() })) {
-    const host = hostOf(decodeJson<SessionMeta>(entry.value));
+    const host = storedHost(entry.value);
     if (host !== undefined) counts.set(host, (counts.get(host) ?? 0) + 1);
   }
   const entries = [...counts];

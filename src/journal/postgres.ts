@@ -2,11 +2,10 @@ import postgres from "postgres";
 import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { deepFreeze } from "../util/freeze.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
-import { checkDense, parseStored, storedRecord } from "./stored_record.ts";
+import { checkDense, parseStored, storedMeta, storedRecord } from "./stored_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
@@ -122,7 +121,7 @@ export class PostgresJournal implements Journal {
   #closing = new AbortController();
 
   private constructor(sql: Sql, sockets: JournalSockets) {
-    if (typeof sql !== "function" || typeof sql.end !== "function") {
+    if (!isSql(sql)) {
       throw new BrainError("invalid_argument", "a PostgresJournal is opened with await PostgresJournal.open(url)");
     }
     this.#sql = sql;
@@ -534,15 +533,15 @@ export class PostgresJournal implements Journal {
   getSession(id: string): Promise<SessionMeta | undefined> {
     return this.#guard(async () => {
       const [row] = await this.#query`SELECT meta FROM brain_sessions WHERE id = ${checkSessionId(id)}`;
-      return row ? deepFreeze(JSON.parse(row.meta) as SessionMeta) : undefined;
+      return row ? storedMeta(row.meta, id) : undefined;
     });
   }
 
   /** Every stored session's metadata, in id order (byte by byte, whatever the database's collation). */
   listSessions(): Promise<SessionMeta[]> {
     return this.#guard(async () => {
-      const rows = await this.#query`SELECT meta FROM brain_sessions ORDER BY id COLLATE "C"`;
-      return rows.map((row) => deepFreeze(JSON.parse(row.meta) as SessionMeta));
+      const rows = await this.#query`SELECT id, meta FROM brain_sessions ORDER BY id COLLATE "C"`;
+      return rows.map((row) => storedMeta(row.meta, row.id));
     });
   }
 
@@ -733,6 +732,15 @@ function callChanges(
 /** A PostgreSQL array literal of safe integers. */
 function integers(values: number[]): string {
   return `{${values.join(",")}}`;
+}
+
+/** True for a postgres.js client; false, never a throw, for anything else (a revoked Proxy of a function included). */
+function isSql(sql: unknown): sql is Sql {
+  try {
+    return typeof sql === "function" && typeof (sql as Partial<Sql>).end === "function";
+  } catch {
+    return false;
+  }
 }
 
 function decode(text: string, sessionId: string, sequence: number, at: number): JournalRecord {

@@ -1,8 +1,8 @@
 import { BrainError } from "../outcome/errors.ts";
 import { MAX_JSON_DEPTH } from "../outcome/json.ts";
 import { errorText } from "../util/error_text.ts";
-import { checkBodies } from "./frozen_record.ts";
-import type { JournalRecord } from "./records.ts";
+import { checkBodies, metaProblem } from "./frozen_record.ts";
+import type { JournalRecord, SessionMeta } from "./records.ts";
 
 /**
  * The stored JSON text of record `sequence` as an object; `journal_corrupt`
@@ -44,6 +44,34 @@ export function storedRecord(
   }
   return record as unknown as JournalRecord;
 }
+
+/**
+ * Session `sessionId`'s metadata from its stored JSON text, deep-frozen, once
+ * checked as a store checks it before keeping it (see `metaProblem`);
+ * `journal_corrupt` otherwise, as for the store's bytes that are no text.
+ */
+export function storedMeta(text: unknown, sessionId: string): SessionMeta {
+  let meta: unknown;
+  try {
+    meta = JSON.parse(typeof text === "string" ? text : decoder.decode(text as Uint8Array));
+  } catch (error) {
+    throw corruptMeta(sessionId, `is not JSON: ${errorText(error)}`);
+  }
+  const problem = metaProblem(meta);
+  if (problem !== undefined) throw corruptMeta(sessionId, `is no session metadata: it ${problem}`);
+  if (!frozenWithin(meta as object, MAX_JSON_DEPTH)) {
+    throw corruptMeta(sessionId, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  return meta as SessionMeta;
+}
+
+function corruptMeta(sessionId: string, what: string): BrainError {
+  return new BrainError("journal_corrupt", `session ${sessionId}: its stored metadata ${what}`, {
+    details: { sessionId },
+  });
+}
+
+const decoder = new TextDecoder();
 
 /**
  * Throws `journal_corrupt` unless a read from `from` got the records from

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { errorText } from "../util/error_text.ts";
 
 /**
  * Exports a zod schema as JSON Schema: `io: "input"` describes what parsing
@@ -24,7 +25,7 @@ export function exportSchema(
       : "";
     throw new BrainError(
       "invalid_schema",
-      `tool ${toolName}: its ${role} schema has no JSON Schema: ${(error as Error).message}${hint}`,
+      `tool ${toolName}: its ${role} schema has no JSON Schema: ${errorText(error)}${hint}`,
       { cause: error },
     );
   }

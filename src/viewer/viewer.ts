@@ -92,6 +92,16 @@ export function viewerRoutes(journal: ReadableJournal, options: ViewerOptions = 
     });
   });
 
+  // As a Brain server answers: JSON with a code, never hono's text.
+  app.notFound((c) =>
+    Response.json({
+      error: {
+        code: "invalid_argument",
+        message: `no route ${c.req.method} ${new URL(c.req.url).pathname.slice(0, 256)}`,
+      },
+    }, { status: 404 })
+  );
+
   app.get("/", (c) => c.redirect("/viewer/"));
   app.get("/viewer", (c) => c.redirect("/viewer/"));
   app.get("/viewer/:asset{.*}", (c) => pageAsset(c.req.param("asset")));

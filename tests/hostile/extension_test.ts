@@ -109,3 +109,12 @@ Deno.test("hostile extension calls: invocations naming no session call and acks 
     assert.equal(await post("/calls/acks", body), "404 call_finished", body);
   }
 });
+
+Deno.test("hostile extension routes: an unknown path or method is 404 JSON with a code, not hono's text", async () => {
+  const app = toolExtension({ tools: [probe()], lifetimeMs: 10_000 });
+  for (const [method, path] of [["GET", "/calls"], ["GET", "/"], ["POST", "/nope"], ["PUT", "/calls/acks"]]) {
+    const response = await app.fetch(new Request(`http://x${path}`, { method }));
+    assert.equal(response.status, 404, `${method} ${path}`);
+    assert.equal((await response.json()).error.code, "invalid_argument", `${method} ${path}`);
+  }
+});

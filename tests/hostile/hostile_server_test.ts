@@ -8,7 +8,7 @@ type Frame = { id?: number; op: string; [key: string]: unknown };
 
 /**
  * A Brain server that lies: it upgrades any host, answers `attach` and `create` well, and every other request with
- * the value `answer` gives for it (`undefined` answers nothing); `push` sends frames of its own after a request.
+ * the value `answer` gives for it (`undefined` answers nothing); `push` sends frames of its own after each frame.
  */
 function lyingServer(
   answer: (frame: Frame) => unknown,
@@ -22,7 +22,10 @@ function lyingServer(
       const parsed = JSON.parse(event.data);
       for (const frame of (Array.isArray(parsed) ? parsed : [parsed]) as Frame[]) {
         if (frame.op === "ping") send({ t: "pong" });
-        if (frame.id === undefined) continue;
+        if (frame.id === undefined) {
+          push(frame, send);
+          continue;
+        }
         const value = frame.op === "attach"
           ? { failed: [], maxFrameBytes: 1024 * 1024 }
           : frame.op === "create"
@@ -107,4 +110,63 @@ Deno.test("hostile Brain servers: a call's end that cannot be read ends the call
     break;
   }
   assert.deepEqual(seen.map((record) => record.sequence), [1], "only the record that is one came through");
+});
+
+Deno.test("hostile Brain servers: a call invoked again is never run twice, and one naming another session's handle never runs", async () => {
+  let runs = 0;
+  const counted = tool({
+    name: "counted",
+    description: "Counts its runs.",
+    input: z.object({}),
+    run: (_input, ctx) => ctx.finish(++runs),
+  });
+  const finished = new Map<string, PromiseWithResolvers<Frame>>();
+  const finish = (session: string, call: number) => {
+    const key = `${session}#${call}`;
+    if (!finished.has(key)) finished.set(key, Promise.withResolvers());
+    return finished.get(key)!;
+  };
+  await using server = lyingServer(
+    (frame) => frame.op === "finish" ? { sequence: 100 + (frame.call as number), late: false } : null,
+    (frame, send) => {
+      if (frame.op === "finish") finish(frame.session as string, frame.call as number).resolve(frame);
+      if (frame.op !== "create") return;
+      const invoke = { t: "invoke", handle: frame.handle, session: "s", tool: "counted", input: {} };
+      send({ ...invoke, call: 7 });
+      send({ ...invoke, call: 7 });
+      send({ ...invoke, session: "other", call: 9 });
+      // Frames are handled in order: once call 8 finished, a second run of call 7 would have begun.
+      send({ ...invoke, call: 8 });
+    },
+  );
+  await using brain = new Brain({ url: server.url, token: "secret", host: "app" });
+  await brain.sessions.create({ id: "s", tools: [counted()] });
+  const other = await withDeadline(finish("other", 9).promise, "the refusal of another session's call");
+  assert.equal((other.outcome as { error: { code: string } }).error.code, "unknown_tool");
+  await withDeadline(finish("s", 8).promise, "the end of call 8");
+  assert.equal(runs, 2, "calls 7 and 8 ran once each");
+  assert.deepEqual((await finish("s", 7).promise).outcome, { status: "ok", value: 1 });
+});
+
+Deno.test("hostile Brain servers: a parse whose schema throws null is answered with an error; the host lives on", async () => {
+  const picky = tool({
+    name: "picky",
+    description: "Refuses 13 by throwing null.",
+    input: z.object({ a: z.number() }).refine(({ a }) => {
+      if (a === 13) throw null;
+      return true;
+    }),
+    run: (_input, ctx) => ctx.finish(1),
+  });
+  const parsed = Promise.withResolvers<Frame>();
+  await using server = lyingServer(() => null, (frame, send) => {
+    if (frame.op === "create") {
+      send({ t: "parse", ask: 1, handle: frame.handle, tool: "picky", io: "input", value: { a: 13 } });
+    }
+    if (frame.op === "parsed") parsed.resolve(frame);
+  });
+  await using brain = new Brain({ url: server.url, token: "secret", host: "app" });
+  await brain.sessions.create({ id: "s", tools: [picky()] });
+  const answer = await withDeadline(parsed.promise, "the parse's answer");
+  assert.deepEqual(answer.error, [{ path: [], message: "input validation threw: null" }]);
 });

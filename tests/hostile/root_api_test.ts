@@ -66,6 +66,15 @@ Deno.test("hostile tool(): unreadable declarations, non-zod schemas and non-func
     ["a look-alike options schema", () => tool({ ...base, options: { _zod: { run: 1 } } as never }), "invalid_schema"],
     ["a Proxy input schema", () => tool({ ...base, input: trap() as never }), "invalid_schema"],
     ["a bigint input field", () => tool({ ...base, input: z.object({ b: z.bigint() }) }), "invalid_schema"],
+    ["a default that throws null as its schema is exported", () =>
+      tool({
+        ...base,
+        input: z.object({
+          n: z.number().default(() => {
+            throw null;
+          }),
+        }),
+      }), "invalid_schema"],
     ["a BigInt name", () => tool({ ...base, name: 1n as never }), "invalid_tool"],
     ["a name whose toJSON throws", () =>
       tool({

@@ -10,6 +10,13 @@ import * as mcp from "../../src/mcp/mod.ts";
 import { runCli } from "../../src/manifest/cli.ts";
 import { trap } from "../_support/trap.ts";
 
+/** A Proxy of `target` that was revoked: every operation on it throws a TypeError. */
+function revoked(target: object): unknown {
+  const { proxy, revoke } = Proxy.revocable(target, {});
+  revoke();
+  return proxy;
+}
+
 /** Values a careless or hostile caller passes where an options object belongs: Proxies and getters that throw too. */
 const BAD: unknown[] = [
   undefined,
@@ -27,6 +34,8 @@ const BAD: unknown[] = [
       throw new RangeError("getter");
     },
   },
+  revoked({}),
+  revoked(() => {}),
 ];
 
 const show = (value: unknown) => {

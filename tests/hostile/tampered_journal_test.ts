@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, type RecordBody, tool } from "../../mod.ts";
-import { KvJournal } from "../../src/journal/mod.ts";
+import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { scratchDir } from "../_support/scratch.ts";
@@ -79,6 +79,28 @@ Deno.test("hostile tampered KV journal: a record edited to no record, or missing
   }
 });
 
+Deno.test("hostile tampered KV journal: a follower yields the records before a damaged one, then fails journal_corrupt", async () => {
+  const { path, records } = await journalFile();
+  {
+    using kv = await Deno.openKv(path);
+    await kv.set([...records, 3], bytes("{not json"));
+  }
+  const journal = await KvJournal.open(path);
+  try {
+    const seen: number[] = [];
+    // A store failing for a moment is read again; a damaged record was retried that way, forever.
+    await assert.rejects(
+      (async () => {
+        for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+      })(),
+      hasCode("journal_corrupt", /record 3 /),
+    );
+    assert.deepEqual(seen, [1, 2]);
+  } finally {
+    await journal.close();
+  }
+});
+
 Deno.test("hostile tampered KV journal: a head edited to no head fails journal_corrupt", async () => {
   const { path } = await journalFile();
   {
@@ -118,4 +140,44 @@ Deno.test("hostile tampered KV journal: an assistant message whose toolCalls are
   await using brain = new Brain({ journal: await KvJournal.open(path) });
   const session = await brain.sessions.get(id, { tools: [echo()], model: model() });
   await assert.rejects(session.send("again"), hasCode("journal_corrupt", /assistant_message whose toolCalls/));
+});
+
+/** Session metadata no reader can rely on, as a hostile hand stores it (bytes) or a careless caller passes it. */
+const BAD_METAS: [string, unknown][] = [
+  ["no JSON", "{not json"],
+  ["tools that are a number", { id: "s", createdAt: 1, tools: 5 }],
+  ["tools holding null", { id: "s", createdAt: 1, tools: [null] }],
+  ["no tools", { id: "s", createdAt: 1 }],
+  ["createdAt a string", { id: "s", createdAt: "x", tools: [] }],
+  ["a host without a token hash", { id: "s", createdAt: 1, tools: [], host: { id: "h" } }],
+  ["a model that is a string", { id: "s", createdAt: 1, tools: [], model: "m" }],
+];
+
+Deno.test("hostile tampered KV journal: session metadata edited to no metadata fails journal_corrupt, and the session can still be deleted", async () => {
+  for (const [what, meta] of BAD_METAS) {
+    const { path } = await journalFile();
+    {
+      using kv = await Deno.openKv(path);
+      await kv.set(["session", "s"], bytes(meta));
+    }
+    {
+      await using brain = new Brain({ journal: await KvJournal.open(path) });
+      await assert.rejects(brain.sessions.get("s"), hasCode("journal_corrupt", /stored metadata/), what);
+      await assert.rejects(brain.sessions.list(), hasCode("journal_corrupt"), what);
+      await brain.sessions.delete("s");
+      assert.deepEqual(await brain.sessions.list(), [], what);
+    }
+  }
+});
+
+Deno.test("hostile journal metadata: every store refuses metadata whose fields a reader relies on are of the wrong type", async () => {
+  for (const journal of [new MemoryJournal(), await KvJournal.open(`${dir}/${crypto.randomUUID()}.kv`)]) {
+    try {
+      for (const [what, meta] of BAD_METAS.slice(1)) {
+        await assert.rejects(journal.createSession(meta as never), hasCode("invalid_argument"), what);
+      }
+    } finally {
+      await journal.close();
+    }
+  }
 });

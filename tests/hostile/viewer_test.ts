@@ -45,3 +45,15 @@ Deno.test("hostile viewer streams: a client that stops reading is sent records o
   await ended.promise; // the subscription ended with the stream, releasing what it held
   await journal.close();
 });
+
+Deno.test("hostile viewer routes: an unknown path or method is 404 JSON with a code, not hono's text", async () => {
+  const viewer = createViewer(new MemoryJournal(), { operatorToken: OPERATOR });
+  const headers = { authorization: `Bearer ${OPERATOR}` };
+  for (
+    const [method, path] of [["GET", "/v1/sessions/%2e%2e/records"], ["GET", "//v1/sessions"], ["POST", "/v1/sessions"]]
+  ) {
+    const response = await viewer.fetch(new Request(`http://x${path}`, { method, headers }));
+    assert.equal(response.status, 404, `${method} ${path}`);
+    assert.equal((await response.json()).error.code, "invalid_argument", `${method} ${path}`);
+  }
+});

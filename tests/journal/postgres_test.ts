@@ -206,6 +206,25 @@ Deno.test("PostgresJournal: a row edited to no record, or deleted between others
   }
 });
 
+Deno.test("PostgresJournal: session metadata edited to no metadata fails journal_corrupt; the session can still be deleted", async () => {
+  const name = schema();
+  const journal = await PostgresJournal.open(pg.url, { schema: name });
+  try {
+    await journal.createSession(session("s"));
+    const sql = postgres(pg.url, { max: 1, onnotice: () => {} });
+    await sql.unsafe(
+      `SET search_path = "${name}"; UPDATE brain_sessions SET meta = '{"id":"s","createdAt":1,"tools":5}'`,
+    );
+    await sql.end();
+    await assert.rejects(journal.getSession("s"), hasCode("journal_corrupt", /tools/));
+    await assert.rejects(journal.listSessions(), hasCode("journal_corrupt"));
+    await journal.deleteSession("s");
+    assert.deepEqual(await journal.listSessions(), []);
+  } finally {
+    await journal.close();
+  }
+});
+
 Deno.test("PostgresJournal: a read the database ended midway is read again, and the connection's next queries answer rightly", async () => {
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: schema(), maxConnections: 1 }));
   const killer = postgres(pg.url, { max: 1, onnotice: () => {} });

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { BrainError, component, httpEnv, type PlacedTool, tool } from "../../mod.ts";
-import { callKinds, hasCode, specTest } from "./_brains.ts";
+import { Brain, BrainError, component, httpEnv, type PlacedTool, tool } from "../../mod.ts";
+import { PostgresJournal } from "../../src/journal/mod.ts";
+import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
 import { probeTool, probeVariant, reader } from "../_support/components.ts";
 import { scratchDir } from "../_support/scratch.ts";
@@ -201,3 +202,56 @@ Deno.test("schema export happens when the Tool is declared: async checks are exp
   assert.deepEqual(declared().advertised.inputSchema, declared.inputSchema);
   assert.equal(checks, 0, "declaring and placing ran no check");
 });
+
+for (const store of ["Deno KV", "PostgreSQL"] as const) {
+  Deno.test(
+    `after a restart over ${store}, the saved host credentials alone restore the original Tools; nothing is replayed and sequences go on`,
+    async () => {
+      const runs: string[] = [];
+      const held = tool({
+        name: "held",
+        description: "Stays open.",
+        input: z.object({}),
+        run: () => void runs.push("held"),
+      });
+      const tools = () => [lookup()(), held()];
+      const path = `${scratchDir("spec-restart")}/brain.kv`;
+      const schema = `t_${crypto.randomUUID().replaceAll("-", "")}`;
+      const open = async () =>
+        store === "Deno KV"
+          ? await Brain.open({ path })
+          : await Brain.open({ journal: await PostgresJournal.open(postgres.url, { schema }) });
+      const host = { id: "app", token: `secret-${crypto.randomUUID()}` };
+
+      const before = await open();
+      const created = await before.sessions.create({ tools: tools(), host });
+      await created.call("lookup", { id: "1" });
+      const left = await created.start("held", {});
+      await before.close();
+      assert.deepEqual((await left.ended).outcome, { status: "cancelled", message: "the session ended" });
+
+      await using after = await open();
+      const [saved] = await after.sessions.list();
+      assert.equal(saved.host?.id, "app");
+      assert.equal(
+        JSON.stringify([saved, await (await after.sessions.get(created.id)).read()]).includes(host.token),
+        false,
+      );
+      for (const credentials of [undefined, { id: "app", token: "a-wrong-token" }]) {
+        await assert.rejects(
+          after.sessions.get(created.id, { tools: tools(), ...(credentials ? { host: credentials } : {}) }),
+          hasCode("unauthorized"),
+        );
+      }
+      const restored = await after.sessions.get(created.id, { tools: tools(), host });
+      const end = await restored.call("lookup", { id: "2" });
+      assert.deepEqual([end.call, end.outcome], [7, { status: "ok", value: { value: "first:2" } }]);
+      assert.deepEqual(runs, ["held"], "the open call was never dispatched again");
+      assert.deepEqual(await callKinds(restored, left.sequence), [
+        "tool_call_started",
+        "tool_returned",
+        "tool_call_finished",
+      ]);
+    },
+  );
+}

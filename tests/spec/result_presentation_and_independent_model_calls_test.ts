@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { fail, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import { callRecords, hasCode, specTest } from "./_brains.ts";
+import { callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
+import type { JournalRecord } from "../../src/journal/mod.ts";
+import { hanging } from "../_support/model_askers.ts";
 import { probeTool, reader } from "../_support/components.ts";
 
 const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
@@ -188,4 +190,61 @@ specTest(
     await assert.rejects(session.send("hi"), hasCode("model_unavailable"));
     assert.equal((await session.read()).some((record) => record.kind === "model_call_started"), false);
   },
+);
+
+let hangingModel: ScriptedProvider;
+specTest(
+  "completion, the original deadline, cancellation and session end stop a Tool's pending model request: unknown, never replayed",
+  async (brain) => {
+    const caught: Promise<string>[] = [];
+    const ask = tool({
+      name: "ask",
+      description: "Asks the model, and finishes once asked when told to.",
+      input: z.object({ finish: z.boolean() }),
+      run: async ({ finish }, ctx) => {
+        caught.push(ctx.model({ messages: [{ role: "user", content: "slow" }] }).then(() => "answered", (e) => e.code));
+        if (!finish) return;
+        await untilRecord(session, (record) => record.kind === "model_call_started" && record.sequence > ctx.sequence);
+        return ctx.finish("done");
+      },
+    });
+    const session = await brain.sessions.create({ tools: [ask()], model: "default" });
+    const stops = {
+      finish: () => session.start("ask", { finish: true }),
+      deadline: () => session.start("ask", { finish: false }, { timeoutMs: 300 }),
+      cancel: () => session.start("ask", { finish: false }),
+      end: () => session.start("ask", { finish: false }),
+    };
+    const unknown = { status: "unknown", message: "the model call was interrupted" };
+    const seen: unknown[] = [];
+    for (const [how, start] of Object.entries(stops)) {
+      const call = await start();
+      const asking = (r: JournalRecord) => r.kind === "model_call_started" && r.sequence > call.sequence;
+      // The deadline may pass before the request is journaled (then it is refused, nothing sent): no wait for it.
+      if (how !== "deadline") await untilRecord(session, asking);
+      if (how === "cancel") await call.cancel();
+      if (how === "end") await session.end();
+      const end = await call.ended;
+      const asked = (await session.read()).find(asking);
+      const answered = asked &&
+        await untilRecord(session, (r) => r.kind === "model_call_finished" && r.call === asked.sequence);
+      seen.push([
+        end.cause,
+        await caught.at(-1)!,
+        answered?.kind === "model_call_finished" ? answered.outcome : unknown,
+      ]);
+    }
+    assert.deepEqual(seen, [
+      ["finish", "call_finished", unknown],
+      ["timeout", "timeout", unknown],
+      ["cancelled", "cancelled", unknown],
+      ["cancelled", "cancelled", unknown],
+    ]);
+    // A request stopped between its record and the provider never reaches it; none reaches it twice.
+    assert.ok(hangingModel.calls.length <= 4, `${hangingModel.calls.length} provider calls for 4 requests`);
+    assert.ok(hangingModel.calls.every((call) => call.signal.aborted), "the provider was told to stop each");
+  },
+  () => ({
+    models: { default: { provider: hangingModel = new ScriptedProvider(Array(5).fill(hanging())), model: "fixed" } },
+  }),
 );

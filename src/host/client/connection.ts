@@ -10,6 +10,7 @@ import { endedReason, type Invocation } from "../../contract/call.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { callAt } from "../../util/timer.ts";
 import { RacedAbortController } from "../../util/signal.ts";
+import { RecentKeys } from "../../util/recent_keys.ts";
 import {
   type Budgets,
   type ClientFrame,
@@ -207,6 +208,8 @@ export class HostConnection {
   /** Handles the server could not reopen for now, by the timer that asks again. */
   #reopening = new Map<string, ReturnType<typeof setTimeout>>();
   #running = new CallMap<AbortController>();
+  /** Calls this client was sent to run, so a server that sends one again (a replay) never runs it twice. */
+  #invoked = new RecentKeys(INVOKED_KEPT);
   #streams = new Map<number, RecordStream>();
   #followers = new Set<RecordStream>();
   #ends = new CallMap<EndWait>();
@@ -889,6 +892,10 @@ export class HostConnection {
 
   #invoke(handle: string, call: Omit<Extract<ServerFrame, { t: "invoke" }>, "t" | "handle">): void {
     const { session, call: sequence, tool, input, deadline, traceparent } = call;
+    // A call is sent at most once: its first dispatch reports its end, a replay is dropped.
+    const key = `${session}#${sequence}`;
+    if (this.#invoked.has(key)) return;
+    this.#invoked.add(key);
     // Raced, as a call's own signal is embedded: the Tool's reports race it with no event listener each.
     const controller = new RacedAbortController();
     const trace = traceHostedRun({ sessionId: session, sequence, tool }, traceparent, controller.signal);
@@ -906,7 +913,7 @@ export class HostConnection {
       },
     });
     const hosted = this.#handles.get(handle);
-    const placed = hosted?.tools.get(tool);
+    const placed = hosted?.session === session ? hosted.tools.get(tool) : undefined;
     if (!hosted || !placed) {
       sink.finish({ outcome: fail("unknown_tool", `this host holds no handler for ${tool}`) }, "error")
         .catch(() => {});
@@ -933,7 +940,7 @@ export class HostConnection {
       answer = {
         op: "parsed",
         ask,
-        error: [{ path: [], message: `${io} validation threw: ${(error as Error).message}` }],
+        error: [{ path: [], message: `${io} validation threw: ${errorText(error)}` }],
       };
     }
     try {
@@ -1079,6 +1086,8 @@ type Ask = <O extends "lacking" | "upload">(op: O, body: Omit<RequestOf<O>, "op"
 
 /** Ends pushed ahead of their caller kept at most; past it they are dropped (a caller that never asked). */
 const EARLY_ENDS_KEPT = 1024;
+/** Calls a client remembers it was sent to run; a server replays one only soon after, if at all. */
+const INVOKED_KEPT = 4_096;
 
 /** Close code of a socket whose host's registration does not match (a concurrent registration won). */
 const UNAUTHORIZED = 4003;

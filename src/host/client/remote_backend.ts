@@ -204,7 +204,8 @@ export class RemoteBackend implements BrainBackend {
 
   async list(): Promise<SessionMeta[]> {
     this.#assertOpen();
-    return await this.#connection.request("list", {}, { retry: true });
+    // Each session frozen, as every journal lists them.
+    return (await this.#connection.request("list", {}, { retry: true })).map((meta) => deepFreeze(meta));
   }
 
   async close(): Promise<void> {
@@ -393,15 +394,18 @@ class RemoteSession implements BrainSession {
     );
     const ended = this.#connection.awaitEnd(this.id, sequence, until, activation);
     const call = { session: this.id, call: sequence };
-    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
-    // A cancelled call's caller stops waiting, bounded as by a deadline now: a server that never answers holds it no longer.
+    let settled: CallEnd | undefined;
+    ended.then((end) => settled = end, () => {});
+    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way; a call that
+    // ended answers with its end even once the Brain closed, as an embedded one does. A cancelled call's caller
+    // stops waiting, bounded as by a deadline now: a server that never answers holds it no longer.
     const cancel = (message?: string) =>
       promised(() => checkCancelReason(message)).then((reason) => {
         this.#connection.cancelledEnd(this.id, sequence);
         return this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
           retry: true,
           deadline: Date.now(),
-        });
+        }).catch((error) => settled ?? Promise.reject(error));
       });
     if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
@@ -452,7 +456,10 @@ class RemoteSession implements BrainSession {
   async send(content: string, options?: SendOptions): Promise<AssistantMessage> {
     this.#assertOpen();
     const { signal } = checkSendArguments(content, options);
-    const reply = this.#connection.request("send", { handle: this.#handle, content });
+    // Frozen, as the embedded reply is: it is the committed record.
+    const reply = this.#connection.request("send", { handle: this.#handle, content }).then((message) =>
+      deepFreeze(message)
+    );
     return await (signal ? raceSignal(reply, signal) : reply);
   }
 
@@ -464,8 +471,9 @@ class RemoteSession implements BrainSession {
 
   async read(options: ReadOptions = {}): Promise<JournalRecord[]> {
     const read = checkReadOptions("read options", options);
-    // Frozen, as every journal's records are.
-    return deepFreeze(await this.#connection.request("read", { session: this.id, ...read }, { retry: true }));
+    // Each record frozen, as every journal's are; the list is the caller's, as an embedded read's is.
+    const records = await this.#connection.request("read", { session: this.id, ...read }, { retry: true });
+    return records.map((record) => deepFreeze(record));
   }
 
   records(options: { from?: number; signal?: AbortSignal } = {}): AsyncIterable<JournalRecord> {
