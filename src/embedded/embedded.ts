@@ -353,11 +353,12 @@ export class EmbeddedBackend implements BrainBackend {
    */
   async #lose(id: string, ownership: Ownership): Promise<void> {
     this.#owned.delete(id);
-    const fenced = ownership.lost.reason as BrainError;
-    const meta = await this.journal.getSession(id).catch(() => "unknown" as const);
-    const reason = meta === undefined
-      ? new BrainError("session_not_found", `session ${id} was deleted`, { cause: fenced })
-      : fenced;
+    const lost = ownership.lost.reason as BrainError;
+    // A commit that found the session gone says so itself; a fenced one may also mean it was deleted.
+    const reason =
+      lost.code === "session_not_found" || await this.journal.getSession(id).catch(() => "unknown") !== undefined
+        ? lost
+        : new BrainError("session_not_found", `session ${id} was deleted`, { cause: lost });
     for (const session of this.#live.get(id) ?? []) {
       if (this.#writers.get(session) === ownership) void session.lose(reason);
     }

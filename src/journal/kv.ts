@@ -511,7 +511,12 @@ export class KvJournal implements Journal {
         this.#heads.set(sessionId, { ...head, sequence, versionstamp: result.versionstamp });
         return results;
       }
-      if (lease && (await this.#kv.get(keys.fence(sessionId))).versionstamp !== lease.fence) throw fencedError(lease);
+      if (lease) {
+        const fence = await this.#kv.get(keys.fence(sessionId));
+        // Its fence went with the session: deleted (perhaps by another Brain), as the memory and PostgreSQL journals say.
+        if (fence.versionstamp === null) throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
+        if (fence.versionstamp !== lease.fence) throw fencedError(lease);
+      }
       await backoff(attempt);
       head = await this.#readHead(sessionId);
     }

@@ -74,7 +74,7 @@ export class Ownership {
     return this.#lease;
   }
 
-  /** Aborts, with the `fenced` error as reason, once another owner took the session over. */
+  /** Aborts, with the `fenced` error as reason, once another owner took the session over (or it was deleted). */
   get lost(): AbortSignal {
     return this.#lost.signal;
   }
@@ -88,7 +88,7 @@ export class Ownership {
     if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
   }
 
-  /** Marks the session lost to another owner; called with the `fenced` error of a renewal or an append. */
+  /** Marks the session lost to another owner, or deleted; called with the error of a renewal or an append. */
   lose(error: BrainError): void {
     this.#cancel();
     this.#opening?.stop();
@@ -108,12 +108,17 @@ export class Ownership {
       const renewed = await this.#journal.renew(this.#lease, this.#ttlMs);
       if (!this.#released) this.#lease = renewed;
     } catch (error) {
-      if (error instanceof BrainError && error.code === "fenced") return this.lose(error);
+      if (isLost(error)) return this.lose(error);
       if (error instanceof BrainError && error.code === "journal_closed") return;
       // A store that failed for a moment: the next renewal tries again, and a takeover meanwhile shows as fenced.
     }
     this.#schedule();
   }
+}
+
+/** True for the refusals that say the lease is gone for good: taken over (`fenced`), or deleted with its session. */
+function isLost(error: unknown): error is BrainError {
+  return error instanceof BrainError && (error.code === "fenced" || error.code === "session_not_found");
 }
 
 /** How often a waiting owner tries again, at most: another owner may release before its lease expires. */
@@ -170,7 +175,7 @@ class FencedJournal implements Journal {
   }
 
   #onRefused = (error: unknown): void => {
-    if (error instanceof BrainError && error.code === "fenced") this.#ownership.lose(error);
+    if (isLost(error)) this.#ownership.lose(error);
   };
 
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {

@@ -12,7 +12,7 @@ import {
 } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
-import type { JournalRecord } from "../../src/journal/mod.ts";
+import { type JournalRecord, MemoryJournal, PostgresJournal } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
@@ -182,7 +182,7 @@ specTest("a call to a Tool name the session does not have is unknown_tool and co
 });
 
 specTest(
-  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions",
+  "a session that ended refuses calls with session_closed; a closed Brain refuses them and new sessions, and its ended calls answer cancel with their end",
   async (brain) => {
     const ended = await brain.sessions.create({ tools: [echo()] });
     await ended.call("echo", { text: "x" });
@@ -190,9 +190,12 @@ specTest(
     await assert.rejects(ended.call("echo", { text: "y" }), hasCode("session_closed"));
     assert.equal((await ended.read()).length, 3, "nothing more committed");
     const open = await brain.sessions.create({ tools: [echo()] });
+    const done = await open.start("echo", { text: "z" });
+    const end = await done.ended;
     await brain.close();
     await assert.rejects(open.call("echo", { text: "y" }), hasCode("session_closed"));
     await assert.rejects(brain.sessions.create({ tools: [echo()] }), hasCode("brain_closed"));
+    assert.deepEqual(await done.cancel(), end, "a call that ended answers cancel with its end, even once closed");
   },
 );
 
@@ -354,3 +357,31 @@ specTest(
     assert.deepEqual(seen, [1, 2, 3, 4, 5, 6]);
   },
 );
+
+for (const store of ["memory", "Deno KV", "PostgreSQL"] as const) {
+  Deno.test(
+    `a session another Brain deleted over a shared ${store} journal: its handle's next call is session_not_found, later ones session_closed, and a new session of that id gets nothing from it`,
+    async () => {
+      const memory = new MemoryJournal();
+      const path = `${scratchDir("spec-delete")}/brain.kv`;
+      const schema = `t_${crypto.randomUUID().replaceAll("-", "")}`;
+      const open = async () =>
+        store === "memory"
+          ? await Brain.open({ journal: memory })
+          : store === "Deno KV"
+          ? await Brain.open({ path })
+          : await Brain.open({ journal: await PostgresJournal.open(postgres.url, { schema }) });
+      await using owner = await open();
+      await using other = await open();
+      const session = await owner.sessions.create({ tools: [echo()] });
+      await session.call("echo", { text: "x" });
+      await other.sessions.delete(session.id);
+      await assert.rejects(session.call("echo", { text: "y" }), hasCode("session_not_found"));
+      await assert.rejects(session.call("echo", { text: "z" }), hasCode("session_closed"));
+      await assert.rejects(session.read(), hasCode("session_not_found"));
+      const again = await other.sessions.create({ id: session.id, tools: [echo()] });
+      await assert.rejects(session.call("echo", { text: "w" }), hasCode("session_closed"));
+      assert.deepEqual(await again.read(), []);
+    },
+  );
+}

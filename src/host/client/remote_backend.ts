@@ -387,12 +387,15 @@ class RemoteSession implements BrainSession {
     const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
     const ended = this.#connection.awaitEnd(this.id, sequence, deadline, activation);
     const call = { session: this.id, call: sequence };
-    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way.
+    let settled: CallEnd | undefined;
+    ended.then((end) => settled = end, () => {});
+    // The reason is checked here as an embedded call checks it, so a bad one is refused the same way; a call that
+    // ended answers with its end even once the Brain closed, as an embedded one does.
     const cancel = (message?: string) =>
       promised(() => checkCancelReason(message)).then((reason) =>
         this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
           retry: true,
-        })
+        }).catch((error) => settled ?? Promise.reject(error))
       );
     if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
