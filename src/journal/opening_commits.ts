@@ -116,7 +116,10 @@ export class OpeningCommits {
         await this.#decideNow();
         return;
       } catch (error) {
-        if (!(error instanceof BrainError && error.code === "storage_unavailable")) break;
+        if (error instanceof BrainError && error.code === "storage_unavailable") continue;
+        // A closed journal answers nothing more: no later read either.
+        if (error instanceof BrainError && error.code === "journal_closed") this.stop();
+        break;
       }
     }
     // Undecided: the callers are told the store failed; later reads end what landed of it.
