@@ -53,6 +53,8 @@ const MISSED_CHECK_MS = 1_000;
 const RENEWALS_PER_STATEMENT = 500;
 /** The longest pause before the pool connects again to a database it lost. */
 const RECONNECT_MAX_MS = 1_000;
+/** The default {@linkcode PostgresJournalOptions.answerTimeoutMs}. */
+const ANSWER_TIMEOUT_MS = 10_000;
 /** How long a commit whose answer was lost is sent again while the database does not answer (a restart, say). */
 const RESEND_MS = 5_000;
 
@@ -72,6 +74,13 @@ export interface PostgresJournalOptions {
    * keeps the next owner from its sessions; this bounds any other.
    */
   idleTransactionMs?: number;
+  /**
+   * How long a connection may stay silent after the journal asked it something,
+   * in ms, before it is given up: its query is then asked again on another
+   * connection (a commit safely, by its name), rather than waiting for an answer
+   * a link that stays up lost. 10 s by default; longer than any lock wait.
+   */
+  answerTimeoutMs?: number;
 }
 
 /**
@@ -143,10 +152,20 @@ export class PostgresJournal implements Journal {
         }`,
       );
     }
-    const { maxConnections = 10, schema = "public", idleTransactionMs = IDLE_TRANSACTION_MS } = readOptions(
+    const {
+      maxConnections = 10,
+      schema = "public",
+      idleTransactionMs = IDLE_TRANSACTION_MS,
+      answerTimeoutMs = ANSWER_TIMEOUT_MS,
+    } = readOptions(
       "PostgreSQL journal options",
       options,
-      allKeys<PostgresJournalOptions>({ maxConnections: true, schema: true, idleTransactionMs: true }),
+      allKeys<PostgresJournalOptions>({
+        maxConnections: true,
+        schema: true,
+        idleTransactionMs: true,
+        answerTimeoutMs: true,
+      }),
     );
     if (!Number.isSafeInteger(maxConnections) || maxConnections <= 0) {
       throw new BrainError(
@@ -166,7 +185,13 @@ export class PostgresJournal implements Journal {
         `idleTransactionMs must be a positive integer, got ${shownValue(idleTransactionMs)}`,
       );
     }
-    const sockets = new JournalSockets();
+    if (!Number.isSafeInteger(answerTimeoutMs) || answerTimeoutMs <= 0) {
+      throw new BrainError(
+        "invalid_argument",
+        `answerTimeoutMs must be a positive integer, got ${shownValue(answerTimeoutMs)}`,
+      );
+    }
+    const sockets = new JournalSockets(answerTimeoutMs);
     // postgres.js takes a socket factory, though its types do not name the option.
     const opening = { socket: sockets.open };
     let sql: postgres.Sql;

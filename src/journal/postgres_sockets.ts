@@ -18,20 +18,111 @@ export interface SocketTarget {
 export class JournalSockets {
   #closed = false;
   #opened = 0;
+  #answerMs: number;
+
+  /**
+   * `answerMs`: how long a socket may stay silent after something was written
+   * on it before it is destroyed. Every message postgres.js sends asks for an
+   * answer; a link that lost the answer and stays up (a dropped packet behind a
+   * NAT, a half-dead peer) otherwise holds the query, and every commit of its
+   * session queued behind it, for good. Its query then fails as a lost
+   * connection: a read is read again, a commit sent again, safely.
+   */
+  constructor(answerMs: number) {
+    this.#answerMs = answerMs;
+  }
 
   /** A socket connecting to the next host, for postgres.js's `socket` option. */
   open = (target: SocketTarget): net.Socket => {
     if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
     const socket = new net.Socket();
-    if (target.path) return socket.connect(target.path);
+    // Watched once connecting: Deno's node:net sets the socket's own `write` as it connects.
+    if (target.path) return this.#watched(socket.connect(target.path));
     const index = this.#opened++ % target.host.length;
     const [host, port] = [target.host[index], target.port[index] ?? target.port[0]];
     // postgres.js names these in its connection errors.
-    return Object.assign(socket.connect(port, host), { host, port });
+    return Object.assign(this.#watched(socket.connect(port, host)), { host, port });
   };
+
+  /**
+   * `socket`, destroyed once an answer is owed on it and nothing was heard for
+   * the answer time. Each startup, `Sync` and simple `Query` message written
+   * is owed a `ReadyForQuery`; any byte heard restarts the wait.
+   */
+  #watched(socket: net.Socket): net.Socket {
+    let owed = 0;
+    let silence: ReturnType<typeof setTimeout> | undefined;
+    const wait = () => {
+      clearTimeout(silence);
+      silence = owed > 0 && !socket.destroyed
+        ? setTimeout(() => {
+          socket.destroy(Object.assign(new Error("the database did not answer in time"), { code: "ECONNRESET" }));
+        }, this.#answerMs)
+        : undefined;
+    };
+    const written = messageTypes(true, (type) => {
+      if (type === STARTUP || type === SYNC || type === QUERY) owed++;
+    });
+    const heard = messageTypes(false, (type) => {
+      if (type === READY_FOR_QUERY && owed > 0) owed--;
+    });
+    const write = socket.write;
+    socket.write = ((...args: Parameters<net.Socket["write"]>) => {
+      const [data] = args;
+      written(typeof data === "string" ? encoder.encode(data) : data as Uint8Array);
+      if (silence === undefined) wait();
+      return write.apply(socket, args);
+    }) as net.Socket["write"];
+    socket.on("data", (data: Uint8Array) => {
+      heard(data);
+      wait();
+    });
+    socket.on("close", () => clearTimeout(silence));
+    return socket;
+  }
 
   /** Opens no more sockets. */
   close(): void {
     this.#closed = true;
   }
+}
+
+const encoder = new TextEncoder();
+/** The type postgres.js's untyped first message (its startup) is given here. */
+const STARTUP = 0;
+const SYNC = 0x53;
+const QUERY = 0x51;
+const READY_FOR_QUERY = 0x5a;
+
+/**
+ * Splits a stream of PostgreSQL protocol messages (a type byte, then a length
+ * that counts itself), chunk by chunk, and tells `seen` each message's type;
+ * with `untypedFirst`, the first message has no type byte (a startup).
+ */
+function messageTypes(untypedFirst: boolean, seen: (type: number) => void): (chunk: Uint8Array) => void {
+  let untyped = untypedFirst;
+  const head = new Uint8Array(5);
+  let filled = 0;
+  let remaining = 0;
+  return (chunk) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (remaining > 0) {
+        const skipped = Math.min(remaining, chunk.length - at);
+        remaining -= skipped;
+        at += skipped;
+        continue;
+      }
+      const size = untyped ? 4 : 5;
+      const taken = Math.min(size - filled, chunk.length - at);
+      head.set(chunk.subarray(at, at + taken), filled);
+      filled += taken;
+      at += taken;
+      if (filled < size) return;
+      remaining = new DataView(head.buffer).getInt32(untyped ? 0 : 1) - 4;
+      seen(untyped ? STARTUP : head[0]);
+      filled = 0;
+      untyped = false;
+    }
+  };
 }

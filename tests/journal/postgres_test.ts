@@ -316,6 +316,28 @@ Deno.test("PostgresJournal: a commit whose answer the link lost after the databa
   }
 });
 
+Deno.test("PostgresJournal: a commit whose answer a link that stays up lost is asked again once the link was silent for answerTimeoutMs, and lands once", async () => {
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  await assert.rejects(PostgresJournal.open(pg.url, { answerTimeoutMs: 0 }), hasCode("invalid_argument"));
+  await using journal = closing(
+    await PostgresJournal.open(target.href, { schema: schema(), maxConnections: 1, answerTimeoutMs: 300 }),
+  );
+  try {
+    await journal.createSession(session("s"));
+    // The commit's answer is dropped alone: the link stays up and nothing more comes on it.
+    const dropped = proxy.trap("SELECT 1", "drop");
+    const lost = journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+    await dropped;
+    assert.equal((await withDeadline(lost, "the commit whose answer was lost"))[0].sequence, 1);
+    assert.equal((await journal.append("s", [{ kind: "tool_returned", call: 2 }]))[0].sequence, 2);
+    assert.deepEqual((await journal.read("s")).map((record) => record.kind === "tool_returned" && record.call), [1, 2]);
+  } finally {
+    await proxy.close();
+  }
+});
+
 Deno.test("PostgresJournal: a commit inside its statement when the database restarts is sent again once it is back, and lands once", async () => {
   const name = schema();
   await using journal = closing(await PostgresJournal.open(pg.url, { schema: name, maxConnections: 2 }));
