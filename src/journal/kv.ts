@@ -819,20 +819,21 @@ export class KvJournal implements Journal {
       for (let attempt = 0;; attempt++) {
         const [head, session] = await this.#kv.getMany<[Head, Uint8Array]>([keys.head(id), keys.session(id)]);
         if (head.value === null) return;
-        const { epoch } = head.value;
+        // A damaged head names no epoch: the session is deleted all the same, its records left unread under theirs.
+        const epoch: unknown = (head.value as Partial<Head>).epoch;
         const host = session.value === null ? undefined : storedHost(session.value);
         if (host !== undefined) await countHostSessions(this.#kv);
         const count = host === undefined ? undefined : await this.#kv.get<number>(keys.hostSessions(host));
         const result = await commitAtomic(this.#kv, (op) => {
-          op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id))
-            .set(keys.doomed(id, epoch), true);
-          if (count?.value) op.check(count).set(count.key, count.value - 1);
+          op.check(head).delete(keys.session(id)).delete(keys.head(id)).delete(keys.fence(id)).delete(keys.lease(id));
+          if (typeof epoch === "string") op.set(keys.doomed(id, epoch), true);
+          if (typeof count?.value === "number" && count.value > 0) op.check(count).set(count.key, count.value - 1);
         });
         if (result.ok) {
           this.#heads.delete(id);
           this.#notifier.notify(id);
           this.#wakeFile?.touch();
-          return await this.#purge(id, epoch);
+          return typeof epoch === "string" ? await this.#purge(id, epoch) : undefined;
         }
         if (attempt >= MAX_ATTEMPTS) throw new BrainError("journal_conflict", `session ${id}: its head kept changing`);
         await backoff(attempt);

@@ -11,6 +11,9 @@ export interface CallOptions {
   /**
    * Absolute deadline in milliseconds since the epoch, such as `Date.now() + 5_000`;
    * omitted means unlimited. A deadline already past ends the call `timeout` before it runs.
+   * Without one, the caller waits as long as the Tool runs: over a remote Brain, as long as
+   * its server answers pings (a live server owns the call's end; a lost link ends the call
+   * `unknown`). Give a deadline, or cancel, to bound the wait.
    */
   deadline?: number;
   /** A relative deadline: the call may take this many milliseconds from now. Give it or `deadline`, not both. */

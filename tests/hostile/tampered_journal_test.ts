@@ -101,7 +101,7 @@ Deno.test("hostile tampered KV journal: a follower yields the records before a d
   }
 });
 
-Deno.test("hostile tampered KV journal: a head edited to no head fails journal_corrupt", async () => {
+Deno.test("hostile tampered KV journal: a head edited to no head fails journal_corrupt; the session can still be deleted", async () => {
   const { path } = await journalFile();
   {
     using kv = await Deno.openKv(path);
@@ -111,6 +111,8 @@ Deno.test("hostile tampered KV journal: a head edited to no head fails journal_c
   try {
     await assert.rejects(journal.read("s"), hasCode("journal_corrupt"));
     await assert.rejects(journal.head("s"), hasCode("journal_corrupt"));
+    await journal.deleteSession("s");
+    assert.equal(await journal.getSession("s"), undefined);
   } finally {
     await journal.close();
   }

@@ -97,7 +97,7 @@ export interface HostConnectionOptions {
   maxDelay?: number;
   /** How often (ms) the client pings a server it has not heard from; one unanswered ping loses the link. */
   pingIntervalMs?: number;
-  /** How long after a call's deadline its caller waits for Brain to confirm the end before giving up. */
+  /** How long after a call's deadline, or its cancellation, its caller waits for Brain to confirm the end before giving up. */
   deadlineGraceMs?: number;
   /** Replace another instance of the same host that is connected, instead of being refused `host_in_use`. */
   takeover?: boolean;
@@ -302,19 +302,37 @@ export class HostConnection {
       if (activation && early.usage) countedElsewhere(activation, early.usage);
       return early.end ? end.resolve(early.end) : end.reject(early.error);
     }
-    const disarm = deadline === undefined ? undefined : callAt(this.#graceEnd(deadline), () => {
+    const wait: EndWait = { end, disarm: undefined, activation };
+    if (deadline !== undefined) wait.disarm = this.#giveUpAt(session, call, wait, deadline, "its deadline passed");
+    this.#ends.set(session, call, wait);
+  }
+
+  /**
+   * The caller of a call this client started cancelled it: as after a deadline,
+   * `ended` rejects `connection_lost` once the grace has passed without Brain
+   * confirming the end, whatever the link or the server does.
+   */
+  cancelledEnd(session: string, call: number): void {
+    const wait = this.#ends.get(session, call);
+    if (!wait) return;
+    const earlier = wait.disarm;
+    const disarm = this.#giveUpAt(session, call, wait, Date.now(), "it was cancelled");
+    wait.disarm = () => (earlier?.(), disarm());
+  }
+
+  /** Gives the wait for a call's end up, `connection_lost` saying `why`, once the grace after `deadline` passed. */
+  #giveUpAt(session: string, call: number, wait: EndWait, deadline: number, why: string): () => void {
+    return callAt(this.#graceEnd(deadline), () => {
       if (this.#ends.get(session, call) !== wait) return;
       this.#ends.delete(session, call);
-      end.reject(
+      wait.disarm?.();
+      wait.end.reject(
         new BrainError(
           "connection_lost",
-          `call ${call} of session ${session}: its deadline passed and Brain could not confirm its end; ` +
-            `its records say how it ended`,
+          `call ${call} of session ${session}: ${why} and Brain could not confirm its end; its records say how it ended`,
         ),
       );
     });
-    const wait: EndWait = { end, disarm, activation };
-    this.#ends.set(session, call, wait);
   }
 
   /** Registers the handlers of a session handle, so dispatched calls find them, and its Components' uploads. */

@@ -90,8 +90,10 @@ export interface RemoteBrainOptions {
   /** How often (ms) the client pings a server it has not heard from; 10 000 by default. */
   pingIntervalMs?: number;
   /**
-   * How long (ms) after a call's deadline its caller waits for the server to confirm the
-   * end before `ended` rejects `connection_lost`; 1 000 by default.
+   * How long (ms) after a call's deadline, or its cancellation, its caller waits for the
+   * server to confirm the end before `ended` rejects `connection_lost`; 1 000 by default.
+   * A call with neither waits as long as the server answers pings, or until a server
+   * answers after a lost link: a live server owns the call's end.
    */
   deadlineGraceMs?: number;
   /**
@@ -384,19 +386,27 @@ class RemoteSession implements BrainSession {
 
   /** Sends a call's `start` frame; the call as a {@linkcode ToolCall}, the caller's signal watched until it ends. */
   async #started({ frame, deadline, signal, activation }: StartFrame): Promise<ToolCall> {
-    const { call: sequence } = await this.#connection.requestFrame(frame, deadline === undefined ? {} : { deadline });
-    const ended = this.#connection.awaitEnd(this.id, sequence, deadline, activation);
+    // A call cancelled before its start is waited for as one whose deadline is now.
+    const until = frame.cancelled ? Date.now() : deadline;
+    const { call: sequence } = await this.#connection.requestFrame(
+      frame,
+      until === undefined ? {} : { deadline: until },
+    );
+    const ended = this.#connection.awaitEnd(this.id, sequence, until, activation);
     const call = { session: this.id, call: sequence };
     let settled: CallEnd | undefined;
     ended.then((end) => settled = end, () => {});
     // The reason is checked here as an embedded call checks it, so a bad one is refused the same way; a call that
-    // ended answers with its end even once the Brain closed, as an embedded one does.
+    // ended answers with its end even once the Brain closed, as an embedded one does. A cancelled call's caller
+    // stops waiting, bounded as by a deadline now: a server that never answers holds it no longer.
     const cancel = (message?: string) =>
-      promised(() => checkCancelReason(message)).then((reason) =>
-        this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
+      promised(() => checkCancelReason(message)).then((reason) => {
+        this.#connection.cancelledEnd(this.id, sequence);
+        return this.#connection.request("cancel", { ...call, ...(reason === undefined ? {} : { message: reason }) }, {
           retry: true,
-        }).catch((error) => settled ?? Promise.reject(error))
-      );
+          deadline: Date.now(),
+        }).catch((error) => settled ?? Promise.reject(error));
+      });
     if (signal && !frame.cancelled) {
       const onAbort = () => cancel().catch(() => {});
       if (signal.aborted) onAbort();

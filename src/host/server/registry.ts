@@ -70,6 +70,8 @@ export class RegisteredHost {
   #limits: ServerLimits;
   #keyPrefix: RegExp | undefined;
   #started = 0;
+  /** The server is shutting down: its sessions end, and the handles holding them are kept for the next server. */
+  #stopping = false;
 
   constructor(id: string, tokenHash: string, limits: ServerLimits) {
     this.id = id;
@@ -312,9 +314,17 @@ export class RegisteredHost {
       this.handles.delete(id);
       this.forget(session.id);
       const socket = this.#socket;
-      if (socket?.readyState !== WebSocket.OPEN) return;
+      if (socket?.readyState !== WebSocket.OPEN || this.#stopping) return;
       send(socket, { t: "gone", handle: id, error: this.shownError(errorFrame(session.closed.reason)) });
     });
+  }
+
+  /**
+   * The server is shutting down: sessions that end from now on are not given up
+   * to the client, which reattaches them to the next server.
+   */
+  stopping(): void {
+    this.#stopping = true;
   }
 
   /** Forgets a session's activations once no handle holds it. */
@@ -394,6 +404,7 @@ export class HostRegistry {
   #serverTokenHash: Promise<string> | undefined;
   #journal: Journal;
   #limits: ServerLimits;
+  #stopping = false;
 
   constructor(journal: Journal, admission: HostAdmission, limits: ServerLimits) {
     this.#journal = journal;
@@ -447,9 +458,19 @@ export class HostRegistry {
     let host = this.#hosts.get(registration.id);
     if (!host) {
       host = new RegisteredHost(registration.id, registration.tokenHash, this.#limits);
+      if (this.#stopping) host.stopping();
       this.#hosts.set(registration.id, host);
     }
     return sameText(host.tokenHash, registration.tokenHash) ? host : undefined;
+  }
+
+  /**
+   * The server is shutting down: each host keeps its handles through the end of
+   * their sessions here, to reattach them to the next server.
+   */
+  stopping(): void {
+    this.#stopping = true;
+    for (const host of this.#hosts.values()) host.stopping();
   }
 
   /** Closes every host socket; their unfinished calls end `unknown`. */

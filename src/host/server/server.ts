@@ -116,7 +116,7 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
   const calls = new OpenCalls();
   // A socket whose client was gone before its upgrade was answered never opens: it is given up after one ping interval.
   const upgrades = new PendingUpgrades(pingIntervalMs);
-  const sockets = new Set<Promise<void>>();
+  const sockets = new Set<HostSocketHandler>();
   const app = new Hono();
   let connections = 0;
   const refuse = (status: 400 | 401 | 404 | 426 | 429 | 503, error: BrainError) =>
@@ -181,8 +181,8 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
         pingIntervalMs,
         protocol,
       });
-      sockets.add(handler.closed);
-      handler.closed.then(() => sockets.delete(handler.closed));
+      sockets.add(handler);
+      handler.closed.then(() => sockets.delete(handler));
     };
     return response;
   });
@@ -205,14 +205,19 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
     },
     async close() {
       upgrades.close();
+      await cluster.stop();
+      // The sessions end first, while their hosts are connected: each caller hears how its call ended (cancelled,
+      // the session ended), or that its end could not commit, before the link goes, instead of waiting for a
+      // server that may never come back.
+      hosts.stopping();
+      await backend.close();
+      for (const socket of sockets) socket.abandon();
       hosts.closeAll();
       // A graceful HTTP shutdown hangs on a WebSocket still closing, so wait (a little) until they have.
       const waited = Promise.withResolvers<void>();
       const timer = setTimeout(waited.resolve, 1_000);
-      await Promise.race([Promise.all(sockets), waited.promise]);
+      await Promise.race([Promise.all([...sockets].map((socket) => socket.closed)), waited.promise]);
       clearTimeout(timer);
-      await cluster.stop();
-      await backend.close();
     },
   };
   halfOpen.set(built, upgrades);

@@ -510,6 +510,25 @@ export class HostSocketHandler {
     return true;
   }
 
+  /**
+   * The server is shutting down and its sessions have ended: a call started here
+   * whose end is still to be pushed could not commit it (the store failed).
+   * The client is told so now, as it would be of any end that could not commit,
+   * rather than waiting for a server that may never come back; the session's
+   * next owner ends the call.
+   */
+  abandon(): void {
+    if (this.#protocol < 2) return;
+    const error = new BrainError(
+      "connection_lost",
+      "the Brain server shut down before the call's end committed; the session's next owner ends it, and its " +
+        "records say how",
+    );
+    for (const [session, call] of [...this.#started.entries()]) this.#pushFailed(session, call, error);
+    // Sent now: the socket closes next, before a queued batch would go out.
+    outboxOf(this.#socket).flush();
+  }
+
   /** Tells the client, once, that a started call's end could not commit here, and why. */
   #pushFailed(session: string, call: number, error: unknown): void {
     const started = this.#started.get(session, call);
