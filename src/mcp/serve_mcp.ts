@@ -7,6 +7,8 @@ import { allKeys } from "../outcome/known_keys.ts";
 import { checkServedSession, checkServeOptions, type ServeMcpOptions, toolServer } from "./tool_server.ts";
 import { McpSessions } from "./mcp_sessions.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { readBounded } from "../util/read_bounded.ts";
+import { errorText } from "../util/error_text.ts";
 
 /** The default {@linkcode ServeMcpHttpOptions.maxSessions}. */
 const MAX_SESSIONS = 1_000;
@@ -159,11 +161,21 @@ export function serveMcp(session: BrainSession, options: ServeMcpHttpOptions = {
   }
   const connections = new McpSessions<Connection>(maxSessions, sessionIdleMs, ({ server }) => void server.close());
   return {
-    async fetch(request: Request): Promise<Response> {
-      const id = request.headers.get("mcp-session-id");
+    async fetch(given: Request): Promise<Response> {
+      const id = given.headers.get("mcp-session-id");
       if (id !== null) {
-        return await connections.serve(id, ({ transport }) => transport.handleRequest(request)) ??
+        return await connections.serve(id, ({ transport }) => transport.handleRequest(given)) ??
           jsonRpcError(404, -32001, "no such MCP session");
+      }
+      // Read before a slot is reserved: a body that never ends would hold one forever, and enough of them every one.
+      let request = given;
+      if (given.body !== null) {
+        try {
+          request = new Request(given, { body: await readBounded(given.body, "an MCP request") });
+        } catch (error) {
+          const tooLarge = error instanceof BrainError && error.code === "payload_too_large";
+          return jsonRpcError(tooLarge ? 413 : 400, PARSE_ERROR, errorText(error));
+        }
       }
       if (!connections.reserve()) {
         return jsonRpcError(
@@ -201,6 +213,9 @@ export function serveMcp(session: BrainSession, options: ServeMcpHttpOptions = {
     },
   };
 }
+
+/** JSON-RPC's error code for a request that cannot be read. */
+const PARSE_ERROR = -32700;
 
 function jsonRpcError(status: number, code: number, message: string, data?: Record<string, unknown>): Response {
   return Response.json({ jsonrpc: "2.0", error: { code, message, ...(data ? { data } : {}) }, id: null }, { status });

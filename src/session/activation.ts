@@ -18,6 +18,30 @@ export let countedElsewhere: (
   counted: { readonly emittedBytes: number; readonly modelCalls: number },
 ) => void;
 
+/** The session each activation `session.activation()` gave out belongs to. */
+const owners = new WeakMap<Activation, string>();
+
+/** A new activation of session `sessionId` with `budgets`, as `session.activation()` gives it. */
+export function sessionActivation(
+  sessionId: string,
+  budgets: { maxEmittedBytes?: number; maxModelCalls?: number },
+): Activation {
+  const activation = new Activation(budgets);
+  owners.set(activation, sessionId);
+  return activation;
+}
+
+/** Throws `invalid_argument` when `activation` is one another session gave out: its budgets are that session's. */
+export function checkActivationOf(sessionId: string, activation: Activation | undefined): void {
+  const owner = activation === undefined ? undefined : owners.get(activation);
+  if (owner !== undefined && owner !== sessionId) {
+    throw new BrainError(
+      "invalid_argument",
+      `this activation is session ${owner}'s; a call of session ${sessionId} takes one of its own session.activation()`,
+    );
+  }
+}
+
 /**
  * One activation of a session: the budgets its Tools' results, events and model
  * calls share. A Tool keeps the activation it was called in, also after

@@ -20,7 +20,7 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Aborting it cancels the call: its outcome becomes `cancelled`. */
   signal?: AbortSignal;
-  /** The activation whose budget the call shares; a new one by default. */
+  /** The activation whose budget the call shares, one of this session's `session.activation()`; a new one by default. */
   activation?: Activation;
   /** The model's id for this tool call, recorded on `tool_call_started` (the Agentloop sets it). */
   toolCallId?: string;

@@ -26,11 +26,12 @@ const status: Partial<Record<string, number>> = {
 export class ModelService {
   #calls = new Map<string, { secret: string; sink: CallSink }>();
   #server: Deno.HttpServer<Deno.NetAddr> | undefined;
+  #stop = new AbortController();
 
   /** Grants `sink`'s call access until it ends; the server starts with the first grant. */
   grant(sink: CallSink): ModelAccess {
     this.#server ??= Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      { hostname: "127.0.0.1", port: 0, onListen: () => {}, signal: this.#stop.signal },
       (request) => this.#handle(request),
     );
     const grant = crypto.randomUUID();
@@ -40,10 +41,15 @@ export class ModelService {
     return { url: `http://127.0.0.1:${this.#server.addr.port}/model`, token: `${grant}.${secret}` };
   }
 
-  /** Stops the server; later requests cannot connect. */
+  /**
+   * Stops the server and closes its connections at once; later requests cannot
+   * connect. Its calls have ended, so nothing it still answers is wanted; a
+   * graceful shutdown would wait forever on a client that never ends a body.
+   */
   async close(): Promise<void> {
     this.#calls.clear();
-    await this.#server?.shutdown();
+    this.#stop.abort();
+    await this.#server?.finished;
   }
 
   async #handle(request: Request): Promise<Response> {
@@ -53,7 +59,8 @@ export class ModelService {
       }
       const sink = this.#sink(request.headers.get("authorization"));
       if (!sink) throw new BrainError("unauthorized", "no open call holds this model token");
-      const text = await readBounded(request.body, "a model request");
+      // Read no longer than the call lasts: its client may never end the body.
+      const text = await readBounded(request.body, "a model request", undefined, sink.signal);
       let body: unknown;
       try {
         body = JSON.parse(text);

@@ -12,7 +12,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import type { Invocation } from "../contract/call.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
-import { Activation } from "./activation.ts";
+import { type Activation, checkActivationOf, sessionActivation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { handleEnded } from "./handle_ended.ts";
@@ -134,7 +134,7 @@ export class Session implements BrainSession {
 
   /** A new activation with this session's emitted-bytes budget. */
   activation(): Activation {
-    return new Activation({ maxEmittedBytes: this.#maxEmittedBytes, maxModelCalls: this.#maxModelCalls });
+    return sessionActivation(this.id, { maxEmittedBytes: this.#maxEmittedBytes, maxModelCalls: this.#maxModelCalls });
   }
 
   /**
@@ -227,6 +227,7 @@ export class Session implements BrainSession {
     const placed = resolveTarget(this.id, this.#tools, target);
     const size = checkCallInput(placed.tool.name, input);
     const checked = checkCallOptions(options);
+    checkActivationOf(this.id, checked.activation);
     checkInputSize(placed.tool.name, size, this.#maxInputBytes);
     const { deadline } = checked;
     const activation = checked.activation ?? this.activation();

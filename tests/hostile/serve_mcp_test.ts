@@ -75,3 +75,37 @@ Deno.test("hostile MCP clients of serveMcp: malformed calls and task ttls a time
     await mcp.close();
   }
 });
+
+Deno.test("hostile MCP clients of serveMcp: bodies that never end hold no session slot; one too large is refused 413", async () => {
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ tools: [echo()] });
+  const mcp = serveMcp(session, { maxSessions: 1 });
+  const post = (body: BodyInit) =>
+    mcp.fetch(
+      new Request("http://127.0.0.1/mcp", { method: "POST", headers: accept, body, duplex: "half" } as RequestInit),
+    );
+  const endless: ReadableStreamDefaultController<Uint8Array>[] = [];
+  const stalled = [1, 2].map(() =>
+    post(new ReadableStream({ start: (controller) => void endless.push(controller) })).then((response) =>
+      response.status
+    )
+  );
+  try {
+    // Each reserved the only slot while its body was read: the client that sends a whole request was refused 429.
+    const init = await post(rpc(0, "initialize", {
+      protocolVersion: "2025-06-18",
+      capabilities: {},
+      clientInfo: { name: "patient", version: "1" },
+    }));
+    assert.equal(init.status, 200);
+    assert.ok(init.headers.get("mcp-session-id"));
+    await init.body?.cancel();
+    const large = await post("x".repeat(9 * 1024 * 1024));
+    assert.equal(large.status, 413);
+    assert.equal((await message(large)).error?.code, -32700);
+  } finally {
+    for (const controller of endless) controller.error(new Error("the client went away"));
+    assert.deepEqual(await Promise.all(stalled), [400, 400]);
+    await mcp.close();
+  }
+});

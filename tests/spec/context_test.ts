@@ -737,3 +737,26 @@ specTest(
   },
   { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] } },
 );
+
+specTest(
+  "closing the Brain ends an open call cancelled and aborts its ctx.signal; its later emit, emitResult and model are call_finished",
+  async (brain) => {
+    const { declared, arrived } = holder();
+    const session = await brain.sessions.create({ tools: [declared()] });
+    const call = await session.start("holder", {});
+    const ctx = await arrived;
+    await brain.close();
+    assert.deepEqual((await call.ended).outcome, { status: "cancelled", message: "the session ended" });
+    assert.ok(hasCode("cancelled")(ctx.signal.reason));
+    const refused = (attempt: () => Promise<unknown>) =>
+      (async () => await attempt())().then(() => "committed", (error) => error.code);
+    assert.deepEqual(
+      [
+        await refused(() => ctx.emit("late")),
+        await refused(() => ctx.emitResult("late")),
+        await refused(() => ctx.model({ messages: [{ role: "user", content: "late" }] })),
+      ],
+      ["call_finished", "call_finished", "call_finished"],
+    );
+  },
+);

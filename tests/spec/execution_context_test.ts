@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { type BrainSession, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
+import { Brain, type BrainSession, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest } from "./_brains.ts";
 import { extensionService } from "../_support/extension_service.ts";
 import { probeTool, reader } from "../_support/components.ts";
@@ -205,5 +205,28 @@ specTest(
       allow: { ...budgeted.allow, workspaceRoot: ".tmp/ws-spec", filesystem: ["read" as const] },
       maxEmittedBytes: 150,
     };
+  },
+);
+
+specTest(
+  "an activation is its session's: a call of another session, or of another Brain's session, that names it is invalid_argument and commits nothing",
+  async (brain) => {
+    const echo = tool({ name: "echo", description: "Finishes.", input: z.object({}), run: (_i, ctx) => ctx.finish(1) });
+    const first = await brain.sessions.create({ tools: [echo()] });
+    const second = await brain.sessions.create({ tools: [echo()] });
+    const activation = first.activation();
+    assert.equal((await first.call("echo", {}, { activation })).cause, "finish");
+    await assert.rejects(second.call("echo", {}, { activation }), hasCode("invalid_argument"));
+    await assert.rejects(second.start("echo", {}, { activation }), hasCode("invalid_argument"));
+    await using other = new Brain();
+    const foreign = (await other.sessions.create()).activation();
+    await assert.rejects(first.call("echo", {}, { activation: foreign }), hasCode("invalid_argument"));
+    assert.deepEqual(await second.read(), []);
+    const reopened = await brain.sessions.get(first.id, { tools: [echo()] });
+    assert.equal(
+      (await reopened.call("echo", {}, { activation })).cause,
+      "finish",
+      "a handle of the same session takes it",
+    );
   },
 );

@@ -5,6 +5,7 @@ import { ScriptedProvider } from "../../src/model/testing.ts";
 import { callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { hanging } from "../_support/model_askers.ts";
+import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 import { probeTool, reader } from "../_support/components.ts";
 
 const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
@@ -247,4 +248,44 @@ specTest(
   () => ({
     models: { default: { provider: hangingModel = new ScriptedProvider(Array(5).fill(hanging())), model: "fixed" } },
   }),
+);
+
+let kinds: ReturnType<typeof toolKinds>;
+let loopModel: ScriptedProvider;
+specTest(
+  "whatever the Tool kind, the Agentloop advertises the same Tool schemas and presents the same results and failures to the model",
+  async (brain) => {
+    await using _servers = kinds;
+    const seen = new Map<Kind, unknown>();
+    for (const kind of KINDS) {
+      const session = await brain.sessions.create({ tools: kinds.place(kind), model: "default" });
+      const asked = loopModel.calls.length;
+      assert.equal((await session.send("echo twice")).content, "done", kind);
+      const [first, second] = loopModel.calls.slice(asked);
+      // Descriptions are each kind's own; the names and schemas are the declaration's.
+      const specs = first.request.tools?.map(({ name, inputSchema }) => ({ name, inputSchema }));
+      seen.set(kind, [specs, second.request.messages.slice(1)]);
+    }
+    const [tools, messages] = seen.get("in-process") as [unknown, unknown[]];
+    assert.deepEqual((tools as { name: string }[]).map((spec) => spec.name), ["echo", "spin"]);
+    assert.deepEqual(messages.slice(1), [
+      { role: "tool", toolCallId: "a", content: "3" },
+      {
+        role: "tool",
+        toolCallId: "b",
+        content:
+          'Error (invalid_output): output does not match the schema: ✖ Invalid input: expected int, received number [{"path":[],"code":"invalid_type","message":"Invalid input: expected int, received number"}]',
+      },
+    ]);
+    for (const kind of KINDS) assert.deepEqual(seen.get(kind), seen.get("in-process"), kind);
+  },
+  () => {
+    kinds = toolKinds();
+    const turn = [
+      { toolCalls: [{ id: "a", name: "echo", input: { value: 3 } }, { id: "b", name: "echo", input: { value: 1.5 } }] },
+      "done",
+    ];
+    loopModel = new ScriptedProvider(KINDS.flatMap(() => turn));
+    return { allow: kinds.allow, models: { default: { provider: loopModel, model: "fixed" } } };
+  },
 );

@@ -12,7 +12,7 @@ import type { ReadOptions } from "../../journal/journal.ts";
 import type { JournalRecord, SessionMeta } from "../../journal/records.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
-import { Activation } from "../../session/activation.ts";
+import { type Activation, checkActivationOf, sessionActivation } from "../../session/activation.ts";
 import type { CallEnd } from "../../session/call_state.ts";
 import { type CallOptions, checkCallArguments, resolveTarget } from "../../session/call_arguments.ts";
 import { handleEnded } from "../../session/handle_ended.ts";
@@ -377,7 +377,7 @@ class RemoteSession implements BrainSession {
    * count; its counts here follow the server's as the call's frames come back.
    */
   activation(): Activation {
-    return new Activation(this.#budgets);
+    return sessionActivation(this.id, this.#budgets);
   }
 
   async start(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): Promise<ToolCall> {
@@ -437,6 +437,7 @@ class RemoteSession implements BrainSession {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
     const checked = checkCallArguments(placed.tool.name, input, options);
+    checkActivationOf(this.id, checked.activation);
     const { deadline, signal } = checked;
     const traceparent = checked.traceparent ?? traceparentOf();
     const frame: RequestFrame<"start"> = { id: 0, op: "start", handle: this.#handle, tool: placed.tool.name, input };

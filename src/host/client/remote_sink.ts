@@ -3,7 +3,7 @@ import type { ModelRequest, ModelResult } from "../../model/types.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { frozenJson, type JsonValue } from "../../outcome/json.ts";
 import { Finished } from "../../contract/context.ts";
-import { type CallSink, endedReason, type PublishedResult } from "../../contract/call.ts";
+import { type CallSink, endedCause, endedReason, type PublishedResult } from "../../contract/call.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../../journal/records.ts";
 import type { Replies, RequestFrame, RequestOf } from "../protocol.ts";
 
@@ -48,14 +48,14 @@ export class RemoteSink implements CallSink {
 
   /** Commits an extension Event; resolves with its sequence. */
   emit(event: string, data: JsonValue): Promise<number> {
-    return this.#report({ id: 0, op: "emit", session: this.#session, call: this.#call, event, data });
+    return this.#reported({ id: 0, op: "emit", session: this.#session, call: this.#call, event, data });
   }
 
   /** Commits a result; resolves with its sequence. A failed outcome ends the call. */
   async emitResult({ outcome, content }: PublishedResult): Promise<number> {
     const frame: RequestFrame<"result"> = { id: 0, op: "result", session: this.#session, call: this.#call, outcome };
     if (content !== undefined) frame.content = content;
-    const sequence = await this.#report(frame);
+    const sequence = await this.#reported(frame);
     if (outcome.status !== "ok") this.#ended("finish");
     return sequence;
   }
@@ -103,7 +103,7 @@ export class RemoteSink implements CallSink {
     // Checked here too, so a request that is not JSON fails this call instead of the connection;
     // async, so a bad request rejects ctx.model as it does embedded instead of throwing.
     const normalized = normalizeModelRequest(request);
-    const reply = await this.#report({
+    const reply = await this.#reported({
       id: 0,
       op: "model",
       session: this.#session,
@@ -120,7 +120,21 @@ export class RemoteSink implements CallSink {
     if (records.length !== bodies.length) {
       throw new BrainError("invalid_argument", "a host records only Environment changes");
     }
-    return await this.#report({ id: 0, op: "record", session: this.#session, call: this.#call, records });
+    return await this.#reported({ id: 0, op: "record", session: this.#session, call: this.#call, records });
+  }
+
+  /**
+   * `report`, refused as an embedded call refuses a report after its end (`call_finished`) when Brain ended the
+   * call before this client closed, rather than with the closed client's `brain_closed`.
+   */
+  async #reported<O extends ReportOp>(frame: RequestFrame<O>): Promise<Replies[O]> {
+    try {
+      return await this.#report(frame);
+    } catch (error) {
+      const cause = endedCause(this.#controller.signal.reason);
+      if (!(error instanceof BrainError && error.code === "brain_closed") || cause === undefined) throw error;
+      throw new BrainError("call_finished", `call ${this.#call} has ended (${cause})`, { cause: error });
+    }
   }
 
   /** The call ended by this host's own report; an earlier end Brain decided already aborted it. */
