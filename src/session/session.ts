@@ -12,7 +12,7 @@ import type { JsonValue } from "../outcome/json.ts";
 import { BRAIN_MAX_INPUT_BYTES, checkCancelReason, checkInputSize } from "../contract/budgets.ts";
 import type { Invocation } from "../contract/call.ts";
 import type { BrainResources, PlacedTool } from "../contract/placement.ts";
-import { type Activation, checkActivationOf, sessionActivation } from "./activation.ts";
+import { Activation, checkActivationOf, sessionActivation } from "./activation.ts";
 import { dispatchCall } from "./dispatch.ts";
 import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } from "./call_arguments.ts";
 import { handleEnded } from "./handle_ended.ts";
@@ -134,7 +134,12 @@ export class Session implements BrainSession {
 
   /** A new activation with this session's emitted-bytes budget. */
   activation(): Activation {
-    return sessionActivation(this.id, { maxEmittedBytes: this.#maxEmittedBytes, maxModelCalls: this.#maxModelCalls });
+    return sessionActivation(this.id, this.#budgets());
+  }
+
+  /** The budgets of a new activation; one a call makes for itself reaches no caller, so no session owns it. */
+  #budgets() {
+    return { maxEmittedBytes: this.#maxEmittedBytes, maxModelCalls: this.#maxModelCalls };
   }
 
   /**
@@ -230,7 +235,7 @@ export class Session implements BrainSession {
     checkActivationOf(this.id, checked.activation);
     checkInputSize(placed.tool.name, size, this.#maxInputBytes);
     const { deadline } = checked;
-    const activation = checked.activation ?? this.activation();
+    const activation = checked.activation ?? new Activation(this.#budgets());
     const tool = placed.tool.name;
     const intent: Intent = deadline === undefined
       ? { kind: "tool_call_started", tool, input, activation: activation.id }
