@@ -38,6 +38,12 @@ export interface CallSink {
   readonly signal: AbortSignal;
   /** Commits an extension Event; rejects with `call_finished` once the call is ending. */
   emit(event: string, data: JsonValue): Promise<number>;
+  /**
+   * Commits an extension Event before it returns its sequence, when this sink can
+   * (nothing of the call in flight, a journal that commits at once); undefined
+   * when it cannot, and `emit` then commits it. Throws what `emit` rejects with.
+   */
+  emitNow?(event: string, data: JsonValue): number | undefined;
   /** Commits a result; a non-success outcome also ends the call. */
   emitResult(result: PublishedResult): Promise<number>;
   /** Ends the synchronous phase, publishing `result` first when given. */

@@ -161,7 +161,7 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
         const refused = refusedEvent(event, data);
         if (refused) return handled(Promise.reject(refused));
-        return this.#enqueue(() => this.#sink.emit(event, data));
+        return this.#emitNow(event, data) ?? this.#enqueue(() => this.#sink.emit(event, data));
       },
       emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
@@ -254,6 +254,20 @@ class ReportQueue {
       report,
       (error) => ended && this.#sink.signal.aborted ? ended() : Promise.reject(error),
     );
+  }
+
+  /**
+   * The Event committed at once when no report is in flight and the sink commits
+   * before it returns: the queue then has nothing to order. Undefined otherwise.
+   */
+  #emitNow(event: string, data: JsonValue): Promise<number> | undefined {
+    if (this.#inFlight !== 0 || this.#sink.emitNow === undefined) return undefined;
+    try {
+      const sequence = this.#sink.emitNow(event, data);
+      return sequence === undefined ? undefined : Promise.resolve(sequence);
+    } catch (error) {
+      return handled(Promise.reject(error));
+    }
   }
 
   #finished(operation: string): BrainError {

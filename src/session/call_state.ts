@@ -113,16 +113,35 @@ export class CallState implements CallSink {
 
   /** Commits an extension Event. */
   emit(event: string, data: JsonValue): Promise<number> {
-    const refusedKind = refusedEventKind(event);
-    if (refusedKind) return Promise.reject(refusedKind);
-    const size = jsonSize(data);
-    if (size < 0) {
-      return Promise.reject(new BrainError("invalid_argument", `event data is not JSON: ${findNonJson(data)}`));
+    let body;
+    try {
+      body = this.#eventBody(event, data);
+    } catch (error) {
+      return Promise.reject(error);
     }
-    const refused = this.#admit(utf8Length(event) + size);
-    if (refused) return Promise.reject(refused);
-    const committed = this.#commit([{ kind: "tool_event", call: this.call, event, data }], firstSequence);
+    const committed = this.#commit([body], firstSequence);
     return this.#trace ? this.#trace.emit(event, committed) : committed;
+  }
+
+  /**
+   * Commits an extension Event before returning its sequence, when the journal
+   * commits at once and none of the call's commits is in flight; else undefined
+   * (then `emit` commits it). Throws what `emit` would reject with.
+   */
+  emitNow(event: string, data: JsonValue): number | undefined {
+    if (this.#trace || this.#inFlight !== 0 || !this.#appendNow) return undefined;
+    return this.#appendNow(this.#sessionId, [this.#eventBody(event, data)])[0].sequence;
+  }
+
+  /** The `tool_event` record of an Event the call may still commit; throws why not. */
+  #eventBody(event: string, data: JsonValue): RecordBody {
+    const refusedKind = refusedEventKind(event);
+    if (refusedKind) throw refusedKind;
+    const size = jsonSize(data);
+    if (size < 0) throw new BrainError("invalid_argument", `event data is not JSON: ${findNonJson(data)}`);
+    const refused = this.#admit(utf8Length(event) + size);
+    if (refused) throw refused;
+    return { kind: "tool_event", call: this.call, event, data };
   }
 
   /** Commits a result; a non-success outcome also ends the call. */
