@@ -2,6 +2,7 @@ import { BrainError } from "../outcome/errors.ts";
 import type { Journal } from "./journal.ts";
 import { closes, opens, unknownEnd } from "./open_calls.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
+import { paused } from "../util/paused.ts";
 
 /** Pauses before each read of the journal that decides a doubtful commit, while its store keeps failing. */
 const DECIDE_MS = [0, 50, 250, 1_000];
@@ -110,7 +111,7 @@ export class OpeningCommits {
   /** Reads the session after each pause of `pauses` until it decides the doubtful commits. */
   async #decide(pauses: readonly number[]): Promise<void> {
     for (const pause of pauses) {
-      if (pause > 0 && !await this.#paused(pause)) break;
+      if (pause > 0 && !await paused(pause, this.#stopped.signal)) break;
       while (this.#sending.size > 0) await Promise.allSettled(this.#sending);
       try {
         await this.#decideNow();
@@ -128,7 +129,7 @@ export class OpeningCommits {
       doubtful.done = undefined;
     }
     if (this.#doubtful.length > 0 && !this.#stopped.signal.aborted && this.#later++ < LATER_READS) {
-      void this.#paused(LATER_MS).then((resumed) => {
+      void paused(LATER_MS, this.#stopped.signal).then((resumed) => {
         if (resumed) this.#deciding ??= this.#decide([0]).finally(() => this.#deciding = undefined);
       });
     }
@@ -180,23 +181,6 @@ export class OpeningCommits {
       }
     }
     return undefined;
-  }
-
-  /** Resolves true after `ms`, or false at once once stopped. */
-  #paused(ms: number): Promise<boolean> {
-    const signal = this.#stopped.signal;
-    if (signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const stop = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      const timer = setTimeout(() => {
-        signal.removeEventListener("abort", stop);
-        resolve(true);
-      }, ms);
-      signal.addEventListener("abort", stop, { once: true });
-    });
   }
 }
 

@@ -40,6 +40,7 @@ import { storageError } from "./storage_error.ts";
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { paused } from "../util/paused.ts";
 
 /** How long past its expiry a node's heartbeat row is kept. */
 const NODE_KEEP_MS = 60_000;
@@ -310,25 +311,9 @@ export class PostgresJournal implements Journal {
         lost = error;
       }
       const pause = Math.min(reconnectDelay(attempt) * 1_000, until - Date.now());
-      if (pause <= 0 || !await this.#paused(pause)) break;
+      if (pause <= 0 || !await paused(pause, this.#closing.signal)) break;
     }
     throw lost;
-  }
-
-  /** Resolves true after `ms`, or false as soon as the journal closes. */
-  #paused(ms: number): Promise<boolean> {
-    if (this.#closed) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#closing.signal.removeEventListener("abort", closed);
-        resolve(true);
-      }, ms);
-      const closed = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      this.#closing.signal.addEventListener("abort", closed, { once: true });
-    });
   }
 
   /** Takes the session's lease with the next token unless another owner's is live, by the database's clock. */
