@@ -6,6 +6,7 @@ import { allKeys } from "../outcome/known_keys.ts";
 import { deepFreeze } from "../util/freeze.ts";
 import { errorText } from "../util/error_text.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { isObject } from "../util/is_object.ts";
 
 /** Every record kind, so an append of any other is refused before anything is written. */
 const KINDS: ReadonlySet<unknown> = new Set(
@@ -76,10 +77,6 @@ export function metaProblem(meta: unknown): string | undefined {
     return "must have no host or a host id and tokenHash";
   }
   return undefined;
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /**

@@ -3,6 +3,7 @@ import { MAX_JSON_DEPTH } from "../outcome/json.ts";
 import { errorText } from "../util/error_text.ts";
 import { checkBodies, metaProblem } from "./frozen_record.ts";
 import type { JournalRecord, SessionMeta } from "./records.ts";
+import { isObject } from "../util/is_object.ts";
 
 /**
  * The stored JSON text of record `sequence` as an object; `journal_corrupt`
@@ -95,10 +96,6 @@ export function corrupt(sessionId: string, sequence: number, what: string): Brai
   return new BrainError("journal_corrupt", `session ${sessionId}: record ${sequence} ${what}`, {
     details: { sessionId, sequence },
   });
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Deep-freezes `value` unless it nests deeper than `maxDepth` levels; false then. Nothing recurses. */

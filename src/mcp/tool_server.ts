@@ -20,6 +20,7 @@ import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Outcome } from "../outcome/outcome.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { isObject } from "../util/is_object.ts";
 
 /** Options of `serveMcp` and `serveMcpStdio`. */
 export interface ServeMcpOptions {
@@ -256,8 +257,4 @@ async function answer(session: BrainSession, call: number, outcome: Outcome, pla
 
 function isObjectSchema(schema: Record<string, JsonValue> | undefined): boolean {
   return schema?.type === "object";
-}
-
-function isObject(value: JsonValue): boolean {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -1,0 +1,4 @@
+/** True for an object that is not an array (nor null): what JSON calls an object. */
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
