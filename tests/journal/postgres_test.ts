@@ -172,7 +172,44 @@ Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no 
   }
 });
 
-Deno.test("PostgresJournal: a row edited to no record, or deleted between others, fails the read journal_corrupt", async () => {
+Deno.test("PostgresJournal.open: journals opening a schema at once take no lock a commit or read in flight holds (no deadlock with them), and all open", async () => {
+  const name = schema();
+  const first = await PostgresJournal.open(pg.url, { schema: name });
+  await first.createSession(session("s"));
+  await first.append("s", [{ kind: "tool_call_started", tool: "t", input: null, activation: "a" }]);
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {}, connection: { search_path: name } });
+  const held = Promise.withResolvers<void>();
+  const holding = Promise.withResolvers<void>();
+  // A transaction in flight that has read the records and written a session, as a commit or a follower's read does.
+  const transaction = sql.begin(async (tx) => {
+    await tx`SELECT count(*) FROM brain_records`;
+    await tx`UPDATE brain_sessions SET meta = meta WHERE id = 's'`;
+    holding.resolve();
+    await held.promise;
+  });
+  const journals: PostgresJournal[] = [];
+  try {
+    await holding.promise;
+    const opening = Array.from({ length: 8 }, () =>
+      PostgresJournal.open(pg.url, { schema: name }).then((journal) => {
+        journals.push(journal);
+        return journal;
+      }));
+    await withDeadline(Promise.all(opening), "journals to open while a transaction holds the tables");
+  } finally {
+    held.resolve();
+    await transaction;
+    await sql.end();
+  }
+  try {
+    await Promise.all(journals.map((journal, index) => journal.append("s", [{ kind: "tool_returned", call: index }])));
+    assert.equal(await first.head("s"), journals.length + 1);
+  } finally {
+    await Promise.all([first, ...journals].map((journal) => journal.close()));
+  }
+});
+
+Deno.test("PostgresJournal: a row edited to no record, or deleted between others or at the end, fails the read journal_corrupt", async () => {
   const edits: [string, number, string][] = [
     ["a body that is no JSON", 2, `UPDATE brain_records SET body = '{not json' WHERE sequence = 2`],
     ["a body that is a JSON array", 2, `UPDATE brain_records SET body = '[1]' WHERE sequence = 2`],
@@ -184,6 +221,7 @@ Deno.test("PostgresJournal: a row edited to no record, or deleted between others
       WHERE sequence = 3`,
     ],
     ["a row deleted between others", 2, "DELETE FROM brain_records WHERE sequence = 2"],
+    ["the last rows deleted at the session's end", 2, "DELETE FROM brain_records WHERE sequence >= 2"],
   ];
   for (const [what, sequence, edit] of edits) {
     const name = schema();
@@ -238,7 +276,7 @@ Deno.test("PostgresJournal: a read the database ended midway is read again, and 
       let ended = false;
       while (!ended) {
         const [row] = await killer`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
-          FROM pg_stat_activity WHERE application_name = 'brain' AND query LIKE '%FROM brain_records r%'
+          FROM pg_stat_activity WHERE application_name = 'brain' AND query LIKE '%LEFT JOIN brain_records r%'
             AND state = 'active'`;
         terminated += row.n;
         ended = row.n > 0 || (await Promise.race([reading, "reading"])) !== "reading";
