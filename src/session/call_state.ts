@@ -1,4 +1,5 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
+import { landedCommit } from "../journal/landed_commit.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
@@ -60,6 +61,8 @@ export class CallState implements CallSink {
   #lates = 0;
   #trace: ToolCallTrace | undefined;
   #onEnded: (state: CallState, error?: unknown) => void;
+  /** Sequence of the call's last record a commit through the journal's promise was answered for. */
+  #answered: number;
 
   /**
    * Brain creates one per committed `tool_call_started` record; `end` settles
@@ -87,6 +90,7 @@ export class CallState implements CallSink {
     this.#activation = activation;
     this.#deadline = started.deadline;
     this.call = started.sequence;
+    this.#answered = started.sequence;
     this.#end = end;
     this.ended = end.promise;
   }
@@ -452,11 +456,33 @@ export class CallState implements CallSink {
   }
 
   #append(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    let appended;
     try {
-      return this.#journal.append(this.#sessionId, bodies);
+      appended = this.#journal.append(this.#sessionId, bodies);
     } catch (error) {
       return Promise.reject(error);
     }
+    // A journal that commits in this process's memory answers every commit; another may fail one that landed.
+    if (this.#appendNow) return appended;
+    return appended.then((records) => this.#answer(records), (error) => this.#readBack(bodies, error));
+  }
+
+  #answer(records: JournalRecord[]): JournalRecord[] {
+    this.#answered = records[records.length - 1].sequence;
+    return records;
+  }
+
+  /**
+   * After a commit the store failed with its outcome unknown (`storage_unavailable`,
+   * a connection cut after the write, say): its records if it landed, as if the
+   * answer had arrived; else the error, knowing nothing was written, so what the
+   * Tool does next (a retry) lands once. The call's next commit waits for this.
+   */
+  async #readBack(bodies: RecordBody[], error: unknown): Promise<JournalRecord[]> {
+    if (!(error instanceof BrainError && error.code === "storage_unavailable")) throw error;
+    const landed = await landedCommit(this.#journal, this.#sessionId, this.call, this.#answered, bodies);
+    if (landed === undefined) throw error;
+    return this.#answer(landed);
   }
 }
 

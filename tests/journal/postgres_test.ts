@@ -545,6 +545,61 @@ Deno.test("a Brain whose call's intent landed though the link lost the commit's 
   assert.equal(dispatched, 2, "each call ran once");
 });
 
+Deno.test("a Tool's event whose commit landed though the link lost its answer until the resends gave up is answered as committed, once", async () => {
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const name = schema();
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  // Links that stay silent are given up after answerTimeoutMs: the journal's resends fail until it gives up.
+  const journal = await PostgresJournal.open(target.href, { schema: name, answerTimeoutMs: 300 });
+  const failed: string[] = [];
+  // The link comes back once the journal gave the commit up as storage_unavailable: the read-back gets through.
+  const healing = new Proxy(journal, {
+    get(inner, key) {
+      if (key !== "append") {
+        const value = Reflect.get(inner, key, inner);
+        return typeof value === "function" ? value.bind(inner) : value;
+      }
+      return (...args: Parameters<PostgresJournal["append"]>) =>
+        inner.append(...args).catch((error) => {
+          failed.push(error.code);
+          proxy.heal();
+          throw error;
+        });
+    },
+  });
+  const emitted = Promise.withResolvers<number>();
+  const emitter = tool({
+    name: "emitter",
+    description: "Emits one event while the link fails.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const cut = proxy.trap("SELECT 1", "cut");
+      const sequence = ctx.emit("kept", 1);
+      await cut;
+      // Before any resend: every link, open or new, goes silent.
+      proxy.blackhole();
+      await sequence.then(emitted.resolve, emitted.reject);
+      return ctx.finish(await sequence);
+    },
+  });
+  const brain = new Brain({ journal: healing, leaseMs: 60_000 });
+  try {
+    const session = await brain.sessions.create({ id: "lost-event", tools: [emitter()] });
+    const ending = session.call("emitter", {}, { timeoutMs: 30_000 });
+    const sequence = await emitted.promise;
+    const end = await ending;
+    assert.deepEqual(failed, ["storage_unavailable"], "the journal gave the commit up");
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: sequence }]);
+    const events = (await journal.read("lost-event")).filter((record) => record.kind === "tool_event");
+    assert.deepEqual(events.map((record) => record.sequence), [sequence], "the event landed once");
+  } finally {
+    await brain.close();
+    await journal.close();
+    await proxy.close();
+  }
+});
+
 Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits holds no transaction: a successor takes its session over once its lease lapses, and nothing of the paused owner lands after", async () => {
   const name = schema();
   const journal = await PostgresJournal.open(pg.url, { schema: name });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, BrainError, tool, type ToolContext } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
@@ -10,18 +10,18 @@ import { gate } from "../_support/gate.ts";
 import { ofKind, until } from "../_support/until.ts";
 
 /**
- * A journal whose store fails the next commit that opens a call (`tool_call_started` or `model_call_started`)
- * with `storage_unavailable` after writing it (`lose: "answer"`) or before (`lose: "commit"`), as a
- * connection cut after or before the database took the commit would; while `down`, reads fail too.
+ * A journal whose store fails the next commit holding a record of a kind in `losing` (by default those that open
+ * a call: `tool_call_started`, `model_call_started`) with `storage_unavailable` after writing it
+ * (`lose: "answer"`) or before (`lose: "commit"`), as a connection cut after or before the database took the
+ * commit would; while `down`, reads fail too.
  */
 class LostAnswers extends MemoryJournal {
   lose: "answer" | "commit" | undefined;
+  losing: string[] = ["tool_call_started", "model_call_started"];
   down = false;
 
   override async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    const lose = bodies.some(({ kind }) => kind === "tool_call_started" || kind === "model_call_started")
-      ? this.lose
-      : undefined;
+    const lose = bodies.some(({ kind }) => this.losing.includes(kind)) ? this.lose : undefined;
     if (lose) this.lose = undefined;
     if (lose === "commit") throw unavailable();
     const records = await super.append(sessionId, bodies, options);
@@ -127,4 +127,45 @@ Deno.test("while the store stays down the caller is told storage_unavailable; on
   release();
   assert.equal((await background.ended).cause, "finish");
   assert.equal((await session.call("counted", { n: 2 })).outcome.status, "ok");
+});
+
+Deno.test("an event, result or finish whose commit landed though the store reported it failed is answered as committed, once; one that did not land fails storage_unavailable, leaving nothing", async () => {
+  const journal = new LostAnswers();
+  await using brain = new Brain({ journal });
+  /** Loses the next commit holding a record of `kind`, its answer or the commit itself. */
+  const losing = (kind: string, lose: "answer" | "commit") => {
+    journal.losing = [kind];
+    journal.lose = lose;
+  };
+  const answers = Promise.withResolvers<Record<string, unknown>>();
+  const reporter = tool({
+    name: "reporter",
+    description: "Emits, emits a result and finishes while the store loses answers.",
+    input: z.object({}),
+    run: (_input, ctx) => reported(ctx).then(answers.resolve, answers.reject),
+  });
+  const reported = async (ctx: ToolContext) => {
+    losing("tool_event", "commit");
+    const refused = await ctx.emit("lost", 0).then(() => undefined, (error) => error);
+    losing("tool_event", "answer");
+    const event = await ctx.emit("kept", 1);
+    losing("tool_result", "answer");
+    const result = await ctx.emitResult(2);
+    losing("tool_call_finished", "answer");
+    const finished = await ctx.finish(3);
+    return { refused, event, result, finished };
+  };
+  const session = await brain.sessions.create({ tools: [reporter()] });
+  const ending = session.call("reporter", {});
+  const { refused, event, result, finished } = await answers.promise;
+  const end = await ending;
+  assert.ok(hasCode("storage_unavailable")(refused), "a commit that did not land fails");
+  const records = await session.read();
+  assert.deepEqual(ofKind(records, "tool_event").map((record) => [record.sequence, record.event]), [[event, "kept"]]);
+  assert.deepEqual(ofKind(records, "tool_result").map((record) => record.sequence), [result, end.sequence - 1]);
+  assert.deepEqual({ ...finished as object }, { sequence: end.sequence, late: false });
+  assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 3 }]);
+  assert.equal(ofKind(records, "tool_call_finished").length, 1);
+  assert.equal(ofKind(records, "tool_call_late").length, 0);
+  assert.deepEqual(await journal.openCalls(session.id), []);
 });
