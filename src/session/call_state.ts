@@ -212,9 +212,12 @@ export class CallState implements CallSink {
     return this.#terminal(body, cause, outcome, ownFinish);
   }
 
-  /** A finish after another terminal cause: recorded as late, resolving with the call's end. */
+  /**
+   * A finish after another terminal cause: recorded as late, resolving with the call's end; `brain_closed`
+   * once the journal closed (its Brain closed), as a remote host whose Brain client closed is told.
+   */
   #lateFinish(cause: string): Promise<Finished> {
-    return this.#late(cause).then(() => this.ended).then(lateFinish);
+    return this.#late(cause, refusedClosed).then(() => this.ended).then(lateFinish);
   }
 
   /**
@@ -395,7 +398,7 @@ export class CallState implements CallSink {
   }
 
   /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
-  #late(cause: string): Promise<void> {
+  #late(cause: string, failed: (error: unknown) => void = ignore): Promise<void> {
     if (this.#lates >= BRAIN_MAX_LATE_RECORDS) {
       return Promise.reject(
         new BrainError("budget_exceeded", `call ${this.call} already has ${BRAIN_MAX_LATE_RECORDS} late reports`, {
@@ -404,7 +407,7 @@ export class CallState implements CallSink {
       );
     }
     this.#lates++;
-    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }], ignore, ignore);
+    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }], ignore, failed);
   }
 
   /**
@@ -487,6 +490,13 @@ export class CallState implements CallSink {
 }
 
 function ignore(): void {}
+
+/** Ignores a late record's failed commit, but for a closed journal: its Brain closed (`brain_closed`). */
+function refusedClosed(error: unknown): void {
+  if (error instanceof BrainError && error.code === "journal_closed") {
+    throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+  }
+}
 
 /** A promise of `next(value)`, rejected with what it throws. */
 function settledWith<A, T>(next: (value: A) => T | Promise<T>, value: A): Promise<T> {
