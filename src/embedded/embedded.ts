@@ -11,6 +11,8 @@ import type { Journal } from "../journal/journal.ts";
 import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
+import { checkedJournal } from "../journal/checked_journal.ts";
+import { JOURNAL_METHODS } from "../journal/built_in.ts";
 import { Ownership } from "../journal/ownership.ts";
 import { isPostgresUrl } from "../journal/postgres_url.ts";
 import type { SessionMeta } from "../journal/records.ts";
@@ -100,8 +102,6 @@ const COMPONENT_SETTINGS = allKeys<ComponentSettings>({
   maxQueuedCalls: true,
   warm: true,
 });
-/** What a Brain calls on its journal; a value without them is no journal. */
-const JOURNAL_METHODS = ["append", "read", "subscribe", "createSession", "getSession", "listSessions", "close"];
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -139,7 +139,6 @@ export class EmbeddedBackend implements BrainBackend {
           "new Brain({ url, token, host })",
       );
     }
-    this.journal = options.journal === undefined ? new MemoryJournal() : checkJournal(options.journal);
     this.#maxEmittedBytes = positiveLimit("maxEmittedBytes", options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES);
     this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
     this.#maxModelCalls = positiveLimit("maxModelCalls", options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS);
@@ -152,6 +151,9 @@ export class EmbeddedBackend implements BrainBackend {
         `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${shownValue(options.leaseMs)}`,
       );
     }
+    this.journal = options.journal === undefined
+      ? new MemoryJournal()
+      : checkedJournal(checkJournal(options.journal), this.#leaseMs);
     this.#resources = new Resources(
       options.components === undefined ? undefined : readOptions("components", options.components, COMPONENT_SETTINGS),
     );
