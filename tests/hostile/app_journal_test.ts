@@ -4,6 +4,7 @@ import { Brain, BrainError, type BrainErrorCode, type BrainSession, tool } from 
 import { type Journal, MemoryJournal } from "../../src/journal/mod.ts";
 import type { JournalRecord } from "../../src/journal/records.ts";
 import { withDeadline } from "../_support/deadline.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
 
 /**
  * Application journals (plain objects implementing the public Journal interface) that misbehave: each
@@ -25,14 +26,15 @@ type Answer = (store: MemoryJournal, args: unknown[]) => unknown;
 
 const LEASE_MS = 300;
 
-/** A plain object over a memory store whose method `method` answers by `answer` once armed. */
-function appJournal(method: Method, answer: Answer) {
+/** A plain object over a memory store whose methods in `answers` answer by them once armed. */
+function appJournal(answers: Partial<Record<Method, Answer>>) {
   const store = new MemoryJournal();
   const state = { armed: false };
   const journal = {} as Record<Method, (...args: unknown[]) => unknown>;
   for (const name of METHODS) {
+    const answer = answers[name];
     journal[name] = (...args: unknown[]) =>
-      state.armed && name === method
+      state.armed && answer
         ? answer(store, args)
         // The store outlives the journal's close, for the test to read what the Brain left in it.
         : name === "close"
@@ -186,7 +188,7 @@ const ACTS: Partial<Record<Method, (brain: Brain, session: BrainSession) => Prom
  * the code the caller got. The Brain then closes over the mended journal, leaving no call open in the store.
  */
 async function probe(method: Method, answer: Answer): Promise<string> {
-  const { journal, store, state } = appJournal(method, answer);
+  const { journal, store, state } = appJournal({ [method]: answer });
   const brain = new Brain({ journal, leaseMs: LEASE_MS });
   const session = await brain.sessions.create({ tools: [add()] });
   // One committed call, so reads and follows have records to answer with.
@@ -371,9 +373,9 @@ Deno.test("hostile application journal: a subscription that fails, ends wrongly 
 });
 
 Deno.test("hostile application journal: a subscription that never yields ends when its follower stops, or its Brain closes", async () => {
-  const { journal, state } = appJournal("subscribe", () => ({
-    [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }),
-  }));
+  const { journal, state } = appJournal({
+    subscribe: () => ({ [Symbol.asyncIterator]: () => ({ next: () => new Promise(() => {}) }) }),
+  });
   const brain = new Brain({ journal, leaseMs: LEASE_MS });
   const session = await brain.sessions.create({ tools: [add()] });
   state.armed = true;
@@ -395,7 +397,7 @@ Deno.test("hostile application journal: a subscription that never yields ends wh
 Deno.test("hostile application journal: a close that fails or never settles fails Brain.close storage_unavailable", async () => {
   const wrong: string[] = [];
   for (const [what, answer] of FAILURES) {
-    const { journal, state } = appJournal("close", answer);
+    const { journal, state } = appJournal({ close: answer });
     const brain = new Brain({ journal, leaseMs: LEASE_MS });
     await brain.sessions.create({ tools: [add()] });
     state.armed = true;
@@ -403,4 +405,42 @@ Deno.test("hostile application journal: a close that fails or never settles fail
     if (code !== "storage_unavailable") wrong.push(`close ${what}: ${code}`);
   }
   assert.deepEqual(wrong, []);
+});
+
+Deno.test("hostile application journal: a Brain server whose journal's heartbeat throws, sweep never answers and owner lookups answer garbage serves its hosts and shuts down", async () => {
+  const serverToken = "operator-secret";
+  const { journal, state } = appJournal({
+    beat: () => {
+      throw new TypeError("no heartbeat");
+    },
+    stranded: () => new Promise(() => {}),
+    holder: () => Promise.resolve({ owner: 5 }),
+    nodes: () => Promise.resolve("nodes"),
+  });
+  state.armed = true;
+  const server = await withDeadline(serveBrain({ journal, serverToken, leaseMs: LEASE_MS }), "the server to start");
+  try {
+    await using brain = new Brain({ url: server.url, serverToken, token: "t", host: "app" });
+    const session = await brain.sessions.create({ tools: [add()] });
+    // A second writing handle asks the journal whether another server owns the session.
+    const again = await brain.sessions.get(session.id, { tools: [add()] });
+    assert.deepEqual((await again.call("add", { a: 1, b: 2 })).outcome, { status: "ok", value: 3 });
+  } finally {
+    await withDeadline(server.shutdown(), "the server to shut down");
+  }
+});
+
+Deno.test("hostile application journal: a lease renewal answering no lease leaves the owner its lease, and its calls commit", async () => {
+  const renewed = Promise.withResolvers<void>();
+  const { journal, state } = appJournal({
+    renew: () => {
+      renewed.resolve();
+      return Promise.resolve({ sessionId: 5, token: "t" });
+    },
+  });
+  await using brain = new Brain({ journal, leaseMs: LEASE_MS });
+  const session = await brain.sessions.create({ tools: [add()] });
+  state.armed = true;
+  await withDeadline(renewed.promise, "a renewal");
+  assert.deepEqual((await session.call("add", { a: 1, b: 2 })).outcome, { status: "ok", value: 3 });
 });
