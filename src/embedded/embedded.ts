@@ -37,7 +37,17 @@ import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
-  /** Where sessions and records live; an in-memory journal by default. */
+  /**
+   * Where sessions and records live; an in-memory journal by default. A
+   * journal other than Brain's own stores (`MemoryJournal`, `KvJournal`,
+   * `PostgresJournal`) is checked: an answer no store gives (a record of no
+   * known kind, sequences out of place, a lease of another session) fails
+   * `journal_corrupt`; anything else it throws or rejects with, and any answer
+   * that has not come within `leaseMs`, fails `storage_unavailable`, as a
+   * failed store does. (A Brain that waited longer could hold no lease: it
+   * renews them at a third of that time. `PostgresJournal` gives up on a
+   * silent database after the same 10 s by default.)
+   */
   journal?: Journal;
   /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
   path?: string;
@@ -64,6 +74,7 @@ export interface BrainOptions {
    * How long this Brain's hold on a session it writes to lasts without renewal
    * (it renews every third of it): after its process dies, another Brain over
    * the same journal takes the session over once this passed. 10 s by default.
+   * Also how long an application's `journal` may take to answer.
    */
   leaseMs?: number;
   /** Limits and the cache folder of the child processes that run Components. */
