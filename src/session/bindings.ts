@@ -75,11 +75,31 @@ export async function admitEnvironment(
   return await makeWorkspace(allow!.workspaceRoot!, sessionId, env.name);
 }
 
+/** True when `env` grants filesystem, network or environment-variable access. */
+function grantsAuthority(env: Environment): boolean {
+  const grant = env.grant;
+  return grant !== undefined &&
+    (grant.filesystem !== undefined || (grant.net?.length ?? 0) > 0 || (grant.env?.length ?? 0) > 0);
+}
+
 /**
  * Admits one placed Tool's implementation, if it has one. A refusal that is not a
  * BrainError (a custom implementation's bug) becomes `invalid_tool` naming the Tool.
+ * A `run` function runs in the application: in a binding that does not dispatch it
+ * elsewhere yet grants authority (a `brainEnv` with a workspace, net or env grant it
+ * would run outside of) or interprets descriptors (an `httpEnv`), it is `unsupported_runtime`.
  */
 export async function admitImplementation(placed: PlacedTool, admission: Admission): Promise<void> {
+  const { env, implementation, tool } = placed;
+  if (!implementation && env && !env.dispatch && (grantsAuthority(env) || env.interpret)) {
+    throw new BrainError(
+      "unsupported_runtime",
+      `tool ${tool.name}: a run function runs in the application, outside environment ${env.name} (${env.kind}), ` +
+        `which ${env.interpret ? "runs descriptors" : "grants authority only a Component can be confined to"}; ` +
+        `place it in a hostEnv`,
+      { details: { tool: tool.name, environment: env.name, kind: env.kind } },
+    );
+  }
   try {
     await placed.implementation?.admit(admission);
   } catch (error) {
