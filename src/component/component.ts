@@ -21,13 +21,31 @@ const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
 export interface ComponentOptions {
   /**
    * Receives the Component's best-effort `telemetry` and what it prints to
-   * stdout and stderr; it never enters saved history or model context.
+   * stdout and stderr; it never enters saved history or model context. On a
+   * remote Brain the Component runs on the server, which forwards each entry here.
    */
   telemetry?: (entry: TelemetryEntry) => void;
   /** Largest Component file accepted at admission, in bytes (default 64 MiB); past it admission fails with `payload_too_large`. */
   maxBytes?: number;
   /** How long fetching an `http:`/`https:` Component may take, in milliseconds (default 30 000); past it admission fails with `timeout`. */
   fetchTimeoutMs?: number;
+}
+
+type TelemetryListener = (entry: TelemetryEntry) => void;
+let forwarded: (component: Component, listener: TelemetryListener) => Implementation;
+let listenerOf: (component: Component) => TelemetryListener | undefined;
+
+/**
+ * `component` run with its telemetry going to `listener` instead of its own: a Brain
+ * server runs a client's uploaded Component this way, forwarding each entry to that client.
+ */
+export function withTelemetry(component: Component, listener: TelemetryListener): Implementation {
+  return forwarded(component, listener);
+}
+
+/** The `telemetry` listener `component` was made with, if any. */
+export function telemetryListener(component: Component): TelemetryListener | undefined {
+  return listenerOf(component);
 }
 
 /** Interfaces a sandbox gives a guest, without versions. */
@@ -139,16 +157,29 @@ export class Component implements Implementation {
     return this.#bytes;
   }
 
+  static {
+    forwarded = (component, listener) => ({
+      kind: "component",
+      admit: (admission) => component.admit(admission),
+      execute: (dispatch) => component.#execute(dispatch, listener),
+    });
+    listenerOf = (component) => component.#telemetry;
+  }
+
   /** Runs one dispatched call in a sandbox of its placement. */
   execute(dispatch: Dispatch): void {
-    this.#run(dispatch).catch((error) => {
+    this.#execute(dispatch, this.#telemetry);
+  }
+
+  #execute(dispatch: Dispatch, telemetry: TelemetryListener | undefined): void {
+    this.#run(dispatch, telemetry).catch((error) => {
       if (dispatch.sink.signal.aborted) return;
       const code = error instanceof BrainError ? error.code : "tool_error";
       return dispatch.sink.finish({ outcome: fail(code, (error as Error).message) }, "error");
     }).catch(() => {});
   }
 
-  async #run(dispatch: Dispatch): Promise<void> {
+  async #run(dispatch: Dispatch, telemetry: TelemetryListener | undefined): Promise<void> {
     const { sink, invocation, tool } = dispatch;
     const pools = sandboxPools(dispatch.resources);
     const spec = this.#admittedSpec(pools, dispatch.env, dispatch.workspace);
@@ -170,7 +201,7 @@ export class Component implements Implementation {
     }
     let reusable = false;
     try {
-      reusable = await sandbox.run(dispatch, parsed.value, this.#telemetry);
+      reusable = await sandbox.run(dispatch, parsed.value, telemetry);
     } finally {
       pools.release(sandbox, reusable);
     }
