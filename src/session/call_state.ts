@@ -153,7 +153,7 @@ export class CallState implements CallSink {
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
       this.#claim("finish");
-      return this.#terminal(resultBody(this.call, result), "finish", result.outcome, resultSequence);
+      return Promise.resolve(this.#terminal(resultBody(this.call, result), "finish", result.outcome, resultSequence));
     }
     this.#lastResult = result.outcome;
     return this.#commit([resultBody(this.call, result)], firstSequence);
@@ -190,6 +190,21 @@ export class CallState implements CallSink {
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
     if (this.#claimed) return this.#lateFinish(cause);
+    return Promise.resolve(this.#finish(result, cause));
+  }
+
+  /**
+   * {@linkcode finish}, returning the Tool's `Finished` itself when the journal
+   * commits at once; a late finish, or one whose commit waits, still gives its promise.
+   */
+  finishNow(
+    result: PublishedResult | undefined,
+    cause: "finish" | "error" | "unknown" = "finish",
+  ): Finished | Promise<Finished> {
+    return this.#claimed ? this.#lateFinish(cause) : this.#finish(result, cause);
+  }
+
+  #finish(result: PublishedResult | undefined, cause: "finish" | "error" | "unknown"): Finished | Promise<Finished> {
     this.#claim(cause);
     let body: RecordBody | undefined;
     let outcome: Outcome;
@@ -259,7 +274,7 @@ export class CallState implements CallSink {
       return this.ended;
     }
     this.#claim(cause);
-    return this.#terminal(undefined, cause, { status: cause, message }, sameEnd);
+    return Promise.resolve(this.#terminal(undefined, cause, { status: cause, message }, sameEnd));
   }
 
   /**
@@ -307,7 +322,7 @@ export class CallState implements CallSink {
     cause: TerminalCause,
     outcome: Outcome,
     as: (end: CallEnd) => T,
-  ): Promise<T> {
+  ): T | Promise<T> {
     const finished: RecordBody = { kind: "tool_call_finished", call: this.call, cause, outcome };
     const bodies = result ? [result, finished] : [finished];
     const ended = this.#terminalCommit(bodies, cause, outcome, as);
@@ -321,7 +336,7 @@ export class CallState implements CallSink {
     cause: TerminalCause,
     outcome: Outcome,
     as: (end: CallEnd) => T,
-  ): Promise<T> {
+  ): T | Promise<T> {
     let records;
     try {
       records = this.#committedNow(bodies);
@@ -329,7 +344,7 @@ export class CallState implements CallSink {
       return this.#refusedEnd(bodies, cause, outcome, error, as);
     }
     if (records === undefined) return this.#terminalLater(bodies, cause, outcome, as);
-    return settledWith(as, this.#settleAt(records, cause, outcome));
+    return as(this.#settleAt(records, cause, outcome));
   }
 
   /** {@linkcode #terminal} through the journal's promise. */
