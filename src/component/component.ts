@@ -12,6 +12,7 @@ import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
 import { WASI_INTERFACES } from "./wasi/interfaces.ts";
+import { deepFreeze } from "../util/freeze.ts";
 import { shownValue } from "../util/shown_value.ts";
 
 const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
@@ -20,7 +21,8 @@ const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
 export interface ComponentOptions {
   /**
    * Receives the Component's best-effort `telemetry` and what it prints to
-   * stdout and stderr; it never enters saved history or model context.
+   * stdout and stderr; it never enters saved history or model context. On a
+   * remote Brain the Component runs on the server, which forwards each entry here.
    */
   telemetry?: (entry: TelemetryEntry) => void;
   /** Largest Component file accepted at admission, in bytes (default 64 MiB); past it admission fails with `payload_too_large`. */
@@ -29,11 +31,36 @@ export interface ComponentOptions {
   fetchTimeoutMs?: number;
 }
 
+type TelemetryListener = (entry: TelemetryEntry) => void;
+let forwarded: (component: Component, listener: TelemetryListener) => Implementation;
+let listenerOf: (component: Component) => TelemetryListener | undefined;
+
+/**
+ * `component` run with its telemetry going to `listener` instead of its own: a Brain
+ * server runs a client's uploaded Component this way, forwarding each entry to that client.
+ */
+export function withTelemetry(component: Component, listener: TelemetryListener): Implementation {
+  return forwarded(component, listener);
+}
+
+/** The `telemetry` listener `component` was made with, if any. */
+export function telemetryListener(component: Component): TelemetryListener | undefined {
+  return listenerOf(component);
+}
+
 /** Interfaces a sandbox gives a guest, without versions. */
 const PROVIDED: ReadonlySet<string> = new Set(["brain:tool/host", ...WASI_INTERFACES]);
 const EXPORT = "brain:tool/tool@0.2.0";
 /** The key of a Brain's sandbox pools in its resources. */
 const POOLS = { name: "component sandboxes" };
+/** Stands for a placement without an Environment among the admitted specs. */
+const NO_ENV = {};
+
+/** An admitted placement's sandbox spec, and how many admissions of it are live. */
+interface AdmittedSpec {
+  spec: SandboxSpec;
+  holders: number;
+}
 
 /**
  * A WebAssembly Component implementing a Tool against `brain:tool@0.2.0`
@@ -57,6 +84,12 @@ export class Component implements Implementation {
   #limits: { maxBytes: number; timeoutMs: number };
   #bytes: Promise<Uint8Array> | undefined;
   #transpiled = new Map<string, Transpiled>();
+  /**
+   * The spec of each admitted placement, by Brain, Environment and workspace,
+   * made once from the grant its admission checked: a call runs under that
+   * grant even if the Environment's grant object changes afterwards.
+   */
+  #admitted = new WeakMap<SandboxPools, WeakMap<object, Map<string | undefined, AdmittedSpec>>>();
 
   /**
    * Use {@linkcode component} to create one. A Brain server passes the `bytes`
@@ -102,7 +135,12 @@ export class Component implements Implementation {
       this.#check(entry);
       this.#transpiled.set(pools.cacheDir, entry);
     }
-    const release = pools.hold(this.#spec(entry, pools, env, workspace));
+    const admitted = this.#admit(pools, env, workspace, () => this.#spec(entry, pools, env, workspace));
+    const unhold = pools.hold(admitted.spec);
+    const release = () => {
+      unhold();
+      admitted.release();
+    };
     if (ended?.aborted) release();
     else ended?.addEventListener("abort", release, { once: true });
   }
@@ -119,20 +157,33 @@ export class Component implements Implementation {
     return this.#bytes;
   }
 
+  static {
+    forwarded = (component, listener) => ({
+      kind: "component",
+      admit: (admission) => component.admit(admission),
+      execute: (dispatch) => component.#execute(dispatch, listener),
+    });
+    listenerOf = (component) => component.#telemetry;
+  }
+
   /** Runs one dispatched call in a sandbox of its placement. */
   execute(dispatch: Dispatch): void {
-    this.#run(dispatch).catch((error) => {
+    this.#execute(dispatch, this.#telemetry);
+  }
+
+  #execute(dispatch: Dispatch, telemetry: TelemetryListener | undefined): void {
+    this.#run(dispatch, telemetry).catch((error) => {
       if (dispatch.sink.signal.aborted) return;
       const code = error instanceof BrainError ? error.code : "tool_error";
       return dispatch.sink.finish({ outcome: fail(code, (error as Error).message) }, "error");
     }).catch(() => {});
   }
 
-  async #run(dispatch: Dispatch): Promise<void> {
+  async #run(dispatch: Dispatch, telemetry: TelemetryListener | undefined): Promise<void> {
     const { sink, invocation, tool } = dispatch;
     const pools = sandboxPools(dispatch.resources);
-    const entry = this.#transpiled.get(pools.cacheDir);
-    if (!entry) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
+    const spec = this.#admittedSpec(pools, dispatch.env, dispatch.workspace);
+    if (!spec) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
     if (sink.signal.aborted) return;
     const parsed = await parseInput(tool, invocation, sink);
     if (!parsed || sink.signal.aborted) return;
@@ -143,17 +194,53 @@ export class Component implements Implementation {
     }
     let sandbox;
     try {
-      sandbox = await pools.acquire(this.#spec(entry, pools, dispatch.env, dispatch.workspace), sink.signal);
+      sandbox = await pools.acquire(spec, sink.signal);
     } catch (error) {
       if (sink.signal.aborted) return;
       throw error;
     }
     let reusable = false;
     try {
-      reusable = await sandbox.run(dispatch, parsed.value, this.#telemetry);
+      reusable = await sandbox.run(dispatch, parsed.value, telemetry);
     } finally {
       pools.release(sandbox, reusable);
     }
+  }
+
+  /**
+   * Keeps the placement's spec, made now by `spec` (frozen) unless a live admission of it kept one; returns it and
+   * the release of this admission.
+   */
+  #admit(
+    pools: SandboxPools,
+    env: Environment | undefined,
+    workspace: string | undefined,
+    spec: () => SandboxSpec,
+  ): { spec: SandboxSpec; release: () => void } {
+    let byEnv = this.#admitted.get(pools);
+    if (!byEnv) this.#admitted.set(pools, byEnv = new WeakMap());
+    let byWorkspace = byEnv.get(env ?? NO_ENV);
+    if (!byWorkspace) byEnv.set(env ?? NO_ENV, byWorkspace = new Map());
+    let admitted = byWorkspace.get(workspace);
+    if (!admitted) byWorkspace.set(workspace, admitted = { spec: deepFreeze(spec()), holders: 0 });
+    admitted.holders++;
+    let released = false;
+    return {
+      spec: admitted.spec,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--admitted.holders === 0) byWorkspace.delete(workspace);
+      },
+    };
+  }
+
+  #admittedSpec(
+    pools: SandboxPools,
+    env: Environment | undefined,
+    workspace: string | undefined,
+  ): SandboxSpec | undefined {
+    return this.#admitted.get(pools)?.get(env ?? NO_ENV)?.get(workspace)?.spec;
   }
 
   #check({ meta }: Transpiled): void {

@@ -3,7 +3,7 @@
  * the frames one side writes in the same tick travel as one message, a JSON array.
  * The client sends requests (`id` + `op`) and notices (`op`, no id); Brain
  * answers each request with one `reply` and pushes `invoke`, `abort`, `ended`,
- * `gone`, `record`, `closed`, `ping` and `parse` frames on its own. A call's `finish`
+ * `gone`, `record`, `closed`, `ping`, `parse` and `telemetry` frames on its own. A call's `finish`
  * is answered by its `ended` push, and a `start` whose call this client hosts
  * carries its invoke in the reply, so the common path is four frames.
  *
@@ -27,6 +27,7 @@ import { isTerminalCause } from "../contract/call.ts";
 import type { CallEnd } from "../session/call_state.ts";
 import type { AssistantMessage } from "../session/conversation.ts";
 import type { ModelRequest, ModelResult } from "../model/types.ts";
+import type { TelemetryEntry } from "../component/sandbox.ts";
 import { isName as isSafeName } from "../util/names.ts";
 
 /**
@@ -347,6 +348,8 @@ export type ServerFrame =
   /** A record stream ended: by its session's deletion when `error` says so (version 3), else quietly. */
   | { t: "closed"; stream: number; error?: WireError }
   | { t: "parse"; ask: number; handle: string; tool: string; io: "input" | "output"; value: JsonValue }
+  /** An entry an uploaded Component of the handle reported through `telemetry`, for its listener (best-effort). */
+  | { t: "telemetry"; handle: string; entry: TelemetryEntry }
   | { t: "ping" }
   | { t: "pong" };
 
@@ -517,6 +520,10 @@ function checkServerFrame(frame: Record<string, unknown>): string | undefined {
       return (frame.io === "input" || frame.io === "output") && frame.value !== undefined
         ? undefined
         : "parse carries input or output";
+    case "telemetry":
+      return isName(frame.handle) && isTelemetryEntry(frame.entry)
+        ? undefined
+        : "telemetry names a handle and an entry";
     case "ping":
     case "pong":
       return undefined;
@@ -604,6 +611,13 @@ function isUsage(usage: unknown): usage is Usage {
   const { emittedBytes, modelCalls } = usage as Record<string, unknown>;
   return Number.isSafeInteger(emittedBytes) && (emittedBytes as number) >= 0 && Number.isSafeInteger(modelCalls) &&
     (modelCalls as number) >= 0;
+}
+
+function isTelemetryEntry(entry: unknown): entry is TelemetryEntry {
+  if (!isObject(entry)) return false;
+  const { tool, call, level, message, code } = entry as Record<string, unknown>;
+  return isName(tool) && isSequence(call) && typeof level === "string" && typeof message === "string" &&
+    (code === undefined || typeof code === "string");
 }
 
 function isWireError(error: unknown): error is WireError {

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { Brain, type CallEnd } from "../../mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
+import { decodeServerFrames } from "../../src/host/protocol.ts";
 import { DEFAULT_BUDGETS, rawHost } from "./raw_host.ts";
 import { hostSessionKey } from "../../src/util/names.ts";
 import { hasCode } from "../_support/has_code.ts";
@@ -136,5 +137,24 @@ Deno.test("frames sent together as one JSON array are applied in order, a malfor
     raw.socket.close();
     await raw.closed;
     await server.shutdown();
+  }
+});
+
+Deno.test("a telemetry push decodes only with a handle and a whole entry; a malformed one is malformed, never thrown", () => {
+  const entry = { tool: "probe", call: 3, level: "info", message: "m" };
+  assert.deepEqual(decodeServerFrames(JSON.stringify({ t: "telemetry", handle: "h1", entry })), [
+    { t: "telemetry", handle: "h1", entry },
+  ]);
+  for (
+    const bad of [
+      { t: "telemetry", entry },
+      { t: "telemetry", handle: "h1" },
+      { t: "telemetry", handle: "h1", entry: { ...entry, call: 0 } },
+      { t: "telemetry", handle: "h1", entry: { ...entry, message: 5 } },
+      { t: "telemetry", handle: "h1", entry: { ...entry, code: 1 } },
+    ]
+  ) {
+    const [decoded] = decodeServerFrames(JSON.stringify(bad));
+    assert.ok("malformed" in decoded && decoded.malformed, JSON.stringify(bad));
   }
 });

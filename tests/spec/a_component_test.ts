@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { component, ok, tool } from "../../mod.ts";
+import { component, ok, type TelemetryEntry, tool } from "../../mod.ts";
+import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, callRecords, specTest, untilRecord } from "./_brains.ts";
 import { PROBE, probeTool, reader } from "../_support/components.ts";
 
@@ -110,6 +111,22 @@ specTest(
     const kept = await callRecords(session, telemetry.call);
     assert.deepEqual(kept.map((record) => record.kind), ["tool_call_started", "tool_call_finished"]);
     assert.ok(!JSON.stringify(kept.slice(1)).includes("diagnostic-text"), "telemetry never enters saved history");
+  },
+  { allow },
+);
+
+specTest(
+  "a Component's telemetry reaches its component(url, { telemetry }) listener on every transport (a remote one's from the server's sandbox), never the journal",
+  async (brain) => {
+    const heard = Promise.withResolvers<TelemetryEntry>();
+    const listened = component(PROBE, { telemetry: (entry) => heard.resolve(entry) });
+    const session = await brain.sessions.create({ tools: [probeTool("telemetry", listened)({ env: reader })] });
+    const end = await session.call("telemetry", "diagnostic-text");
+    const entry = await withDeadline(heard.promise, "the telemetry entry");
+    assert.deepEqual(entry, { tool: "telemetry", call: end.call, level: "telemetry", message: '"diagnostic-text"' });
+    const kept = await callRecords(session, end.call);
+    assert.deepEqual(kept.map((record) => record.kind), ["tool_call_started", "tool_call_finished"]);
+    assert.ok(!JSON.stringify(kept.slice(1)).includes("diagnostic-text"), "never in saved history");
   },
   { allow },
 );

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { brainEnv, BrainError, type BrainSession, hostEnv, ok, tool } from "../../mod.ts";
+import { brainEnv, BrainError, type BrainSession, hostEnv, httpEnv, ok, tool } from "../../mod.ts";
 import type { Implementation } from "../../src/env/mod.ts";
 import { specTest } from "./_brains.ts";
 
@@ -78,3 +78,36 @@ Deno.test("there is no universal needs declaration: a Tool or an Environment tha
     assert.throws(declare, (error) => error instanceof BrainError && error.code === "invalid_argument");
   }
 });
+
+specTest(
+  "a run function placed in a binding it would run outside of (a granted brainEnv, an httpEnv) is unsupported_runtime at creation, never run",
+  async (brain) => {
+    let ran = 0;
+    const lookup = tool({
+      name: "lookup",
+      description: "Runs in the application.",
+      input: z.object({}),
+      run: (_input, ctx) => (ran++, ctx.finish(null)),
+    });
+    const reader = brainEnv({ name: "reader", filesystem: { workspace: "read" } });
+    const api = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:1" });
+    for (const env of [reader, api]) {
+      await assert.rejects(
+        (async () => await brain.sessions.create({ tools: [lookup({ env })] }))(),
+        (error) =>
+          error instanceof BrainError && error.code === "unsupported_runtime" && error.message.includes("lookup") &&
+          error.message.includes(env.name),
+        env.name,
+      );
+    }
+    assert.equal(ran, 0);
+    assert.deepEqual(await brain.sessions.list(), []);
+    // A binding that grants nothing beyond Environment control leaves the function nothing to escape.
+    const controller = brainEnv({ name: "controller", control: ["list"] });
+    for (const env of [hostEnv({ name: "app" }), controller]) {
+      const session = await brain.sessions.create({ tools: [lookup({ env })] });
+      assert.deepEqual((await session.call("lookup", {})).outcome, ok(null));
+    }
+  },
+  { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"], net: ["127.0.0.1:1"] } },
+);

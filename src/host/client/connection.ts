@@ -39,6 +39,7 @@ import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
 import { HostSocket } from "./host_socket.ts";
 import { type ComponentUpload, wireUpload } from "./component_upload.ts";
+import { Component, telemetryListener } from "../../component/component.ts";
 import { RecordStream } from "./record_stream.ts";
 import { RemoteSink, type Report } from "./remote_sink.ts";
 import { traceHostedRun } from "../../telemetry/hosted_run_trace.ts";
@@ -813,6 +814,8 @@ export class HostConnection {
         return this.#write({ op: "pong" });
       case "parse":
         return void this.#parse(frame);
+      case "telemetry":
+        return this.#telemetry(frame);
       case "pong":
         return;
     }
@@ -920,6 +923,17 @@ export class HostConnection {
       return;
     }
     within(trace, () => hosted.execute(placed, { sessionId: session, sequence, tool, input, deadline }, sink));
+  }
+
+  /** Hands an uploaded Component's telemetry entry to the listener its `component(url, { telemetry })` was given. */
+  #telemetry({ handle, entry }: Extract<ServerFrame, { t: "telemetry" }>): void {
+    const implementation = this.#handles.get(handle)?.tools.get(entry.tool)?.implementation;
+    if (!(implementation instanceof Component)) return;
+    try {
+      telemetryListener(implementation)?.(entry);
+    } catch {
+      // Telemetry is best-effort: a failing listener never affects the connection.
+    }
   }
 
   /** Parses a value an uploaded Component takes or gives with this application's own Zod schema for it. */

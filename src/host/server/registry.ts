@@ -17,6 +17,7 @@ import { UploadedComponents } from "../uploaded_components.ts";
 import { CallMap } from "../call_map.ts";
 import { Outbox } from "../outbox.ts";
 import { onAborted } from "../../util/signal.ts";
+import type { TelemetryEntry } from "../../component/sandbox.ts";
 
 /** A call dispatched to a host and not yet finished by it. */
 interface Inflight {
@@ -293,6 +294,15 @@ export class RegisteredHost {
     this.#asks.set(ask, answer);
     send(socket, { t: "parse", ask, handle, tool, io, value });
     return answer.promise;
+  }
+
+  /**
+   * Forwards an uploaded Component's telemetry `entry` to the connected host, for the listener of
+   * `handle`'s Component; best-effort, so with no open connection it is dropped.
+   */
+  telemetry(handle: string, entry: TelemetryEntry): void {
+    const socket = this.#socket;
+    if (socket?.readyState === WebSocket.OPEN) send(socket, { t: "telemetry", handle, entry });
   }
 
   /** Settles a parse request with the host's answer. */

@@ -35,6 +35,7 @@ import { outboxOf, type ParsedValue, type RegisteredHost, send } from "./registr
 import type { JsonValue } from "../../outcome/json.ts";
 import { remoteTool } from "./remote_tool.ts";
 import { uploadedTool } from "./uploaded_tool.ts";
+import type { TelemetryEntry } from "../../component/sandbox.ts";
 import { CallMap } from "../call_map.ts";
 import type { ClusterNode } from "./cluster_node.ts";
 
@@ -382,7 +383,8 @@ export class HostSocketHandler {
       const upload = byTool.get(tool.name);
       if (!upload) throw new BrainError("protocol_error", `tool ${tool.name}: a Component placement needs its upload`);
       const parse = (io: "input" | "output", value: JsonValue) => this.#host.parse(handle, tool.name, io, value);
-      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse);
+      const telemetry = (entry: TelemetryEntry) => this.#host.telemetry(handle, entry);
+      return uploadedTool(tool, upload, await this.#host.components.component(upload), parse, telemetry);
     }));
   }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { Component } from "../../component/component.ts";
+import { type Component, withTelemetry } from "../../component/component.ts";
+import type { TelemetryEntry } from "../../component/sandbox.ts";
 import { brainEnv } from "../../env/brain_env.ts";
 import type { BrainEnvGrant } from "../../contract/grant.ts";
 import type { AdvertisedTool } from "../../journal/records.ts";
@@ -18,13 +19,15 @@ export type RemoteParse = (io: "input" | "output", value: JsonValue) => Promise<
  * output are parsed by the client's own Zod schemas (`parse` asks the client),
  * with their defaults, transforms and async checks, inside the call's deadline:
  * this server never compiles a client's schema. Its advertised contract names
- * the upload's content hash.
+ * the upload's content hash. Its telemetry goes to `telemetry`, which forwards it
+ * to the client whose `component(url, { telemetry })` listener receives it.
  */
 export function uploadedTool(
   advertised: AdvertisedTool,
   upload: WireUpload,
-  implementation: Component,
+  component: Component,
   parse: RemoteParse,
+  telemetry: (entry: TelemetryEntry) => void,
 ): PlacedTool {
   const env = upload.env && brainEnv({ name: upload.env.name, ...(upload.env.grant as BrainEnvGrant) });
   return Object.freeze({
@@ -39,7 +42,7 @@ export function uploadedTool(
     }),
     options: deepFreeze(structuredClone(upload.options)),
     env,
-    implementation,
+    implementation: withTelemetry(component, telemetry),
     // The bytes are part of the contract the session keeps: reopening it needs the same ones.
     advertised: deepFreeze({ ...structuredClone(advertised), sha256: upload.sha256 }),
   });
