@@ -56,7 +56,11 @@ export class RacedAbortController extends AbortController {
    * `ctx.signal`) is logged, not left to end the process.
    */
   override abort(reason?: unknown): void {
-    if (containing++ === 0) globalThis.addEventListener("error", containThrown);
+    if (!containerAdded) {
+      globalThis.addEventListener("error", containThrown);
+      containerAdded = true;
+    }
+    containing++;
     try {
       super.abort(reason);
       if (!this.#waiting) return;
@@ -70,7 +74,7 @@ export class RacedAbortController extends AbortController {
       }
       this.#waiting.clear();
     } finally {
-      if (--containing === 0) globalThis.removeEventListener("error", containThrown);
+      containing--;
     }
   }
 
@@ -98,6 +102,12 @@ export class RacedAbortController extends AbortController {
 
 /** How many {@linkcode RacedAbortController} aborts are running, one inside another. */
 let containing = 0;
+/**
+ * Whether {@linkcode containThrown} listens yet: added by the first abort and
+ * kept, since adding and removing a global listener around each abort costs a
+ * call more than its other bookkeeping.
+ */
+let containerAdded = false;
 
 /**
  * Stops an exception a listener threw while a {@linkcode RacedAbortController}
@@ -106,6 +116,7 @@ let containing = 0;
  * exception is the listener's: the Tool's code, not Brain's, nor the application's.
  */
 function containThrown(event: ErrorEvent): void {
+  if (containing === 0) return;
   event.preventDefault();
   console.error("a listener of an aborted call's signal threw:", event.error);
 }

@@ -23,3 +23,14 @@ for (const brain of ["embedded", "remote"]) {
     assert.match(logged, /the Tool's onabort threw/);
   });
 }
+
+Deno.test("an exception outside any abort still ends the process, after an abort's listener threw", async () => {
+  const { success, stdout, stderr } = await denoCommand(
+    ["run", "--quiet", "--allow-read=.", "tests/session/fixtures/throwing_abort_listener.ts", "embedded", "uncaught"],
+    { stdout: "piped", stderr: "piped" },
+  ).output();
+  const logged = new TextDecoder().decode(stderr);
+  assert.deepEqual(new TextDecoder().decode(stdout).trim().split("\n"), ["ended cancelled", "next finish", "closed"]);
+  assert.ok(!success, logged);
+  assert.match(logged, /Uncaught Error: thrown outside any abort/);
+});
