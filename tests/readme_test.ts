@@ -22,6 +22,8 @@ interface Block {
   code: string;
   line: number;
   run?: string[];
+  /** The `deno cache` commands of the shell block before `run`, run first. */
+  prepare?: string[][];
 }
 
 function blocks(markdown: string): Block[] {
@@ -33,10 +35,14 @@ function blocks(markdown: string): Block[] {
     const line = markdown.slice(0, fence.index).split("\n").length;
     const file = /^\/\/ ([\w.-]+\.ts)\n/.exec(code)?.[1] ?? `block_${line}.ts`;
     const next = fences[index + 1];
-    const command = next?.[1] === "sh" ? next[2].split("\n")[0].replace(/\s+#.*$/, "").trim() : "";
-    const words = command.split(/\s+/);
-    const run = words[0] === "deno" && words[1] === "run" && words.at(-1) === file ? words.slice(1) : undefined;
-    found.push({ file, code, line, ...(run ? { run } : {}) });
+    const commands = next?.[1] === "sh"
+      ? next[2].split("\n").map((command) => command.replace(/\s+#.*$/, "").trim().split(/\s+/))
+      : [];
+    const ran = commands.findIndex((words) => words[0] === "deno" && words[1] === "run" && words.at(-1) === file);
+    const run = ran >= 0 ? commands[ran].slice(1) : undefined;
+    const prepare = commands.slice(0, Math.max(ran, 0)).filter((words) => words[0] === "deno" && words[1] === "cache")
+      .map((words) => words.slice(1));
+    found.push({ file, code, line, ...(run ? { run } : {}), ...(prepare.length ? { prepare } : {}) });
   }
   return found;
 }
@@ -70,6 +76,10 @@ Deno.test("every README ts block type-checks in a fresh app, and every block wit
   });
   assert.ok(check.success, `README blocks do not type-check:\n${new TextDecoder().decode(check.stderr)}`);
   for (const block of all.filter((block) => block.run)) {
+    for (const command of block.prepare ?? []) {
+      const prepared = await runDeno([command[0], "--no-lock", ...command.slice(1)], { cwd: dir });
+      assert.ok(prepared.success, `README line ${block.line}: deno ${command.join(" ")} failed`);
+    }
     const run = await runDeno([block.run![0], "--no-lock", ...block.run!.slice(1)], { cwd: dir });
     const output = new TextDecoder().decode(run.stderr) + new TextDecoder().decode(run.stdout);
     assert.ok(run.success, `README line ${block.line}: deno ${block.run!.join(" ")} failed:\n${output}`);

@@ -54,6 +54,11 @@ export interface CallSink {
    */
   finish(result: PublishedResult | undefined, cause?: "finish" | "error" | "unknown"): Promise<Finished>;
   /**
+   * {@linkcode finish}, returning the `Finished` itself when this sink committed
+   * the end before it returns (a journal that commits at once), else its promise.
+   */
+  finishNow?(result: PublishedResult | undefined, cause?: "finish" | "error" | "unknown"): Finished | Promise<Finished>;
+  /**
    * Calls the session's model for this call, on its activation's model-call budget;
    * the call's end stops a pending request. Rejects with `call_finished` once the call is ending.
    */

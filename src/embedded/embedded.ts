@@ -11,6 +11,9 @@ import type { Journal } from "../journal/journal.ts";
 import type { SessionCreateOptions } from "../journal/host_sessions.ts";
 import { KvJournal } from "../journal/kv.ts";
 import { MemoryJournal } from "../journal/memory.ts";
+import { checkedJournal } from "../journal/checked_journal.ts";
+import { placeTools, releaseTools } from "./placed_environment.ts";
+import { JOURNAL_METHODS } from "../journal/built_in.ts";
 import { Ownership } from "../journal/ownership.ts";
 import { isPostgresUrl } from "../journal/postgres_url.ts";
 import type { SessionMeta } from "../journal/records.ts";
@@ -18,7 +21,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { BRAIN_MAX_EMITTED_BYTES, BRAIN_MAX_MODEL_CALLS } from "../session/activation.ts";
 import { BRAIN_MAX_INPUT_BYTES } from "../contract/budgets.ts";
 import { Agentloop, type AgentloopOptions } from "../agentloop/agentloop.ts";
-import type { SessionModel } from "../model/types.ts";
+import type { ModelProvider, ProviderCall, SessionModel } from "../model/types.ts";
 import { ModelCaller } from "../session/model_call.ts";
 import { Session } from "../session/session.ts";
 import type { ComponentSettings, Environment, EnvironmentTools, PlacedTool } from "../contract/placement.ts";
@@ -35,7 +38,17 @@ import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
 export interface BrainOptions {
-  /** Where sessions and records live; an in-memory journal by default. */
+  /**
+   * Where sessions and records live; an in-memory journal by default. A
+   * journal other than Brain's own stores (`MemoryJournal`, `KvJournal`,
+   * `PostgresJournal`) is checked: an answer no store gives (a record of no
+   * known kind, sequences out of place, a lease of another session) fails
+   * `journal_corrupt`; anything else it throws or rejects with, and any answer
+   * that has not come within `leaseMs`, fails `storage_unavailable`, as a
+   * failed store does. (A Brain that waited longer could hold no lease: it
+   * renews them at a third of that time. `PostgresJournal` gives up on a
+   * silent database after the same 10 s by default.)
+   */
   journal?: Journal;
   /** A Deno KV file to keep sessions and records in; only with `Brain.open`, instead of `journal`. */
   path?: string;
@@ -62,6 +75,7 @@ export interface BrainOptions {
    * How long this Brain's hold on a session it writes to lasts without renewal
    * (it renews every third of it): after its process dies, another Brain over
    * the same journal takes the session over once this passed. 10 s by default.
+   * Also how long an application's `journal` may take to answer.
    */
   leaseMs?: number;
   /** Limits and the cache folder of the child processes that run Components. */
@@ -100,8 +114,6 @@ const COMPONENT_SETTINGS = allKeys<ComponentSettings>({
   maxQueuedCalls: true,
   warm: true,
 });
-/** What a Brain calls on its journal; a value without them is no journal. */
-const JOURNAL_METHODS = ["append", "read", "subscribe", "createSession", "getSession", "listSessions", "close"];
 
 /**
  * Sessions, their journal and the execution of their calls, in this process.
@@ -139,12 +151,14 @@ export class EmbeddedBackend implements BrainBackend {
           "new Brain({ url, token, host })",
       );
     }
-    this.journal = options.journal === undefined ? new MemoryJournal() : checkJournal(options.journal);
     this.#maxEmittedBytes = positiveLimit("maxEmittedBytes", options.maxEmittedBytes ?? BRAIN_MAX_EMITTED_BYTES);
     this.#maxInputBytes = positiveLimit("maxInputBytes", options.maxInputBytes ?? BRAIN_MAX_INPUT_BYTES);
     this.#maxModelCalls = positiveLimit("maxModelCalls", options.maxModelCalls ?? BRAIN_MAX_MODEL_CALLS);
     this.#allow = checkAllowList(options.allow);
-    this.#models = options.models === undefined ? {} : readRecord("models", options.models);
+    const models = options.models === undefined ? {} : readRecord("models", options.models);
+    this.#models = Object.fromEntries(
+      Object.entries(models).map(([name, model]) => [name, configuredModel(name, model)]),
+    );
     this.#leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS;
     if (!Number.isFinite(this.#leaseMs) || this.#leaseMs <= 0 || this.#leaseMs > MAX_LEASE_MS) {
       throw new BrainError(
@@ -152,10 +166,12 @@ export class EmbeddedBackend implements BrainBackend {
         `leaseMs must be a positive number of milliseconds up to ${MAX_LEASE_MS}, got ${shownValue(options.leaseMs)}`,
       );
     }
+    this.journal = options.journal === undefined
+      ? new MemoryJournal()
+      : checkedJournal(checkJournal(options.journal), this.#leaseMs);
     this.#resources = new Resources(
       options.components === undefined ? undefined : readOptions("components", options.components, COMPONENT_SETTINGS),
     );
-    for (const [name, model] of Object.entries(this.#models)) checkModelName(name, model);
   }
 
   /**
@@ -227,7 +243,7 @@ export class EmbeddedBackend implements BrainBackend {
       return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, undefined, ownership);
     } catch (error) {
       ended.abort();
-      await release(placed);
+      await releaseTools(placed);
       // A refused creation leaves no folder; a concurrent creation of the same id keeps its own.
       if (!(error instanceof BrainError && error.code === "session_exists")) {
         await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
@@ -262,7 +278,7 @@ export class EmbeddedBackend implements BrainBackend {
       return this.#open(meta, tools, workspaces, placed, ended, model, agentloop, created, ownership);
     } catch (error) {
       ended.abort();
-      await release(placed);
+      await releaseTools(placed);
       await this.#releaseIfIdle(id);
       throw error;
     }
@@ -419,10 +435,10 @@ export class EmbeddedBackend implements BrainBackend {
       for (const [index, env] of given.entries()) {
         if (!placesTools(env)) throw notPlacing(index, env);
         const workspace = await admitEnvironment(id, env, this.#allow);
-        placed.push(await env.place({ sessionId: id, workspace, allow: this.#allow }));
+        placed.push(await placeTools(env, index, { sessionId: id, workspace, allow: this.#allow }));
       }
     } catch (error) {
-      await release(placed);
+      await releaseTools(placed);
       throw error;
     }
     return placed;
@@ -474,7 +490,7 @@ export class EmbeddedBackend implements BrainBackend {
         handles?.delete(session);
         if (handles?.size === 0) this.#live.delete(session.id);
         ended.abort();
-        await release(placed);
+        await releaseTools(placed);
         if (await this.#releaseIfIdle(session.id)) this.#endLeftOpen(session.id);
       },
     });
@@ -491,8 +507,9 @@ export class EmbeddedBackend implements BrainBackend {
   }
 
   /** The session model `chosen` names, or `chosen` itself; throws `model_unavailable` for a name not configured. */
+  /** The model a session uses, read once (see {@linkcode fixedModel}). */
   #model(chosen: SessionModel | string | undefined): SessionModel | undefined {
-    if (typeof chosen !== "string") return chosen;
+    if (typeof chosen !== "string") return chosen === undefined ? undefined : fixedModel(chosen);
     if (Object.hasOwn(this.#models, chosen)) return this.#models[chosen];
     const names = Object.keys(this.#models);
     throw new BrainError(
@@ -506,11 +523,6 @@ export class EmbeddedBackend implements BrainBackend {
   #assertOpen(): void {
     if (this.#closed) throw new BrainError("brain_closed", "this Brain is closed");
   }
-}
-
-/** Closes what Environments opened for placed Tools; a failing close does not stop the others. */
-async function release(placed: readonly EnvironmentTools[]): Promise<void> {
-  await Promise.allSettled(placed.map((entry) => entry.close()));
 }
 
 /**
@@ -584,12 +596,21 @@ function positiveLimit(name: string, value: unknown): number {
 
 const SESSION_MODEL_KEYS = allKeys<SessionModel>({ provider: true, model: true, credentials: true });
 
-function modelNames(model: SessionModel): { provider: string; model: string } {
-  readOptions("session model options", model, SESSION_MODEL_KEYS);
+/**
+ * `model` read once into a frozen copy whose provider's name is fixed: an
+ * application's provider or model whose getters answer differently later (or
+ * throw) cannot change what a session's calls record. `invalid_argument`
+ * unless it has a provider with a `complete` function and a model name.
+ */
+function fixedModel(model: SessionModel): SessionModel {
+  const { provider, model: name, credentials } = readOptions("session model options", model, SESSION_MODEL_KEYS);
   try {
-    const { provider, model: name } = model;
     if (typeof name === "string" && name !== "" && typeof provider?.complete === "function") {
-      return { provider: String(provider.name), model: name };
+      const fixed: ModelProvider = Object.freeze({
+        name: String(provider.name),
+        complete: (call: ProviderCall) => provider.complete(call),
+      });
+      return Object.freeze({ provider: fixed, model: name, ...(credentials === undefined ? {} : { credentials }) });
     }
   } catch {
     // A getter or Proxy that throws is no model either.
@@ -597,9 +618,14 @@ function modelNames(model: SessionModel): { provider: string; model: string } {
   throw new BrainError("invalid_argument", "a session model needs a provider and a model name");
 }
 
-function checkModelName(name: string, model: SessionModel): void {
+/** The names a session keeps of its model. */
+function modelNames({ provider, model }: SessionModel): { provider: string; model: string } {
+  return { provider: provider.name, model };
+}
+
+function configuredModel(name: string, model: SessionModel): SessionModel {
   if (name === "") throw new BrainError("invalid_argument", "a configured model needs a non-empty name");
-  modelNames(model);
+  return fixedModel(model);
 }
 
 /** Throws `reattach_mismatch` unless `model` names the session's saved provider and model. */

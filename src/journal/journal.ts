@@ -35,6 +35,11 @@ export interface SubscribeOptions {
  * A session deleted and created again under the same id is a new incarnation:
  * leases and subscriptions of the old one never reach the new one (a lease of
  * the old one is `fenced`, a subscription to it ends).
+ *
+ * A Brain given a journal other than its own stores checks every answer: one no store
+ * gives fails `journal_corrupt`; a thrown value other than a `BrainError`, or
+ * an answer not given within the Brain's `leaseMs`, fails
+ * `storage_unavailable`. Throw a `BrainError` for the refusals named here.
  */
 export interface Journal {
   /** Commits `bodies` in order and returns them with their sequences. */

@@ -1,5 +1,6 @@
 import { isInstance } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { markBuiltIn } from "./built_in.ts";
 import { type CommitWakes, follow } from "./follow.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
@@ -161,6 +162,7 @@ export class KvJournal implements Journal {
       );
     }
     this.#kv = kv;
+    markBuiltIn(this, new.target, KvJournal);
     this.#renewals = new RenewalBatches(KV_RENEWALS_PER_COMMIT, (batch) => commitKvRenewals(kv, batch));
     if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }

@@ -2,6 +2,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { IntSet } from "../util/int_set.ts";
 import { promised } from "../util/promised.ts";
 import { checkSessionId } from "../util/names.ts";
+import { markBuiltIn } from "./built_in.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
@@ -66,6 +67,7 @@ export class MemoryJournal implements Journal {
 
   /** An empty journal. */
   constructor() {
+    markBuiltIn(this, new.target, MemoryJournal);
     offerAppendNow(
       this,
       MemoryJournal.prototype.append,

@@ -2,6 +2,7 @@ import postgres from "postgres";
 import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { markBuiltIn } from "./built_in.ts";
 import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
@@ -136,6 +137,7 @@ export class PostgresJournal implements Journal {
     }
     this.#sql = sql;
     this.#sockets = sockets;
+    markBuiltIn(this, new.target, PostgresJournal);
   }
 
   /**

@@ -185,20 +185,35 @@ class ReportQueue {
         const refused = refusedResultOptions(options);
         if (refused) return handled(Promise.reject(refused));
         this.#finishing = true;
-        return this.#enqueue(() => {
-          if (value === undefined || this.#sink.signal.aborted) return this.#sink.finish(undefined);
-          return this.#normalized(
-            value,
-            ({ outcome, invalid }) =>
-              this.#sink.finish(
-                withContent({ outcome }, invalid ? undefined : options?.content),
-                invalid ? "error" : "finish",
-              ),
-            () => this.#sink.finish(undefined),
-          );
-        });
+        const content = options?.content;
+        if (this.#inFlight !== 0 || !this.#sink.finishNow) {
+          return this.#enqueue(() => this.#finish(value, content, false));
+        }
+        // Nothing in flight to order after: a sink whose journal commits at once ends the call before this returns.
+        let finished;
+        try {
+          finished = this.#finish(value, content, true);
+        } catch (error) {
+          return handled(Promise.reject(error));
+        }
+        return finished instanceof Promise ? this.#track(finished) : Promise.resolve(finished);
       },
     });
+  }
+
+  /** Reports the Tool's finish with `value`, through the sink's `finishNow` when `now`. */
+  #finish(value: unknown, content: string | undefined, now: boolean): Finished | Promise<Finished> {
+    if (value === undefined || this.#sink.signal.aborted) return this.#end(now);
+    return this.#normalized(
+      value,
+      ({ outcome, invalid }) => this.#end(now, withContent({ outcome }, invalid ? undefined : content), invalid),
+      () => this.#end(now),
+    );
+  }
+
+  #end(now: boolean, result?: PublishedResult, invalid?: boolean): Finished | Promise<Finished> {
+    const cause = invalid ? "error" : "finish";
+    return now ? this.#sink.finishNow!(result, cause) : this.#sink.finish(result, cause);
   }
 
   /** Reports what `run` returned: nothing, a result, or a non-success outcome. */
@@ -232,9 +247,9 @@ class ReportQueue {
    */
   #normalized<T>(
     value: unknown,
-    report: (normalized: NormalizedOutput) => Promise<T>,
-    ended?: () => Promise<T>,
-  ): Promise<T> {
+    report: (normalized: NormalizedOutput) => T | Promise<T>,
+    ended?: () => T | Promise<T>,
+  ): T | Promise<T> {
     let normalized;
     try {
       normalized = normalizeOutputNow(this.#declaration.output, value);
@@ -247,8 +262,8 @@ class ReportQueue {
   /** {@linkcode #normalized} once an asynchronous output schema settles, unless the call ends first. */
   #normalizedLater<T>(
     normalized: Promise<NormalizedOutput>,
-    report: (normalized: NormalizedOutput) => Promise<T>,
-    ended?: () => Promise<T>,
+    report: (normalized: NormalizedOutput) => T | Promise<T>,
+    ended?: () => T | Promise<T>,
   ): Promise<T> {
     return raceSignal(normalized, this.#sink.signal).then(
       report,
@@ -283,8 +298,12 @@ class ReportQueue {
    * is in flight. The queue watches each report's end, so one the Tool never
    * awaits does not become an unhandled rejection.
    */
-  #enqueue<T>(operation: () => Promise<T>): Promise<T> {
-    const result = this.#inFlight === 0 ? started(operation) : after(this.#last!, operation);
+  #enqueue<T>(operation: () => T | Promise<T>): Promise<T> {
+    return this.#track(this.#inFlight === 0 ? started(operation) : after(this.#last!, operation));
+  }
+
+  /** Counts `result` in flight until it settles, as the last report. */
+  #track<T>(result: Promise<T>): Promise<T> {
     this.#inFlight++;
     result.then(this.#landed, this.#landed);
     this.#last = result;
@@ -297,13 +316,13 @@ class ReportQueue {
 }
 
 /** Starts `operation` once `previous` settles, however it settles. */
-function after<T>(previous: Promise<unknown>, operation: () => Promise<T>): Promise<T> {
+function after<T>(previous: Promise<unknown>, operation: () => T | Promise<T>): Promise<T> {
   return previous.then(() => operation(), () => operation());
 }
 
-function started<T>(operation: () => Promise<T>): Promise<T> {
+function started<T>(operation: () => T | Promise<T>): Promise<T> {
   try {
-    return operation();
+    return Promise.resolve(operation());
   } catch (error) {
     return Promise.reject(error);
   }

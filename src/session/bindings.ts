@@ -1,4 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
+import { isInstance } from "../outcome/known_keys.ts";
+import { errorText } from "../util/error_text.ts";
 import type { Admission, PlacedTool } from "../contract/placement.ts";
 import { checkGrant } from "../env/grants.ts";
 import type { AllowList } from "../contract/grant.ts";
@@ -31,7 +33,7 @@ export function uniqueBindings(tools: readonly PlacedTool[]): Map<string, Enviro
     if (!env) continue;
     checkName(`tool ${tool.name}: an Environment name`, env.name);
     const bound = bindings.get(env.name);
-    if (bound && bound !== env && JSON.stringify(bound.describe()) !== JSON.stringify(env.describe())) {
+    if (bound && bound !== env && description(bound) !== description(env)) {
       throw new BrainError(
         "invalid_argument",
         `tool ${tool.name}: environment ${env.name} is bound twice with different authority; use separate names`,
@@ -40,6 +42,15 @@ export function uniqueBindings(tools: readonly PlacedTool[]): Map<string, Enviro
     if (!bound) bindings.set(env.name, env);
   }
   return bindings;
+}
+
+/** The JSON text of `env`'s description; `invalid_argument` when it cannot be had. */
+function description(env: Environment): string | undefined {
+  try {
+    return JSON.stringify(env.describe());
+  } catch (error) {
+    throw new BrainError("invalid_argument", `environment ${env.name} cannot describe itself: ${errorText(error)}`);
+  }
 }
 
 /**
@@ -51,9 +62,16 @@ export async function admitEnvironment(
   env: Environment,
   allow: AllowList | undefined,
 ): Promise<string | undefined> {
-  if (!env.grant) return undefined;
-  checkGrant(env, allow);
-  if (!env.grant.filesystem) return undefined;
+  let filesystem: unknown;
+  try {
+    if (!env.grant) return undefined;
+    checkGrant(env, allow);
+    filesystem = env.grant.filesystem;
+  } catch (error) {
+    if (isInstance(error, BrainError)) throw error;
+    throw new BrainError("invalid_argument", `an Environment's grant cannot be read: ${errorText(error)}`);
+  }
+  if (!filesystem) return undefined;
   return await makeWorkspace(allow!.workspaceRoot!, sessionId, env.name);
 }
 
@@ -85,12 +103,10 @@ export async function admitImplementation(placed: PlacedTool, admission: Admissi
   try {
     await placed.implementation?.admit(admission);
   } catch (error) {
-    if (error instanceof BrainError) throw error;
+    if (isInstance(error, BrainError)) throw error;
     throw new BrainError(
       "invalid_tool",
-      `tool ${placed.tool.name}: its implementation refused admission: ${
-        error instanceof Error ? error.message : error
-      }`,
+      `tool ${placed.tool.name}: its implementation refused admission: ${errorText(error)}`,
       { cause: error },
     );
   }

@@ -9,6 +9,7 @@ import { RacedAbortController } from "../util/signal.ts";
 import { callAt } from "../util/timer.ts";
 import { BRAIN_MAX_LATE_RECORDS } from "../contract/budgets.ts";
 import { utf8Length } from "../util/utf8.ts";
+import { errorText } from "../util/error_text.ts";
 import { refusedEventKind } from "../run/report_arguments.ts";
 import type { Activation } from "./activation.ts";
 import type { ModelRequest, ModelResult, NormalizedModelRequest } from "../model/types.ts";
@@ -152,7 +153,7 @@ export class CallState implements CallSink {
     if (refused) return Promise.reject(refused);
     if (result.outcome.status !== "ok") {
       this.#claim("finish");
-      return this.#terminal(resultBody(this.call, result), "finish", result.outcome, resultSequence);
+      return Promise.resolve(this.#terminal(resultBody(this.call, result), "finish", result.outcome, resultSequence));
     }
     this.#lastResult = result.outcome;
     return this.#commit([resultBody(this.call, result)], firstSequence);
@@ -164,7 +165,7 @@ export class CallState implements CallSink {
       if (result) await this.#late("return");
       return;
     }
-    if (result && result.outcome.status !== "ok") {
+    if (result && !isOk(result)) {
       await this.finish(result);
       return;
     }
@@ -189,21 +190,44 @@ export class CallState implements CallSink {
     cause: "finish" | "error" | "unknown" = "finish",
   ): Promise<Finished> {
     if (this.#claimed) return this.#lateFinish(cause);
+    return Promise.resolve(this.#finish(result, cause));
+  }
+
+  /**
+   * {@linkcode finish}, returning the Tool's `Finished` itself when the journal
+   * commits at once; a late finish, or one whose commit waits, still gives its promise.
+   */
+  finishNow(
+    result: PublishedResult | undefined,
+    cause: "finish" | "error" | "unknown" = "finish",
+  ): Finished | Promise<Finished> {
+    return this.#claimed ? this.#lateFinish(cause) : this.#finish(result, cause);
+  }
+
+  #finish(result: PublishedResult | undefined, cause: "finish" | "error" | "unknown"): Finished | Promise<Finished> {
     this.#claim(cause);
     let body: RecordBody | undefined;
-    let outcome: Outcome = result?.outcome ??
-      (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
-    if (result) {
-      // A result the journal cannot keep still ends the call, with an error saying why: nothing stays open.
-      const size = resultSize(result);
-      const refused = typeof size === "string" ? undefined : this.#budget(size);
-      if (typeof size === "string") {
-        outcome = fail("invalid_output", size);
-        cause = "error";
-      } else if (refused) {
-        outcome = budgetFailure(refused);
-        cause = "error";
-      } else body = resultBody(this.call, result);
+    let outcome: Outcome;
+    // A result the journal cannot keep, or that cannot even be read, still ends the call, with an error saying
+    // why: nothing stays open.
+    try {
+      outcome = result?.outcome ??
+        (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
+      if (result) {
+        const size = resultSize(result);
+        const refused = typeof size === "string" ? undefined : this.#budget(size);
+        if (typeof size === "string") {
+          outcome = fail("invalid_output", size);
+          cause = "error";
+        } else if (refused) {
+          outcome = budgetFailure(refused);
+          cause = "error";
+        } else body = resultBody(this.call, result);
+      }
+    } catch (error) {
+      body = undefined;
+      outcome = fail("invalid_output", unreadableResult(error));
+      cause = "error";
     }
     return this.#terminal(body, cause, outcome, ownFinish);
   }
@@ -250,7 +274,7 @@ export class CallState implements CallSink {
       return this.ended;
     }
     this.#claim(cause);
-    return this.#terminal(undefined, cause, { status: cause, message }, sameEnd);
+    return Promise.resolve(this.#terminal(undefined, cause, { status: cause, message }, sameEnd));
   }
 
   /**
@@ -298,7 +322,7 @@ export class CallState implements CallSink {
     cause: TerminalCause,
     outcome: Outcome,
     as: (end: CallEnd) => T,
-  ): Promise<T> {
+  ): T | Promise<T> {
     const finished: RecordBody = { kind: "tool_call_finished", call: this.call, cause, outcome };
     const bodies = result ? [result, finished] : [finished];
     const ended = this.#terminalCommit(bodies, cause, outcome, as);
@@ -312,7 +336,7 @@ export class CallState implements CallSink {
     cause: TerminalCause,
     outcome: Outcome,
     as: (end: CallEnd) => T,
-  ): Promise<T> {
+  ): T | Promise<T> {
     let records;
     try {
       records = this.#committedNow(bodies);
@@ -320,7 +344,7 @@ export class CallState implements CallSink {
       return this.#refusedEnd(bodies, cause, outcome, error, as);
     }
     if (records === undefined) return this.#terminalLater(bodies, cause, outcome, as);
-    return settledWith(as, this.#settleAt(records, cause, outcome));
+    return as(this.#settleAt(records, cause, outcome));
   }
 
   /** {@linkcode #terminal} through the journal's promise. */
@@ -517,12 +541,31 @@ function resultBody(call: number, { outcome, content }: PublishedResult): Record
  * The bytes `result` charges to the emitted-bytes budget, or why a journal
  * would refuse it (an outcome that is not JSON, content that is not a string).
  */
-function resultSize({ outcome, content }: PublishedResult): number | string {
+function resultSize(result: PublishedResult): number | string {
+  let outcome: unknown, content: unknown;
+  try {
+    ({ outcome, content } = result);
+  } catch (error) {
+    return unreadableResult(error);
+  }
   const size = jsonSize(outcome);
   if (size < 0) return `the call's result is not JSON: ${findNonJson(outcome, "$.outcome")}`;
   if (content === undefined) return size;
   if (typeof content !== "string") return "the call's result content is not a string";
   return size + utf8Length(content);
+}
+
+/** True for a result whose outcome is `ok`; false also for one that cannot be read (a getter or Proxy that throws). */
+function isOk(result: PublishedResult): boolean {
+  try {
+    return result.outcome.status === "ok";
+  } catch {
+    return false;
+  }
+}
+
+function unreadableResult(error: unknown): string {
+  return `the call's result cannot be read: ${errorText(error)}`;
 }
 
 function budgetFailure(error: BrainError): Outcome {

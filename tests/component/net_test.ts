@@ -62,7 +62,8 @@ Deno.test("without a net grant a guest importing wasi:http is admitted and every
 Deno.test("a guest waiting on a granted server that never answers is killed at its deadline", async () => {
   const answer = gate();
   const arrived = gate();
-  await using stalled = serve(async () => {
+  await using stalled = serve(async (request) => {
+    if (new URL(request.url).pathname === "/warm") return new Response("warm");
     arrived.open();
     await answer.wait;
     return new Response("too late");
@@ -71,8 +72,12 @@ Deno.test("a guest waiting on a granted server that never answers is killed at i
     const net = brainEnv({ name: "net", net: [stalled.host] });
     await using brain = closing(readerBrain({ allow: { net: [stalled.host] }, components: { maxSandboxes: 1 } }));
     const session = await brain.sessions.create({ tools: [fetcher({ env: net })] });
-    const call = await session.start("fetcher", { url: `${stalled.url}/` }, { deadline: Date.now() + 1_000 });
-    await arrived.wait;
+    // A first call warms the sandbox: the stalled call's deadline then covers the wait alone, not a cold start too.
+    const warm = await session.call("fetcher", { url: `${stalled.url}/warm` }, { deadline: soon() });
+    assert.equal(warm.outcome.status, "ok");
+    const call = await session.start("fetcher", { url: `${stalled.url}/` }, { deadline: Date.now() + 2_000 });
+    const first = await Promise.race([arrived.wait.then(() => "arrived"), call.ended.then(({ outcome }) => outcome)]);
+    assert.equal(first, "arrived", "the call ended before its guest reached the server");
     const waiting = await runningSandboxes();
     assert.equal(waiting.length, 1);
     const [pid] = waiting;

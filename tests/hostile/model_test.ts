@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, type ModelProvider, tool } from "../../mod.ts";
+import { Brain, BrainError, type ModelProvider, type SessionModel, tool } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { trap } from "../_support/trap.ts";
 
@@ -68,4 +68,46 @@ Deno.test("hostile model providers: results that are Proxies, malformed or throw
       `${what}: a model call left open`,
     );
   }
+});
+
+Deno.test("hostile model providers: a provider whose name, model or complete getter throws after the session was created still ends each call with a code", async () => {
+  const reply = { content: "hi", toolCalls: [], stopReason: "stop", model: "m" };
+  /** A getter answering `first` on its first read, then throwing `thrown`. */
+  const changing = <T>(first: T, thrown: unknown) => {
+    let reads = 0;
+    return () => {
+      if (reads++ === 0) return first;
+      throw thrown;
+    };
+  };
+  const name = changing("hostile", null);
+  const complete = changing(() => Promise.resolve(reply), undefined);
+  const provider = {
+    get name() {
+      return name();
+    },
+    get complete() {
+      return complete();
+    },
+  } as unknown as ModelProvider;
+  const modelName = changing("m", "no model");
+  const model = {
+    provider,
+    get model() {
+      return modelName();
+    },
+  } as unknown as SessionModel;
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ model });
+  const reached = await session.send("hi").then(() => "a reply", codeOf);
+  assert.equal(reached, "model_error");
+  const records = await session.read();
+  const started = records.filter((record) => record.kind === "model_call_started");
+  assert.equal(started.length, 1);
+  assert.deepEqual(
+    started.map((record) => [record.provider, record.model]),
+    [["hostile", "m"]],
+    "the call records the names the session was created with",
+  );
+  assert.equal(records.filter((record) => record.kind === "model_call_finished").length, 1, "no model call left open");
 });
