@@ -12,6 +12,7 @@ import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
 import { WASI_INTERFACES } from "./wasi/interfaces.ts";
+import { deepFreeze } from "../util/freeze.ts";
 import { shownValue } from "../util/shown_value.ts";
 
 const COMPONENT_OPTIONS = ["telemetry", "maxBytes", "fetchTimeoutMs"];
@@ -52,6 +53,14 @@ const PROVIDED: ReadonlySet<string> = new Set(["brain:tool/host", ...WASI_INTERF
 const EXPORT = "brain:tool/tool@0.2.0";
 /** The key of a Brain's sandbox pools in its resources. */
 const POOLS = { name: "component sandboxes" };
+/** Stands for a placement without an Environment among the admitted specs. */
+const NO_ENV = {};
+
+/** An admitted placement's sandbox spec, and how many admissions of it are live. */
+interface AdmittedSpec {
+  spec: SandboxSpec;
+  holders: number;
+}
 
 /**
  * A WebAssembly Component implementing a Tool against `brain:tool@0.2.0`
@@ -75,6 +84,12 @@ export class Component implements Implementation {
   #limits: { maxBytes: number; timeoutMs: number };
   #bytes: Promise<Uint8Array> | undefined;
   #transpiled = new Map<string, Transpiled>();
+  /**
+   * The spec of each admitted placement, by Brain, Environment and workspace,
+   * made once from the grant its admission checked: a call runs under that
+   * grant even if the Environment's grant object changes afterwards.
+   */
+  #admitted = new WeakMap<SandboxPools, WeakMap<object, Map<string | undefined, AdmittedSpec>>>();
 
   /**
    * Use {@linkcode component} to create one. A Brain server passes the `bytes`
@@ -120,7 +135,12 @@ export class Component implements Implementation {
       this.#check(entry);
       this.#transpiled.set(pools.cacheDir, entry);
     }
-    const release = pools.hold(this.#spec(entry, pools, env, workspace));
+    const admitted = this.#admit(pools, env, workspace, () => this.#spec(entry, pools, env, workspace));
+    const unhold = pools.hold(admitted.spec);
+    const release = () => {
+      unhold();
+      admitted.release();
+    };
     if (ended?.aborted) release();
     else ended?.addEventListener("abort", release, { once: true });
   }
@@ -162,8 +182,8 @@ export class Component implements Implementation {
   async #run(dispatch: Dispatch, telemetry: TelemetryListener | undefined): Promise<void> {
     const { sink, invocation, tool } = dispatch;
     const pools = sandboxPools(dispatch.resources);
-    const entry = this.#transpiled.get(pools.cacheDir);
-    if (!entry) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
+    const spec = this.#admittedSpec(pools, dispatch.env, dispatch.workspace);
+    if (!spec) throw new BrainError("unsupported_runtime", `the Component ${this.url.href} was not admitted`);
     if (sink.signal.aborted) return;
     const parsed = await parseInput(tool, invocation, sink);
     if (!parsed || sink.signal.aborted) return;
@@ -174,7 +194,7 @@ export class Component implements Implementation {
     }
     let sandbox;
     try {
-      sandbox = await pools.acquire(this.#spec(entry, pools, dispatch.env, dispatch.workspace), sink.signal);
+      sandbox = await pools.acquire(spec, sink.signal);
     } catch (error) {
       if (sink.signal.aborted) return;
       throw error;
@@ -185,6 +205,42 @@ export class Component implements Implementation {
     } finally {
       pools.release(sandbox, reusable);
     }
+  }
+
+  /**
+   * Keeps the placement's spec, made now by `spec` (frozen) unless a live admission of it kept one; returns it and
+   * the release of this admission.
+   */
+  #admit(
+    pools: SandboxPools,
+    env: Environment | undefined,
+    workspace: string | undefined,
+    spec: () => SandboxSpec,
+  ): { spec: SandboxSpec; release: () => void } {
+    let byEnv = this.#admitted.get(pools);
+    if (!byEnv) this.#admitted.set(pools, byEnv = new WeakMap());
+    let byWorkspace = byEnv.get(env ?? NO_ENV);
+    if (!byWorkspace) byEnv.set(env ?? NO_ENV, byWorkspace = new Map());
+    let admitted = byWorkspace.get(workspace);
+    if (!admitted) byWorkspace.set(workspace, admitted = { spec: deepFreeze(spec()), holders: 0 });
+    admitted.holders++;
+    let released = false;
+    return {
+      spec: admitted.spec,
+      release: () => {
+        if (released) return;
+        released = true;
+        if (--admitted.holders === 0) byWorkspace.delete(workspace);
+      },
+    };
+  }
+
+  #admittedSpec(
+    pools: SandboxPools,
+    env: Environment | undefined,
+    workspace: string | undefined,
+  ): SandboxSpec | undefined {
+    return this.#admitted.get(pools)?.get(env ?? NO_ENV)?.get(workspace)?.spec;
   }
 
   #check({ meta }: Transpiled): void {

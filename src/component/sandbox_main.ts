@@ -2,9 +2,10 @@
  * A Component sandbox: the child Deno process that runs one Component for one
  * grant. Brain starts it with exactly the grant's permissions, sends `init`,
  * then one `call` at a time. Host calls block on stdin for Brain's reply. Each
- * call gets a fresh instance, so no state crosses calls: it is made ahead,
- * while Brain commits a host call of the call before (when that is quick) or
- * while the sandbox is idle. Brain kills the process at a deadline or cancellation.
+ * call gets a fresh instance, so no state crosses calls: it is made ahead, once
+ * the call before has ended, while Brain ends that call and dispatches the next
+ * (made during a host call instead, it delayed the guest's reply: a warm call
+ * took ~30% longer). Brain kills the process at a deadline or cancellation.
  *
  * @module
  */
@@ -42,37 +43,16 @@ let wasi: WasiHost | undefined;
 let fresh: (() => Made) | undefined;
 /** The next call's instance, made ahead of it. */
 let next: Made | undefined;
-/**
- * Whether the last instance took under `CHEAP_MS` to make: then the next one is
- * made while Brain commits a host call, which delays the reply by little or
- * nothing. A slower one is made only while the sandbox is idle, so it never
- * eats into the grace a guest has to return after `finish`.
- */
-let cheap = false;
-const CHEAP_MS = 1;
 
-/**
- * Makes the next call's instance unless one is ready. Host calls are refused
- * meanwhile, so a start function cannot reach the running call.
- */
+/** Makes the next call's instance unless one is ready; no call runs, so a start function's host calls are refused. */
 function prepare(): void {
-  if (next || !fresh) return;
-  const during = calling;
-  calling = false;
-  const started = performance.now();
-  try {
-    next = fresh();
-  } finally {
-    calling = during;
-  }
-  cheap = performance.now() - started < CHEAP_MS;
+  if (!next && fresh) next = fresh();
 }
 
 /** Brain's answer to a host call: its `ok` value, or its `err` thrown as the glue expects. */
 function hostCall(op: HostCall["op"], args: HostCall["args"]): unknown {
   if (!calling) throw wasiError({ code: "call_finished", message: "no call is running" });
   frames.write({ type: "host", op } satisfies FromSandbox, args);
-  if (cheap) prepare();
   const frame = frames.read();
   const message = frame?.message as ToSandbox | undefined;
   if (frame === undefined || message?.type !== "reply") Deno.exit(0);

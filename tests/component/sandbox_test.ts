@@ -101,7 +101,7 @@ Deno.test("a guest looping on emit is refused past the budget and killed at its 
 Deno.test("each call gets a fresh instance in a warm sandbox that is reused", async () => {
   await withProbes(["count", "emit_then_echo"], async (session) => {
     const pid = await warmPid();
-    // The next call's instance is made while Brain commits this call's emit or finish: never this call's own.
+    // The next call's instance is made once this call has ended: never this call's own.
     for (let i = 0; i < 6; i++) {
       assert.deepEqual((await session.call("count", null, { deadline: soon() })).outcome, { status: "ok", value: 1 });
       const outcome = { status: "ok", value: `call ${i}` };

@@ -96,6 +96,22 @@ Deno.test("a WASI guest on a read grant reads its workspace and nothing else, an
   }
 });
 
+Deno.test("a call runs under the grant its session admitted, though the Environment's grant object changes later", async () => {
+  // An Environment of the application's own making, whose grant it widens past the Brain's allow-list afterwards.
+  const grant = { filesystem: { workspace: "read" }, net: [] as string[] };
+  const changing = { ...reader, grant, describe: () => ({ kind: "brain", name: "reader", grant }) } as typeof reader;
+  await using brain = readerBrain();
+  const session = await brain.sessions.create({ tools: [wasiProbe()({ env: changing })] });
+  const workspace = session.workspace("reader")!;
+  const write = async () =>
+    (await session.call("probe", { op: "write", path: "new.txt", text: "x" }, { deadline: soon() })).outcome;
+  assert.deepEqual(await write(), { status: "ok", value: { refused: "read-only" } });
+  grant.filesystem.workspace = "write";
+  grant.net.push("127.0.0.1");
+  assert.deepEqual(await write(), { status: "ok", value: { refused: "read-only" } });
+  await assert.rejects(Deno.stat(`${workspace}/new.txt`), Deno.errors.NotFound);
+});
+
 Deno.test("a WASI guest on a write grant writes inside its workspace only", async () => {
   await using brain = readerBrain({ allow: { workspaceRoot: ".tmp/ws", filesystem: ["read", "write"] } });
   const session = await brain.sessions.create({ tools: [wasiProbe()({ env: writer })] });
@@ -155,7 +171,7 @@ Deno.test("a WASI guest spinning in JavaScript is killed at its deadline; one al
     const session = await brain.sessions.create({ tools: [wasiProbe()()] });
     const spin = await session.call("probe", { op: "spin" }, { deadline: Date.now() + 1_000 });
     assert.equal(spin.outcome.status, "timeout");
-    await within(250, "the spinning sandbox to be killed", async () => (await runningSandboxes(true)).length === 0);
+    await within(1_000, "the spinning sandbox to be killed", async () => (await runningSandboxes(true)).length === 0);
     const alloc = await session.call("probe", { op: "alloc" }, { deadline: soon() });
     assert.ok(
       alloc.outcome.status === "error" && alloc.outcome.error.code === "resource_exhausted" ||
