@@ -76,6 +76,7 @@ export {
   type OutputOf,
   type ParsedOptions,
   type Placement,
+  type PlacementArguments,
   type RunFunction,
   tool,
   type ToolFactory,

@@ -42,7 +42,10 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
   emit(event: string, data?: JsonValue): Promise<number>;
   /** Appends a validated result; resolves with its committed sequence. */
   emitResult(value: Output | Outcome, options?: ResultOptions): Promise<number>;
-  /** Optionally appends a result, then commits completion once earlier emissions have. */
+  /**
+   * Optionally appends a result, then commits completion once earlier emissions have. After the call ended
+   * it resolves with `late: true`; after its Brain closed (nothing more can be recorded) it rejects `brain_closed`.
+   */
   finish(value?: Output | Outcome, options?: ResultOptions): Promise<Finished>;
   /**
    * Calls the session's model with independent messages and returns its response.

@@ -3,6 +3,7 @@ import type { Journal } from "./journal.ts";
 import { closes, opens, unknownEnd } from "./open_calls.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
 import { paused } from "../util/paused.ts";
+import { sameBody } from "./same_body.ts";
 
 /** Pauses before each read of the journal that decides a doubtful commit, while its store keeps failing. */
 const DECIDE_MS = [0, 50, 250, 1_000];
@@ -182,24 +183,6 @@ export class OpeningCommits {
     }
     return undefined;
   }
-}
-
-/** True when `record` holds `body`, field for field, as JSON keeps it. */
-function sameBody(record: JournalRecord | undefined, body: RecordBody): boolean {
-  if (record === undefined) return false;
-  const { sessionId: _sessionId, sequence: _sequence, at: _at, ...kept } = record;
-  return canonical(kept) === canonical(JSON.parse(JSON.stringify(body)));
-}
-
-/** JSON text of `value` with every object's keys in order. */
-function canonical(value: unknown): string {
-  return JSON.stringify(
-    value,
-    (_key, inner) =>
-      inner !== null && typeof inner === "object" && !Array.isArray(inner)
-        ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
-        : inner,
-  );
 }
 
 /** True for a record that ends a call. */

@@ -444,12 +444,13 @@ export class PostgresJournal implements Journal {
       return [];
     }
     const epoch = followed?.epoch;
-    const rows = await this.#query`SELECT r.sequence::float8 AS sequence, r.body, r.at::float8 AS at
-      FROM brain_records r
-      ${
-      epoch === undefined ? this.#sql`` : this.#sql`JOIN brain_sessions s ON s.id = r.session_id AND s.epoch = ${epoch}`
-    }
-      WHERE r.session_id = ${sessionId} AND r.sequence >= ${start} ORDER BY r.sequence
+    // The head comes in the same statement (one snapshot) as the records: the last records' absence shows.
+    const rows = await this.#query`SELECT s.head::float8 AS head, r.sequence::float8 AS sequence, r.body,
+        r.at::float8 AS at
+      FROM brain_sessions s
+      LEFT JOIN brain_records r ON r.session_id = s.id AND r.sequence >= ${start}
+      WHERE s.id = ${sessionId} ${epoch === undefined ? this.#sql`` : this.#sql`AND s.epoch = ${epoch}`}
+      ORDER BY r.sequence
       ${limit === undefined ? this.#sql`` : this.#sql`LIMIT ${Math.floor(limit)}`}`;
     // No rows: the session may be gone, or followed into an incarnation that was deleted.
     if (rows.length === 0) {
@@ -458,9 +459,12 @@ export class PostgresJournal implements Journal {
         throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
       }
     }
-    if (epoch !== undefined) this.#missed?.saw(sessionId, epoch, rows.at(-1)?.sequence ?? start - 1);
-    const records = rows.map((row) => decode(row.body, sessionId, row.sequence, row.at));
-    checkDense(records, sessionId, start);
+    const records = rows.flatMap((row) =>
+      row.sequence === null ? [] : [decode(row.body, sessionId, row.sequence, row.at)]
+    );
+    if (epoch !== undefined) this.#missed?.saw(sessionId, epoch, records.at(-1)?.sequence ?? start - 1);
+    const head = rows.length > 0 && (limit === undefined || records.length < limit) ? rows[0].head : undefined;
+    checkDense(records, sessionId, start, head);
     return records;
   }
 

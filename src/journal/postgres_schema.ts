@@ -66,8 +66,16 @@ CREATE TABLE IF NOT EXISTS brain_sessions (
 -- One sequence numbers every lease and every incarnation of a session: a session deleted and created
 -- again never reissues a token or an epoch of the old one.
 CREATE SEQUENCE IF NOT EXISTS brain_tokens;
-ALTER TABLE brain_sessions ADD COLUMN IF NOT EXISTS epoch bigint NOT NULL DEFAULT 0;
-CREATE INDEX IF NOT EXISTS brain_sessions_leased ON brain_sessions (expires_at) WHERE expires_at > 0;
+-- ALTER TABLE and CREATE INDEX lock their table even when there is nothing to do, waiting for every commit and read
+-- in flight while holding the other tables' locks: deadlock. They run only when their column or index is missing.
+DO $epoch$ BEGIN
+  IF NOT ${hasColumn("brain_sessions", "epoch")} THEN
+    ALTER TABLE brain_sessions ADD COLUMN epoch bigint NOT NULL DEFAULT 0;
+  END IF;
+  IF to_regclass('brain_sessions_leased') IS NULL THEN
+    CREATE INDEX brain_sessions_leased ON brain_sessions (expires_at) WHERE expires_at > 0;
+  END IF;
+END $epoch$;
 CREATE TABLE IF NOT EXISTS brain_nodes (
   node text PRIMARY KEY,
   url text NOT NULL,
@@ -88,7 +96,11 @@ CREATE TABLE IF NOT EXISTS brain_records (
   at bigint NOT NULL,
   PRIMARY KEY (session_id, sequence)
 );
-ALTER TABLE brain_records ADD COLUMN IF NOT EXISTS commit_id text;
+DO $commit_id$ BEGIN
+  IF NOT ${hasColumn("brain_records", "commit_id")} THEN
+    ALTER TABLE brain_records ADD COLUMN commit_id text;
+  END IF;
+END $commit_id$;
 CREATE TABLE IF NOT EXISTS brain_open_calls (
   session_id text NOT NULL,
   call bigint NOT NULL,
@@ -181,4 +193,10 @@ CREATE OR REPLACE FUNCTION "${schema}".${COMMIT_FUNCTION_V1}(
     p_opens, p_closes, p_closers)
 $commit_v1$;
 `;
+}
+
+/** SQL that is true when table `table` of the schema on the search path has column `column`; it locks nothing. */
+function hasColumn(table: string, column: string): string {
+  return `EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('${table}') AND attname = '${column}'
+    AND NOT attisdropped)`;
 }

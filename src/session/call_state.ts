@@ -1,4 +1,5 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
+import { landedCommit } from "../journal/landed_commit.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
@@ -61,6 +62,8 @@ export class CallState implements CallSink {
   #lates = 0;
   #trace: ToolCallTrace | undefined;
   #onEnded: (state: CallState, error?: unknown) => void;
+  /** Sequence of the call's last record a commit through the journal's promise was answered for. */
+  #answered: number;
 
   /**
    * Brain creates one per committed `tool_call_started` record; `end` settles
@@ -88,6 +91,7 @@ export class CallState implements CallSink {
     this.#activation = activation;
     this.#deadline = started.deadline;
     this.call = started.sequence;
+    this.#answered = started.sequence;
     this.#end = end;
     this.ended = end.promise;
   }
@@ -232,9 +236,12 @@ export class CallState implements CallSink {
     return this.#terminal(body, cause, outcome, ownFinish);
   }
 
-  /** A finish after another terminal cause: recorded as late, resolving with the call's end. */
+  /**
+   * A finish after another terminal cause: recorded as late, resolving with the call's end; `brain_closed`
+   * once the journal closed (its Brain closed), as a remote host whose Brain client closed is told.
+   */
   #lateFinish(cause: string): Promise<Finished> {
-    return this.#late(cause).then(() => this.ended).then(lateFinish);
+    return this.#late(cause, refusedClosed).then(() => this.ended).then(lateFinish);
   }
 
   /**
@@ -415,7 +422,7 @@ export class CallState implements CallSink {
   }
 
   /** Records one late report, up to {@linkcode BRAIN_MAX_LATE_RECORDS} per call; past that rejects `budget_exceeded`. */
-  #late(cause: string): Promise<void> {
+  #late(cause: string, failed: (error: unknown) => void = ignore): Promise<void> {
     if (this.#lates >= BRAIN_MAX_LATE_RECORDS) {
       return Promise.reject(
         new BrainError("budget_exceeded", `call ${this.call} already has ${BRAIN_MAX_LATE_RECORDS} late reports`, {
@@ -424,7 +431,7 @@ export class CallState implements CallSink {
       );
     }
     this.#lates++;
-    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }], ignore, ignore);
+    return this.#commit([{ kind: "tool_call_late", call: this.call, cause }], ignore, failed);
   }
 
   /**
@@ -476,15 +483,44 @@ export class CallState implements CallSink {
   }
 
   #append(bodies: RecordBody[]): Promise<JournalRecord[]> {
+    let appended;
     try {
-      return this.#journal.append(this.#sessionId, bodies);
+      appended = this.#journal.append(this.#sessionId, bodies);
     } catch (error) {
       return Promise.reject(error);
     }
+    // A journal that commits in this process's memory answers every commit; another may fail one that landed.
+    if (this.#appendNow) return appended;
+    return appended.then((records) => this.#answer(records), (error) => this.#readBack(bodies, error));
+  }
+
+  #answer(records: JournalRecord[]): JournalRecord[] {
+    this.#answered = records[records.length - 1].sequence;
+    return records;
+  }
+
+  /**
+   * After a commit the store failed with its outcome unknown (`storage_unavailable`,
+   * a connection cut after the write, say): its records if it landed, as if the
+   * answer had arrived; else the error, knowing nothing was written, so what the
+   * Tool does next (a retry) lands once. The call's next commit waits for this.
+   */
+  async #readBack(bodies: RecordBody[], error: unknown): Promise<JournalRecord[]> {
+    if (!(error instanceof BrainError && error.code === "storage_unavailable")) throw error;
+    const landed = await landedCommit(this.#journal, this.#sessionId, this.call, this.#answered, bodies);
+    if (landed === undefined) throw error;
+    return this.#answer(landed);
   }
 }
 
 function ignore(): void {}
+
+/** Ignores a late record's failed commit, but for a closed journal: its Brain closed (`brain_closed`). */
+function refusedClosed(error: unknown): void {
+  if (error instanceof BrainError && error.code === "journal_closed") {
+    throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+  }
+}
 
 /** A promise of `next(value)`, rejected with what it throws. */
 function settledWith<A, T>(next: (value: A) => T | Promise<T>, value: A): Promise<T> {

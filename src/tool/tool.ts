@@ -58,13 +58,38 @@ export interface ToolSpec<
 export type Placement<P> = P extends Schema ? { env?: Environment } & P["_zod"]["input"]
   : { env?: Environment };
 
+/**
+ * The arguments of a Tool factory: the placement, optional unless the options
+ * schema has required fields (then `lookup()` fails to compile, as it would
+ * fail `invalid_options` at run time).
+ *
+ * @example
+ * ```ts
+ * import { tool } from "@aexhq/brain";
+ * import { z } from "zod";
+ *
+ * const lookup = tool({
+ *   name: "lookup",
+ *   description: "Looks a key up.",
+ *   input: z.object({ key: z.string() }),
+ *   options: z.object({ prefix: z.string() }),
+ *   run: ({ key }, ctx) => ctx.finish(ctx.options.prefix + key),
+ * });
+ * const placed = lookup({ prefix: "customer:" }); // lookup() does not compile
+ * console.log(placed.options); // { prefix: "customer:" }
+ * ```
+ */
+export type PlacementArguments<P> = Record<never, never> extends Placement<P> ? [placement?: Placement<P>]
+  : [placement: Placement<P>];
+
 /** A Tool factory: call it to place the Tool; it also carries the declaration. */
 export interface ToolFactory<P extends Schema | undefined> extends ToolDeclaration {
   /**
    * Places the Tool; factory options are parsed once and frozen. A Tool whose options schema has required fields
-   * needs them here (`lookup({ prefix })`): without them placing it fails `invalid_options`.
+   * needs them here (`lookup({ prefix })`): without them placing it does not compile (and fails `invalid_options`
+   * for a caller the types do not reach).
    */
-  (placement?: Placement<P>): PlacedTool;
+  (...placement: PlacementArguments<P>): PlacedTool;
 }
 
 /** How a Tool factory is implemented, as {@linkcode tool} recorded it. */

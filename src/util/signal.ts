@@ -50,19 +50,28 @@ export class RacedAbortController extends AbortController {
     (this.signal as RacedSignal)[CONTROLLER] = this;
   }
 
-  /** Aborts the signal, then rejects every race still waiting on it with its reason and tells every watcher. */
+  /**
+   * Aborts the signal, then rejects every race still waiting on it with its
+   * reason and tells every watcher. What a listener throws (a Tool's own, on
+   * `ctx.signal`) is logged, not left to end the process.
+   */
   override abort(reason?: unknown): void {
-    super.abort(reason);
-    if (!this.#waiting) return;
-    for (const settle of this.#waiting) {
-      try {
-        settle(this.signal.reason);
-      } catch (error) {
-        // As an event listener's would be: reported, and the others still told.
-        reportError(error);
+    if (containing++ === 0) globalThis.addEventListener("error", containThrown);
+    try {
+      super.abort(reason);
+      if (!this.#waiting) return;
+      for (const settle of this.#waiting) {
+        try {
+          settle(this.signal.reason);
+        } catch (error) {
+          // As an event listener's would be: reported, and the others still told.
+          reportError(error);
+        }
       }
+      this.#waiting.clear();
+    } finally {
+      if (--containing === 0) globalThis.removeEventListener("error", containThrown);
     }
-    this.#waiting.clear();
   }
 
   /** {@linkcode onAborted} on this controller's signal, which has not aborted yet. */
@@ -85,4 +94,18 @@ export class RacedAbortController extends AbortController {
       });
     });
   }
+}
+
+/** How many {@linkcode RacedAbortController} aborts are running, one inside another. */
+let containing = 0;
+
+/**
+ * Stops an exception a listener threw while a {@linkcode RacedAbortController}
+ * aborted from ending the process, as Deno does with one nothing handled. An
+ * abort runs its listeners, the Tool's among them, before it returns, so the
+ * exception is the listener's: the Tool's code, not Brain's, nor the application's.
+ */
+function containThrown(event: ErrorEvent): void {
+  event.preventDefault();
+  console.error("a listener of an aborted call's signal threw:", event.error);
 }

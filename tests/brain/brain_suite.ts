@@ -408,6 +408,30 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     }
   });
 
+  test("a ctx.finish after brain.close() rejects brain_closed: the call ended at the close, and nothing more is recorded", async (brain) => {
+    const started = Promise.withResolvers<void>();
+    const closed = Promise.withResolvers<void>();
+    const finished = Promise.withResolvers<unknown>();
+    const lingering = tool({
+      name: "lingering",
+      description: "Finishes once its Brain has closed.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        started.resolve();
+        await closed.promise;
+        finished.resolve(await ctx.finish("late").then((done) => ({ ...done }), (error) => error));
+      },
+    });
+    const session = await brain.sessions.create({ tools: [lingering()] });
+    const call = await session.start("lingering", {});
+    await started.promise;
+    await brain.close();
+    closed.resolve();
+    const answer = await finished.promise;
+    assert.ok(hasCode("brain_closed")(answer), `the late finish answered ${JSON.stringify(answer)}`);
+    assert.equal((await call.ended).cause, "cancelled");
+  });
+
   test("await using closes the Brain when the block ends", async (brain) => {
     {
       await using disposable = brain;

@@ -178,6 +178,16 @@ const ACTS: Partial<Record<Method, (brain: Brain, session: BrainSession) => Prom
   getSession: (brain, session) => brain.sessions.get(session.id),
   listSessions: (brain) => brain.sessions.list(),
   deleteSession: (brain, session) => brain.sessions.delete(session.id),
+  // The viewer's session list shows each session's head.
+  head: async (brain) => {
+    const viewer = brain.viewer({ operatorToken: "secret" });
+    const response = await viewer.fetch(
+      new Request("http://localhost/v1/sessions", { headers: { authorization: "Bearer secret" } }),
+    );
+    const body = await response.json();
+    if (!response.ok) throw new BrainError(body.error.code, body.error.message);
+    return body;
+  },
   subscribe: async (_brain, session) => {
     for await (const _record of session.records()) return;
   },
@@ -256,6 +266,16 @@ Deno.test("hostile application journal: read answering a gap, a step back or pas
     ["skips a record", changed(realRead, (real) => records(real).slice(1)), "journal_corrupt"],
     ["answers backwards", changed(realRead, (real) => records(real).toReversed()), "journal_corrupt"],
     ["answers a record twice", changed(realRead, (real) => [...records(real), ...records(real)]), "journal_corrupt"],
+  ]);
+  assert.deepEqual(wrong, []);
+});
+
+Deno.test("hostile application journal: head that fails or answers no sequence fails the viewer's request with a code", async () => {
+  const wrong = await wrongOutcomes("head", [
+    ...failing(),
+    ...[["a string", "3"], ["-1", -1], ["1.5", 1.5], ["NaN", NaN], ["null", null]].map((
+      [what, head],
+    ): [string, Answer, BrainErrorCode] => [`answers ${what}`, () => Promise.resolve(head), "journal_corrupt"]),
   ]);
   assert.deepEqual(wrong, []);
 });

@@ -172,7 +172,44 @@ Deno.test("PostgresJournal.open: a database of an earlier version (no epoch, no 
   }
 });
 
-Deno.test("PostgresJournal: a row edited to no record, or deleted between others, fails the read journal_corrupt", async () => {
+Deno.test("PostgresJournal.open: journals opening a schema at once take no lock a commit or read in flight holds (no deadlock with them), and all open", async () => {
+  const name = schema();
+  const first = await PostgresJournal.open(pg.url, { schema: name });
+  await first.createSession(session("s"));
+  await first.append("s", [{ kind: "tool_call_started", tool: "t", input: null, activation: "a" }]);
+  const sql = postgres(pg.url, { max: 1, onnotice: () => {}, connection: { search_path: name } });
+  const held = Promise.withResolvers<void>();
+  const holding = Promise.withResolvers<void>();
+  // A transaction in flight that has read the records and written a session, as a commit or a follower's read does.
+  const transaction = sql.begin(async (tx) => {
+    await tx`SELECT count(*) FROM brain_records`;
+    await tx`UPDATE brain_sessions SET meta = meta WHERE id = 's'`;
+    holding.resolve();
+    await held.promise;
+  });
+  const journals: PostgresJournal[] = [];
+  try {
+    await holding.promise;
+    const opening = Array.from({ length: 8 }, () =>
+      PostgresJournal.open(pg.url, { schema: name }).then((journal) => {
+        journals.push(journal);
+        return journal;
+      }));
+    await withDeadline(Promise.all(opening), "journals to open while a transaction holds the tables");
+  } finally {
+    held.resolve();
+    await transaction;
+    await sql.end();
+  }
+  try {
+    await Promise.all(journals.map((journal, index) => journal.append("s", [{ kind: "tool_returned", call: index }])));
+    assert.equal(await first.head("s"), journals.length + 1);
+  } finally {
+    await Promise.all([first, ...journals].map((journal) => journal.close()));
+  }
+});
+
+Deno.test("PostgresJournal: a row edited to no record, or deleted between others or at the end, fails the read journal_corrupt", async () => {
   const edits: [string, number, string][] = [
     ["a body that is no JSON", 2, `UPDATE brain_records SET body = '{not json' WHERE sequence = 2`],
     ["a body that is a JSON array", 2, `UPDATE brain_records SET body = '[1]' WHERE sequence = 2`],
@@ -184,6 +221,7 @@ Deno.test("PostgresJournal: a row edited to no record, or deleted between others
       WHERE sequence = 3`,
     ],
     ["a row deleted between others", 2, "DELETE FROM brain_records WHERE sequence = 2"],
+    ["the last rows deleted at the session's end", 2, "DELETE FROM brain_records WHERE sequence >= 2"],
   ];
   for (const [what, sequence, edit] of edits) {
     const name = schema();
@@ -238,7 +276,7 @@ Deno.test("PostgresJournal: a read the database ended midway is read again, and 
       let ended = false;
       while (!ended) {
         const [row] = await killer`SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n
-          FROM pg_stat_activity WHERE application_name = 'brain' AND query LIKE '%FROM brain_records r%'
+          FROM pg_stat_activity WHERE application_name = 'brain' AND query LIKE '%LEFT JOIN brain_records r%'
             AND state = 'active'`;
         terminated += row.n;
         ended = row.n > 0 || (await Promise.race([reading, "reading"])) !== "reading";
@@ -505,6 +543,61 @@ Deno.test("a Brain whose call's intent landed though the link lost the commit's 
   const ends = records.filter((record) => record.kind === "tool_call_finished");
   assert.deepEqual(ends.map((record) => record.cause), ["finish", "finish"]);
   assert.equal(dispatched, 2, "each call ran once");
+});
+
+Deno.test("a Tool's event whose commit landed though the link lost its answer until the resends gave up is answered as committed, once", async () => {
+  const proxy = faultProxy(pg.url.replace("postgres:", "http:"));
+  const name = schema();
+  const target = new URL(pg.url);
+  target.port = new URL(proxy.url).port;
+  // Links that stay silent are given up after answerTimeoutMs: the journal's resends fail until it gives up.
+  const journal = await PostgresJournal.open(target.href, { schema: name, answerTimeoutMs: 300 });
+  const failed: string[] = [];
+  // The link comes back once the journal gave the commit up as storage_unavailable: the read-back gets through.
+  const healing = new Proxy(journal, {
+    get(inner, key) {
+      if (key !== "append") {
+        const value = Reflect.get(inner, key, inner);
+        return typeof value === "function" ? value.bind(inner) : value;
+      }
+      return (...args: Parameters<PostgresJournal["append"]>) =>
+        inner.append(...args).catch((error) => {
+          failed.push(error.code);
+          proxy.heal();
+          throw error;
+        });
+    },
+  });
+  const emitted = Promise.withResolvers<number>();
+  const emitter = tool({
+    name: "emitter",
+    description: "Emits one event while the link fails.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      const cut = proxy.trap("SELECT 1", "cut");
+      const sequence = ctx.emit("kept", 1);
+      await cut;
+      // Before any resend: every link, open or new, goes silent.
+      proxy.blackhole();
+      await sequence.then(emitted.resolve, emitted.reject);
+      return ctx.finish(await sequence);
+    },
+  });
+  const brain = new Brain({ journal: healing, leaseMs: 60_000 });
+  try {
+    const session = await brain.sessions.create({ id: "lost-event", tools: [emitter()] });
+    const ending = session.call("emitter", {}, { timeoutMs: 30_000 });
+    const sequence = await emitted.promise;
+    const end = await ending;
+    assert.deepEqual(failed, ["storage_unavailable"], "the journal gave the commit up");
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: sequence }]);
+    const events = (await journal.read("lost-event")).filter((record) => record.kind === "tool_event");
+    assert.deepEqual(events.map((record) => record.sequence), [sequence], "the event landed once");
+  } finally {
+    await brain.close();
+    await journal.close();
+    await proxy.close();
+  }
 });
 
 Deno.test("PostgresJournal: an owner paused (SIGSTOP) anywhere in its commits holds no transaction: a successor takes its session over once its lease lapses, and nothing of the paused owner lands after", async () => {

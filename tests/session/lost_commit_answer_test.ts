@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, BrainError, tool } from "../../mod.ts";
+import { Brain, BrainError, tool, type ToolContext } from "../../mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
+import { KvJournal } from "../../src/journal/kv.ts";
+import type { Journal } from "../../src/journal/journal.ts";
+import { scratchDir } from "../_support/scratch.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import { hasCode } from "../_support/has_code.ts";
@@ -10,33 +13,42 @@ import { gate } from "../_support/gate.ts";
 import { ofKind, until } from "../_support/until.ts";
 
 /**
- * A journal whose store fails the next commit that opens a call (`tool_call_started` or `model_call_started`)
- * with `storage_unavailable` after writing it (`lose: "answer"`) or before (`lose: "commit"`), as a
- * connection cut after or before the database took the commit would; while `down`, reads fail too.
+ * `Store` whose commits fail the next commit holding a record of a kind in `losing` (by default those that open
+ * a call: `tool_call_started`, `model_call_started`) with `storage_unavailable` after writing it
+ * (`lose: "answer"`) or before (`lose: "commit"`), as a connection cut after or before the database took the
+ * commit would; while `down`, reads fail too.
  */
-class LostAnswers extends MemoryJournal {
-  lose: "answer" | "commit" | undefined;
-  down = false;
+// deno-lint-ignore no-explicit-any
+function losingAnswers<Store extends new (...args: any[]) => Journal>(Store: Store) {
+  return class extends Store {
+    lose: "answer" | "commit" | undefined;
+    losing: string[] = ["tool_call_started", "model_call_started"];
+    down = false;
 
-  override async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
-    const lose = bodies.some(({ kind }) => kind === "tool_call_started" || kind === "model_call_started")
-      ? this.lose
-      : undefined;
-    if (lose) this.lose = undefined;
-    if (lose === "commit") throw unavailable();
-    const records = await super.append(sessionId, bodies, options);
-    if (lose === "answer") throw unavailable();
-    return records;
-  }
+    override async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+      const lose = bodies.some(({ kind }) => this.losing.includes(kind)) ? this.lose : undefined;
+      if (lose) this.lose = undefined;
+      if (lose === "commit") throw unavailable();
+      const records = await super.append(sessionId, bodies, options);
+      if (lose === "answer") throw unavailable();
+      return records;
+    }
 
-  override openCalls(sessionId: string): Promise<JournalRecord[]> {
-    return this.down ? Promise.reject(unavailable()) : super.openCalls(sessionId);
-  }
+    override openCalls(sessionId: string): Promise<JournalRecord[]> {
+      return this.down ? Promise.reject(unavailable()) : super.openCalls(sessionId);
+    }
 
-  override read(sessionId: string, options?: { from?: number; limit?: number }): Promise<JournalRecord[]> {
-    return this.down ? Promise.reject(unavailable()) : super.read(sessionId, options);
-  }
+    override read(sessionId: string, options?: { from?: number; limit?: number }): Promise<JournalRecord[]> {
+      return this.down ? Promise.reject(unavailable()) : super.read(sessionId, options);
+    }
+  };
 }
+
+/** A memory journal that loses answers. */
+const LostAnswers = losingAnswers(MemoryJournal);
+/** A journal on a Deno KV file that loses answers. */
+const KvLostAnswers = losingAnswers(KvJournal);
+const scratch = scratchDir("lost-commit-answer");
 
 const unavailable = () => new BrainError("storage_unavailable", "the connection was cut");
 
@@ -128,3 +140,54 @@ Deno.test("while the store stays down the caller is told storage_unavailable; on
   assert.equal((await background.ended).cause, "finish");
   assert.equal((await session.call("counted", { n: 2 })).outcome.status, "ok");
 });
+
+const stores = {
+  memory: () => Promise.resolve(new LostAnswers()),
+  "KV file": async () => {
+    const path = `${scratch}/${crypto.randomUUID()}.kv`;
+    return new KvLostAnswers(await Deno.openKv(path), path);
+  },
+};
+
+for (const [store, open] of Object.entries(stores)) {
+  Deno.test(`${store}: an event, result or finish whose commit landed though the store reported it failed is answered as committed, once; one that did not land fails storage_unavailable, leaving nothing`, async () => {
+    const journal = await open();
+    await using brain = new Brain({ journal });
+    /** Loses the next commit holding a record of `kind`, its answer or the commit itself. */
+    const losing = (kind: string, lose: "answer" | "commit") => {
+      journal.losing = [kind];
+      journal.lose = lose;
+    };
+    const answers = Promise.withResolvers<Record<string, unknown>>();
+    const reporter = tool({
+      name: "reporter",
+      description: "Emits, emits a result and finishes while the store loses answers.",
+      input: z.object({}),
+      run: (_input, ctx) => reported(ctx).then(answers.resolve, answers.reject),
+    });
+    const reported = async (ctx: ToolContext) => {
+      losing("tool_event", "commit");
+      const refused = await ctx.emit("lost", 0).then(() => undefined, (error) => error);
+      losing("tool_event", "answer");
+      const event = await ctx.emit("kept", 1);
+      losing("tool_result", "answer");
+      const result = await ctx.emitResult(2);
+      losing("tool_call_finished", "answer");
+      const finished = await ctx.finish(3);
+      return { refused, event, result, finished };
+    };
+    const session = await brain.sessions.create({ tools: [reporter()] });
+    const ending = session.call("reporter", {});
+    const { refused, event, result, finished } = await answers.promise;
+    const end = await ending;
+    assert.ok(hasCode("storage_unavailable")(refused), "a commit that did not land fails");
+    const records = await session.read();
+    assert.deepEqual(ofKind(records, "tool_event").map((record) => [record.sequence, record.event]), [[event, "kept"]]);
+    assert.deepEqual(ofKind(records, "tool_result").map((record) => record.sequence), [result, end.sequence - 1]);
+    assert.deepEqual({ ...finished as object }, { sequence: end.sequence, late: false });
+    assert.deepEqual([end.cause, end.outcome], ["finish", { status: "ok", value: 3 }]);
+    assert.equal(ofKind(records, "tool_call_finished").length, 1);
+    assert.equal(ofKind(records, "tool_call_late").length, 0);
+    assert.deepEqual(await journal.openCalls(session.id), []);
+  });
+}

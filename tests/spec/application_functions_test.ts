@@ -150,6 +150,8 @@ Deno.test("factory options that are not an object, or fail their schema, are inv
     run: (_input, ctx) => ctx.finish(),
   });
   const ping = tool({ name: "ping", description: "Pings.", input: z.object({}), run: (_input, ctx) => ctx.finish() });
+  // The types refuse a placement without the required options; a caller they do not reach gets invalid_options.
+  // @ts-expect-error: lookup's options schema requires a prefix
   assert.throws(() => lookup(), isCode("invalid_options"));
   assert.throws(() => lookup({ prefix: 1 } as never), isCode("invalid_options"));
   for (const bad of [null, "prefix", 7, ["a"]]) {
