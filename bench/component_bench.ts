@@ -1,7 +1,8 @@
 /**
  * A Component call against the same logic as an in-process Tool: the inspect
- * listing, a burst of emits (each blocks the guest until Brain commits it), a
- * new session's first call, and the first admission (transpiling) of a Component.
+ * listing (back to back, and after a pause as an Agentloop's calls come), a
+ * burst of emits (each blocks the guest until Brain commits it), a new
+ * session's first call, and the first admission (transpiling) of a Component.
  * The inspect and emit groups also measure the floor under them: the same
  * frames round-tripped to a child process with nothing behind them.
  *
@@ -24,7 +25,7 @@ const inspectSpec = {
   options: z.object({ depth: z.number().int().positive() }),
 };
 
-/** The inspect logic as an application function, reading the same workspace. */
+/** The inspect logic as an application function (no Environment: it runs in the application), reading the same workspace. */
 function inProcessInspect(workspace: () => string) {
   return tool({
     ...inspectSpec,
@@ -70,12 +71,11 @@ async function roundTrips(count: number): Promise<void> {
 }
 
 const brain = new Brain({ allow });
-let workspace = "";
 const warmComponent = await session(brain, {
   tools: [tool({ ...inspectSpec, implementation: component(INSPECT) })({ env: reader, depth: 2 })],
 });
-const warmHost = await session(brain, { tools: [inProcessInspect(() => workspace)({ env: reader, depth: 2 })] });
-workspace = warmHost.workspace("reader")!;
+const workspace = warmComponent.workspace("reader")!;
+const warmHost = await brain.sessions.create({ tools: [inProcessInspect(() => workspace)({ depth: 2 })] });
 
 Deno.bench("inspect: in-process Tool", { group: "inspect", baseline: true }, async () => {
   await warmHost.call("inspect", { path: "a" });
@@ -105,12 +105,31 @@ Deno.bench(
   },
 );
 
+// A warm call after the sandbox sat idle, as an Agentloop's calls a model turn apart find it: its instance was made
+// while it waited, so the call pays none of that (back to back, the next instance is made between the calls).
+const PAUSE_MS = 3;
+const paused = (body: () => Promise<unknown>) => async (b: Deno.BenchContext) => {
+  await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+  b.start();
+  await body();
+  b.end();
+};
+Deno.bench(
+  `inspect after a ${PAUSE_MS} ms pause: in-process Tool`,
+  { group: "paused", baseline: true, n: 300, warmup: 30 },
+  paused(() => warmHost.call("inspect", { path: "a" })),
+);
+Deno.bench(
+  `inspect after a ${PAUSE_MS} ms pause: Component (its instance made while the sandbox waited)`,
+  { group: "paused", n: 300, warmup: 30 },
+  paused(() => warmComponent.call("inspect", { path: "a" })),
+);
+
 // A new session each time: the Component is admitted and transpiled already, so this is the sandbox start.
 const cachedInspect = tool({ ...inspectSpec, implementation: component(INSPECT) });
 const inProcess = inProcessInspect(() => workspace);
 Deno.bench("new session + first call: in-process Tool", { group: "cold", baseline: true }, async () => {
-  const cold = await brain.sessions.create({ tools: [inProcess({ env: reader, depth: 2 })] });
-  workspace = cold.workspace("reader")!;
+  const cold = await brain.sessions.create({ tools: [inProcess({ depth: 2 })] });
   await cold.call("inspect", { path: "." });
   await cold.end();
 });

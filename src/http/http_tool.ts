@@ -21,7 +21,8 @@ export interface HttpOptions {
  * limited, `brain-deadline` headers) and treats the JSON body as ordinary output:
  * plain JSON, never an outcome envelope, validated by the output schema. A
  * non-2xx answer is an `http_error` outcome. The URL's host must be in the Brain's
- * `allow.net`, checked when a session is created.
+ * `allow.net`, checked when a session is created; placed in an Environment other
+ * than a `hostEnv`, whose grant would not apply to it, it is `unsupported_runtime` there.
  *
  * @example
  * ```ts
@@ -53,7 +54,18 @@ export function http(url: string | URL, options: HttpOptions = {}): Implementati
   return Object.freeze(
     {
       kind: "http" as const,
-      admit({ allow }) {
+      admit({ allow, env }) {
+        if (env && env.kind !== "host") {
+          // Brain's own process calls the endpoint: a binding's grant or interpreter would never apply to it.
+          return Promise.reject(
+            new BrainError(
+              "unsupported_runtime",
+              `http tool endpoint ${endpoint.host} is called by Brain itself, outside environment ${env.name} (${env.kind}); ` +
+                `place it without an env or in a hostEnv, or use an httpEnv with an http_json descriptor`,
+              { details: { environment: env.name, kind: env.kind } },
+            ),
+          );
+        }
         if (netAllowed(endpoint.host, allow?.net)) return Promise.resolve();
         return Promise.reject(
           new BrainError(

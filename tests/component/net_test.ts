@@ -82,7 +82,7 @@ Deno.test("a guest waiting on a granted server that never answers is killed at i
     assert.equal(waiting.length, 1);
     const [pid] = waiting;
     assert.equal((await call.ended).outcome.status, "timeout");
-    await within(250, "the waiting sandbox to be killed", async () => !(await runningSandboxes()).includes(pid));
+    await within(1_000, "the waiting sandbox to be killed", async () => !(await runningSandboxes()).includes(pid));
   } finally {
     answer.open();
   }

@@ -171,7 +171,7 @@ Deno.test("a WASI guest spinning in JavaScript is killed at its deadline; one al
     const session = await brain.sessions.create({ tools: [wasiProbe()()] });
     const spin = await session.call("probe", { op: "spin" }, { deadline: Date.now() + 1_000 });
     assert.equal(spin.outcome.status, "timeout");
-    await within(250, "the spinning sandbox to be killed", async () => (await runningSandboxes(true)).length === 0);
+    await within(1_000, "the spinning sandbox to be killed", async () => (await runningSandboxes(true)).length === 0);
     const alloc = await session.call("probe", { op: "alloc" }, { deadline: soon() });
     assert.ok(
       alloc.outcome.status === "error" && alloc.outcome.error.code === "resource_exhausted" ||

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { brainEnv, BrainError, type BrainSession, hostEnv, httpEnv, ok, tool } from "../../mod.ts";
+import { brainEnv, BrainError, type BrainSession, hostEnv, http, httpEnv, ok, tool } from "../../mod.ts";
+import { serve } from "../_support/serve.ts";
 import type { Implementation } from "../../src/env/mod.ts";
 import { specTest } from "./_brains.ts";
 
@@ -110,4 +111,44 @@ specTest(
     }
   },
   { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"], net: ["127.0.0.1:1"] } },
+);
+
+let endpoint: ReturnType<typeof serve> & { readonly requests: number };
+specTest(
+  "a v1 http() Tool placed in an Environment whose grant would not apply to it is unsupported_runtime at creation, never sent",
+  async (brain) => {
+    await using server = endpoint;
+    const score = tool({
+      name: "score",
+      description: "Scores remotely.",
+      input: z.object({}),
+      implementation: http(`${server.url}/score`),
+    });
+    const narrow = brainEnv({ name: "narrow", net: ["a.test"] });
+    const api = httpEnv({ name: "api", baseUrl: server.url });
+    for (const env of [narrow, api]) {
+      await assert.rejects(
+        (async () => await brain.sessions.create({ tools: [score({ env })] }))(),
+        (error) =>
+          error instanceof BrainError && error.code === "unsupported_runtime" && error.message.includes(env.name),
+        env.name,
+      );
+    }
+    assert.equal(server.requests, 0);
+    assert.deepEqual(await brain.sessions.list(), []);
+    for (const placed of [score(), score({ env: hostEnv({ name: "app" }) })]) {
+      const session = await brain.sessions.create({ tools: [placed] });
+      assert.deepEqual((await session.call("score", {})).outcome, ok({ score: 1 }));
+    }
+  },
+  () => {
+    let requests = 0;
+    const server = serve(() => (requests++, Response.json({ score: 1 })));
+    endpoint = Object.assign(server, {
+      get requests() {
+        return requests;
+      },
+    });
+    return { allow: { net: [server.host, "a.test"] } };
+  },
 );
