@@ -23,11 +23,12 @@ import {
 import { CommitNotifier } from "./notifier.ts";
 import { checkBeat, type NodeBeat, STRANDED_MAX } from "./nodes.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
+import { RecordList } from "./record_list.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 
 interface StoredSession {
   meta: SessionMeta;
-  records: JournalRecord[];
+  records: RecordList;
   /** Sequences of the calls started and not yet ended. */
   open: IntSet;
   lease?: StoredLease;
@@ -108,7 +109,7 @@ export class MemoryJournal implements Journal {
   openCalls(sessionId: string): Promise<JournalRecord[]> {
     return promised(() => {
       const session = this.#session(sessionId);
-      return session.open.values().map((sequence) => session.records[sequence - 1]);
+      return session.open.values().map((sequence) => session.records.at(sequence - 1));
     });
   }
 
@@ -220,7 +221,7 @@ export class MemoryJournal implements Journal {
         if (max !== undefined && count >= max) throw hostLimitError(host, max);
         this.#hostSessions.set(host, count + 1);
       }
-      this.#sessions.set(meta.id, { meta, records: [], open: new IntSet() });
+      this.#sessions.set(meta.id, { meta, records: new RecordList(), open: new IntSet() });
     });
   }
 
