@@ -319,6 +319,9 @@ export class RegisteredHost {
    * `gone` push; a client that is not connected hears it when it reattaches.
    */
   keep(id: string, session: Session): void {
+    // Checked here, with no await before the set: handles opened at once cannot all pass a check made earlier.
+    if (this.handles.has(id)) throw new BrainError("invalid_argument", `session handle ${id} is already open`);
+    this.checkHandleRoom();
     this.handles.set(id, session);
     onAborted(session.closed, () => {
       if (this.handles.get(id) !== session) return;
