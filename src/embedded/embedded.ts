@@ -34,6 +34,7 @@ import { advertisedTools } from "./advertised_tools.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { paused } from "../util/paused.ts";
 import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
@@ -294,7 +295,12 @@ export class EmbeddedBackend implements BrainBackend {
     let owned = this.#owned.get(id);
     if (!owned) {
       owned = (async () => {
-        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        const ownership = await Ownership.take(this.journal, id, {
+          owner: this.#node,
+          ttlMs: this.#leaseMs,
+          waitMs,
+          signal: this.#closing.signal,
+        });
         ownership.lost.addEventListener("abort", () => void this.#lose(id, ownership), { once: true });
         try {
           await endOrphanedCalls(ownership.journal, id);
@@ -351,14 +357,7 @@ export class EmbeddedBackend implements BrainBackend {
         return;
       } catch (error) {
         if (!(error instanceof BrainError && STORE_FAILURES.has(error.code))) return;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, SWEEP_RETRY_MS);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.#closing.signal.addEventListener("abort", done, { once: true });
-        });
+        await paused(SWEEP_RETRY_MS, this.#closing.signal);
       }
     }
   }
@@ -413,7 +412,7 @@ export class EmbeddedBackend implements BrainBackend {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#closing.abort();
+    this.#closing.abort(new BrainError("brain_closed", "this Brain is closed"));
     // A store that stopped answering holds these commits: the journal's close then ends them.
     const ending = Promise.allSettled(
       [...this.#live.values()].flatMap((handles) => [...handles].map((session) => session.end())),

@@ -154,6 +154,29 @@ Deno.test("a terminal commit that keeps failing rejects the caller; once the sto
   assert.equal(terminals(await again.read(), call.sequence).length, 1);
 });
 
+Deno.test("close() while a refused terminal commit waits to be tried again returns at once, leaving no timer; the next Brain ends the call unknown once", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await FlakyJournal.at(path);
+  const brain = new Brain({ journal });
+  const hold = held();
+  const session = await brain.sessions.create({ id: "s", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 4 });
+  await hold.started.promise;
+  journal.failures = 100;
+  hold.release.resolve();
+  // Tried three times: the next try waits a second.
+  await journal.failed(3);
+  const started = performance.now();
+  await brain.close();
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `close() took ${Math.round(took)} ms`);
+  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await using next = await Brain.open({ path });
+  const taken = await next.sessions.get("s", { tools: [held().placed()] });
+  const ends = terminals(await taken.read(), call.sequence);
+  assert.deepEqual(ends.map((record) => record.kind === "tool_call_finished" && record.cause), ["unknown"]);
+});
+
 Deno.test("a deadline's or a signal's end that the store refuses for good rejects the caller's end and nothing else", async () => {
   const journal = await FlakyJournal.at(`${dir}/${crypto.randomUUID()}.kv`);
   journal.code = "journal_closed";
