@@ -30,9 +30,9 @@ import {
   CHANNEL,
   COMMIT_FUNCTION,
   CREATE_FUNCTION,
+  createSchema,
   HOST_FULL,
   META_HOST,
-  schemaScript,
 } from "./postgres_schema.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -220,7 +220,7 @@ export class PostgresJournal implements Journal {
     }
     const journal = new PostgresJournal(sql, sockets);
     try {
-      await sql.unsafe(schemaScript(schema));
+      await createSchema(sql, schema);
       // Notifications sent while the listening connection was down are lost: each (re)connect wakes every follower.
       const listening = await sql.listen(
         CHANNEL,
