@@ -140,6 +140,8 @@ export class EmbeddedBackend implements BrainBackend {
   #leaseMs: number;
   #resources: Resources;
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
   /** Aborted when the Brain closes, ending any wait to retry the store. */
   #closing = new AbortController();
 
@@ -409,8 +411,11 @@ export class EmbeddedBackend implements BrainBackend {
     return await this.journal.listSessions();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     this.#closing.abort(new BrainError("brain_closed", "this Brain is closed"));
     // A store that stopped answering holds these commits: the journal's close then ends them.
