@@ -142,6 +142,8 @@ export class EmbeddedBackend implements BrainBackend {
   #closed = false;
   /** The first close(), which every later call settles with. */
   #closedOnce: Promise<void> | undefined;
+  /** Creations and openings of sessions under way. */
+  #openings = new Set<Promise<Session>>();
   /** Aborted when the Brain closes, ending any wait to retry the store. */
   #closing = new AbortController();
 
@@ -210,7 +212,37 @@ export class EmbeddedBackend implements BrainBackend {
     return this.#leaseMs;
   }
 
-  async create(
+  create(
+    options: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
+    counted?: SessionCreateOptions,
+  ): Promise<Session> {
+    return this.#opening(() => this.#create(options, authenticated, counted));
+  }
+
+  get(id: string, options: GetSessionOptions = {}, authenticated?: HostRegistration): Promise<Session> {
+    return this.#opening(() => this.#get(id, options, authenticated));
+  }
+
+  /**
+   * Runs a creation or an opening of a session so that `close` waits for it
+   * (briefly) before ending the sessions and closing the journal: one that
+   * meets the close fails `brain_closed`, having given back what it took.
+   */
+  async #opening(open: () => Promise<Session>): Promise<Session> {
+    const opening = open();
+    this.#openings.add(opening);
+    try {
+      return await opening;
+    } catch (error) {
+      if (!(this.#closed && error instanceof BrainError && error.code === "journal_closed")) throw error;
+      throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+    } finally {
+      this.#openings.delete(opening);
+    }
+  }
+
+  async #create(
     {
       tools: given = [],
       environments = [],
@@ -255,7 +287,7 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
-  async get(
+  async #get(
     id: string,
     { tools: given = [], environments = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
     authenticated?: HostRegistration,
@@ -306,6 +338,7 @@ export class EmbeddedBackend implements BrainBackend {
         ownership.lost.addEventListener("abort", () => void this.#lose(id, ownership), { once: true });
         try {
           await endOrphanedCalls(ownership.journal, id);
+          this.#assertOpen();
         } catch (error) {
           await ownership.release();
           throw error;
@@ -419,9 +452,14 @@ export class EmbeddedBackend implements BrainBackend {
     this.#closed = true;
     this.#closing.abort(new BrainError("brain_closed", "this Brain is closed"));
     // A store that stopped answering holds these commits: the journal's close then ends them.
-    const ending = Promise.allSettled(
+    const ended = Promise.allSettled(
       [...this.#live.values()].flatMap((handles) => [...handles].map((session) => session.end())),
-    ).then(() => Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release())));
+    );
+    const ending = (async () => {
+      // Creations and openings under way fail brain_closed, giving back what they took, before the leases go.
+      await Promise.allSettled([ended, ...this.#openings]);
+      await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    })();
     await settledWithin(ending, CLOSE_WAIT_MS);
     this.#owned.clear();
     await this.#resources.close();
@@ -475,6 +513,7 @@ export class EmbeddedBackend implements BrainBackend {
     created?: CreatedEnvironment[],
     ownership?: Ownership,
   ): Session {
+    this.#assertOpen();
     const journal = ownership?.journal ?? this.journal;
     const session = new Session({
       journal,
