@@ -166,10 +166,33 @@ export function frozenRecord(
   }
   record.sessionId = sessionId;
   record.sequence = sequence;
-  // An object first, so V8 keeps the field a pointer rather than a double boxed per record: the records of a commit
-  // (and of one millisecond, in a memory journal) then share one number, which the journal keeps for as long as them.
+  // An object first, so V8 keeps the field a pointer rather than a double boxed per record: a commit's records share one.
   record.at = POINTER_FIELD;
   record.at = at;
+  return Object.freeze(record) as JournalRecord;
+}
+
+/**
+ * A frozen record with `keys` in order, of which `sessionId`, `sequence` and
+ * `at` have the values given and each other takes the next of `values` from
+ * `from`: a record as a store keeps it without its object, built again.
+ */
+export function plainRecord(
+  keys: readonly string[],
+  values: readonly unknown[],
+  from: number,
+  sessionId: string,
+  sequence: number,
+  at: number,
+): JournalRecord {
+  const record = new PlainRecord();
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index];
+    const value = key === "sessionId" ? sessionId : key === "sequence" ? sequence : key === "at" ? at : values[from++];
+    if (key === "__proto__") {
+      Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
+    } else record[key] = value;
+  }
   return Object.freeze(record) as JournalRecord;
 }
 
@@ -177,9 +200,8 @@ export function frozenRecord(
  * The record of a body of one of the shapes a Tool call commits, built from an
  * object literal with the body's fields in its order, or undefined for any
  * other body or a field that is not JSON (which {@linkcode frozenRecord} then
- * builds, or refuses, field by field). A call's records outlive the young
- * generation: V8 learns that of a literal's site and allocates its objects in
- * the old one, so no scavenge copies them, as it must a constructor's.
+ * builds, or refuses, field by field): a literal of known keys is built
+ * faster than fields added one by one (measured on the call path).
  */
 function literalRecord(
   body: RecordBody,
