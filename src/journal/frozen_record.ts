@@ -173,30 +173,6 @@ export function frozenRecord(
 }
 
 /**
- * A frozen record with `keys` in order, of which `sessionId`, `sequence` and
- * `at` have the values given and each other takes the next of `values` from
- * `from`: a record as a store keeps it without its object, built again.
- */
-export function plainRecord(
-  keys: readonly string[],
-  values: readonly unknown[],
-  from: number,
-  sessionId: string,
-  sequence: number,
-  at: number,
-): JournalRecord {
-  const record = new PlainRecord();
-  for (let index = 0; index < keys.length; index++) {
-    const key = keys[index];
-    const value = key === "sessionId" ? sessionId : key === "sequence" ? sequence : key === "at" ? at : values[from++];
-    if (key === "__proto__") {
-      Object.defineProperty(record, key, { value, enumerable: true, writable: true, configurable: true });
-    } else record[key] = value;
-  }
-  return Object.freeze(record) as JournalRecord;
-}
-
-/**
  * The record of a body of one of the shapes a Tool call commits, built from an
  * object literal with the body's fields in its order, or undefined for any
  * other body or a field that is not JSON (which {@linkcode frozenRecord} then

@@ -1,39 +1,33 @@
 import type { JournalRecord } from "./records.ts";
-import { plainRecord } from "./frozen_record.ts";
+import { keyList, keyListOf } from "./key_lists.ts";
+import { type Cursor, PackedChunk, setField, StringTable } from "./packed_chunk.ts";
 
 /** Records per chunk: a power of two, so a record's chunk and place are a shift and a mask. */
 const CHUNK_BITS = 12;
 const CHUNK = 1 << CHUNK_BITS;
 
-/** A record's own keys in order: one array per distinct list. */
-type Keys = readonly string[];
+/** How many records and bytes a session's first chunk has room for before it grows: most sessions are short. */
+const FIRST_RECORDS = 32;
+const FIRST_BYTES = 1024;
 
-/**
- * One chunk's records, without an object each: per record its keys, then the
- * values of all but `sessionId`, `sequence` and `at`, in `values` from
- * `starts[place]`; and its time in `at`.
- */
+/** One chunk's records packed, each from `starts[place]`, and the time the others' are counted from. */
 interface Chunk {
-  values: unknown[];
-  /** How many of `values` are written. */
-  used: number;
+  packed: PackedChunk;
   starts: Int32Array;
-  at: Float64Array;
+  base: number;
 }
-
-/** How many records a session's first chunk has room for before it grows: most sessions are short. */
-const FIRST_ROOM = 32;
 
 /**
  * A session's committed records in sequence order (the record at index `i` has
- * sequence `i + 1`), kept in chunks of a fixed size. A memory journal keeps
- * every record for the session's life, and on these machines each byte kept
- * costs a page fault and each object a mark in every full GC. So a record is
- * kept as its values in one array of its chunk, without the object, the session
- * id and the sequence, which `at` and `slice` build again, frozen, when read.
+ * sequence `i + 1`), kept packed in chunks of a fixed size and built again,
+ * deep-frozen, when read. A memory journal keeps every record for the session's
+ * life, and on these machines each byte kept costs its first touch (a page
+ * fault the host serves) and each object a mark in every full GC: a packed call
+ * keeps about a fifth of the bytes its record objects would, and no objects.
  */
 export class RecordList {
   #sessionId: string;
+  #strings = new StringTable();
   #chunks: Chunk[] = [];
   #length = 0;
 
@@ -50,91 +44,71 @@ export class RecordList {
   /** Adds the next record. */
   push(record: JournalRecord): void {
     const place = this.#length & (CHUNK - 1);
-    const chunk = place === 0 ? this.#nextChunk() : this.#chunks[this.#length >> CHUNK_BITS];
-    if (place === chunk.starts.length) grow(chunk);
-    const keys = keysOf(record);
-    const values = chunk.values;
-    let used = chunk.used;
-    chunk.starts[place] = used;
-    chunk.at[place] = record.at;
-    values[used++] = keys;
+    const chunk = place === 0 ? this.#nextChunk(record.at) : this.#chunks[this.#length >> CHUNK_BITS];
+    if (place === chunk.starts.length) {
+      const starts = new Int32Array(place * 2);
+      starts.set(chunk.starts);
+      chunk.starts = starts;
+    }
+    const { packed } = chunk;
+    chunk.starts[place] = packed.used;
+    packed.time(record.at, chunk.base);
+    const list = keyListOf(record);
+    const keys = list >= 0 ? keyList(list) : Object.keys(record);
+    packed.count(list + 1);
+    if (list < 0) packed.write(keys, this.#strings);
     for (let index = 0; index < keys.length; index++) {
       const key = keys[index];
       if (key !== "sessionId" && key !== "sequence" && key !== "at") {
-        values[used++] = (record as unknown as Fields)[key];
+        packed.write((record as unknown as Fields)[key], this.#strings);
       }
     }
-    chunk.used = used;
     this.#length++;
   }
 
-  /** A new last chunk: the first with room for a few records, a later one for as many as the one before it held. */
-  #nextChunk(): Chunk {
+  /** A new last chunk: the first with room for a few records, a later one for a little more than the one before it held. */
+  #nextChunk(base: number): Chunk {
     const before = this.#chunks.at(-1);
     const chunk = before === undefined
-      ? { values: [], used: 0, starts: new Int32Array(FIRST_ROOM), at: new Float64Array(FIRST_ROOM) }
-      : { values: new Array(before.used), used: 0, starts: new Int32Array(CHUNK), at: new Float64Array(CHUNK) };
+      ? { packed: new PackedChunk(FIRST_BYTES), starts: new Int32Array(FIRST_RECORDS), base }
+      : { packed: new PackedChunk(Math.ceil(before.packed.used * 1.25)), starts: new Int32Array(CHUNK), base };
     this.#chunks.push(chunk);
     return chunk;
   }
 
   /** The record at `index` (from 0), which must be below `length`. */
   at(index: number): JournalRecord {
-    return this.#record(this.#chunks[index >> CHUNK_BITS], index);
+    return this.#record(index);
   }
 
   /** The records from `start` up to `end` (from 0; `end` excluded, clamped to `length`), as a new array. */
   slice(start: number, end: number = this.#length): JournalRecord[] {
     const last = Math.min(end, this.#length);
     const records: JournalRecord[] = [];
-    for (let index = start; index < last; index++) records.push(this.#record(this.#chunks[index >> CHUNK_BITS], index));
+    for (let index = start; index < last; index++) records.push(this.#record(index));
     return records;
   }
 
-  #record({ values, starts, at }: Chunk, index: number): JournalRecord {
-    const place = index & (CHUNK - 1);
-    let from = starts[place];
-    const keys = values[from++] as Keys;
-    return plainRecord(keys, values, from, this.#sessionId, index + 1, at[place]);
+  #record(index: number): JournalRecord {
+    const { packed, starts, base } = this.#chunks[index >> CHUNK_BITS];
+    const cursor: Cursor = { at: starts[index & (CHUNK - 1)] };
+    const at = packed.readTime(cursor, base);
+    const list = packed.readCount(cursor) - 1;
+    const keys = list >= 0 ? keyList(list) : packed.read(cursor, this.#strings) as string[];
+    const record: Fields = {};
+    for (let place = 0; place < keys.length; place++) {
+      const key = keys[place];
+      const value = key === "sessionId"
+        ? this.#sessionId
+        : key === "sequence"
+        ? index + 1
+        : key === "at"
+        ? at
+        : packed.read(cursor, this.#strings);
+      setField(record, key, value);
+    }
+    return Object.freeze(record) as unknown as JournalRecord;
   }
-}
-
-/** Doubles the room of the first chunk's `starts` and `at`. */
-function grow(chunk: Chunk): void {
-  const starts = new Int32Array(chunk.starts.length * 2), at = new Float64Array(chunk.at.length * 2);
-  starts.set(chunk.starts);
-  at.set(chunk.at);
-  chunk.starts = starts;
-  chunk.at = at;
 }
 
 type Fields = Record<string, unknown>;
-
-/** The key lists met so far, by record kind: records of one kind share a few. */
-const KEYS_BY_KIND = new Map<unknown, Keys[]>();
-/** How many key lists one kind keeps; a record of a kind past it keeps its own. */
-const KEYS_MAX = 32;
-
-/** The record's own keys in order, as the list of them records of its kind share. */
-function keysOf(record: JournalRecord): Keys {
-  const known = KEYS_BY_KIND.get(record.kind);
-  if (known === undefined) {
-    const keys = Object.keys(record);
-    KEYS_BY_KIND.set(record.kind, [keys]);
-    return keys;
-  }
-  for (let index = 0; index < known.length; index++) if (enumerates(record, known[index])) return known[index];
-  // Another list, or the same one followed by keys `for in` finds on Object.prototype.
-  const keys = Object.keys(record);
-  const same = known.find((list) => list.length === keys.length && list.every((key, index) => key === keys[index]));
-  if (same !== undefined) return same;
-  if (known.length < KEYS_MAX) known.push(keys);
-  return keys;
-}
-
-/** True when `for in` finds exactly `keys` on `record`, in that order. */
-function enumerates(record: JournalRecord, keys: Keys): boolean {
-  let index = 0;
-  for (const key in record) if (key !== keys[index++]) return false;
-  return index === keys.length;
-}

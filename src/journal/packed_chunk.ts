@@ -1,0 +1,299 @@
+import { keyList, keyListOf } from "./key_lists.ts";
+
+/** What a packed value starts with. */
+const enum Tag {
+  Null,
+  False,
+  True,
+  /** An integer of 32 bits, zigzag varint. */
+  Int,
+  /** Any other number: 8 bytes. */
+  Double,
+  /** A string of the list's table: its number, varint. */
+  Known,
+  /** A string of code units below 256: its length, then a byte each. */
+  Latin1,
+  /** Any other short string: its length, then two bytes each. */
+  Utf16,
+  /** A long string, kept as it is in the chunk's `strings`: its place there. */
+  Long,
+  /** An array: its length, then its items. */
+  Array,
+  /** An object of a known key list: the list's number, then its values. */
+  Object,
+  /** An object with its own keys: their count, then each key and its value. */
+  Keyed,
+}
+
+/** Strings longer than this are kept as they are, not packed. */
+const LONG = 256;
+
+/** The strings a session's records share: each packed as its number in the table. */
+export class StringTable {
+  readonly #numbers = new Map<string, number>();
+  readonly #strings: string[] = [];
+
+  /** The number of `text` in the table, added when there is room for it; -1 when there is none. */
+  numberOf(text: string): number {
+    if (text.length > STRING_TABLE_TEXT_MAX) return -1;
+    const known = this.#numbers.get(text);
+    if (known !== undefined) return known;
+    if (this.#strings.length >= STRING_TABLE_MAX) return -1;
+    this.#numbers.set(text, this.#strings.length);
+    this.#strings.push(text);
+    return this.#strings.length - 1;
+  }
+
+  /** The string numbered `number`. */
+  at(number: number): string {
+    return this.#strings[number];
+  }
+}
+
+/** Only short strings are shared (names, kinds, statuses), and at most this many per session. */
+const STRING_TABLE_TEXT_MAX = 32;
+const STRING_TABLE_MAX = 4096;
+
+const scratch = new Float64Array(1);
+const scratchBytes = new Uint8Array(scratch.buffer);
+
+/**
+ * A growing run of bytes holding JSON values packed: no object per value, and
+ * nothing the garbage collector has to trace, but the long strings kept as they
+ * are. `read` builds a value again, deep-frozen, equal to the one written.
+ */
+export class PackedChunk {
+  #bytes: Uint8Array;
+  #used = 0;
+  #longs: string[] = [];
+
+  /** An empty chunk with room for `bytes` bytes before it grows. */
+  constructor(bytes: number) {
+    this.#bytes = new Uint8Array(Math.max(bytes, 64));
+  }
+
+  /** How many bytes are written: where the next value starts. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Packs a JSON value (as `frozenJson` copies it: finite numbers, plain objects and arrays, no holes). */
+  write(value: unknown, strings: StringTable): void {
+    switch (typeof value) {
+      case "string":
+        return this.#string(value, strings);
+      case "number":
+        return this.number(value);
+      case "boolean":
+        return this.#byte(value ? Tag.True : Tag.False);
+    }
+    if (value === null) return this.#byte(Tag.Null);
+    if (Array.isArray(value)) {
+      this.#byte(Tag.Array);
+      this.#varint(value.length);
+      for (let index = 0; index < value.length; index++) this.write(value[index], strings);
+      return;
+    }
+    const list = keyListOf(value as object);
+    if (list >= 0) {
+      this.#byte(Tag.Object);
+      this.#varint(list);
+      const keys = keyList(list);
+      for (let index = 0; index < keys.length; index++) this.write((value as Fields)[keys[index]], strings);
+      return;
+    }
+    const keys = Object.keys(value as object);
+    this.#byte(Tag.Keyed);
+    this.#varint(keys.length);
+    for (const key of keys) {
+      this.#string(key, strings);
+      this.write((value as Fields)[key], strings);
+    }
+  }
+
+  /** Packs a number exactly: -0 and fractions included. */
+  number(value: number): void {
+    if ((value | 0) === value && !Object.is(value, -0)) {
+      this.#byte(Tag.Int);
+      this.#varint(((value << 1) ^ (value >> 31)) >>> 0);
+      return;
+    }
+    this.#double(value);
+  }
+
+  /**
+   * Packs the time `at` as its distance from `base` when that is an exact
+   * integer of 32 bits (a chunk's records are close in time), else whole.
+   */
+  time(at: number, base: number): void {
+    const distance = at - base;
+    if ((distance | 0) === distance && base + distance === at) return this.number(distance);
+    this.#double(at);
+  }
+
+  #double(value: number): void {
+    this.#room(9);
+    this.#bytes[this.#used++] = Tag.Double;
+    scratch[0] = value;
+    this.#bytes.set(scratchBytes, this.#used);
+    this.#used += 8;
+  }
+
+  /** Packs a count: an unsigned integer below 2^32. */
+  count(value: number): void {
+    this.#varint(value);
+  }
+
+  /** Packs an unsigned integer below 2^32. */
+  #varint(value: number): void {
+    this.#room(5);
+    while (value >= 0x80) {
+      this.#bytes[this.#used++] = (value & 0x7f) | 0x80;
+      value >>>= 7;
+    }
+    this.#bytes[this.#used++] = value;
+  }
+
+  #byte(value: number): void {
+    this.#room(1);
+    this.#bytes[this.#used++] = value;
+  }
+
+  #string(text: string, strings: StringTable): void {
+    const number = strings.numberOf(text);
+    if (number >= 0) {
+      this.#byte(Tag.Known);
+      return this.#varint(number);
+    }
+    if (text.length > LONG) {
+      this.#byte(Tag.Long);
+      this.#varint(this.#longs.length);
+      this.#longs.push(text);
+      return;
+    }
+    let wide = false;
+    for (let index = 0; index < text.length; index++) {
+      if (text.charCodeAt(index) > 0xff) {
+        wide = true;
+        break;
+      }
+    }
+    this.#byte(wide ? Tag.Utf16 : Tag.Latin1);
+    this.#varint(text.length);
+    this.#room(wide ? text.length * 2 : text.length);
+    const bytes = this.#bytes;
+    let at = this.#used;
+    for (let index = 0; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      bytes[at++] = code;
+      if (wide) bytes[at++] = code >> 8;
+    }
+    this.#used = at;
+  }
+
+  #room(bytes: number): void {
+    if (this.#used + bytes <= this.#bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.#bytes.length * 2, this.#used + bytes));
+    grown.set(this.#bytes.subarray(0, this.#used));
+    this.#bytes = grown;
+  }
+
+  /** The value packed at `cursor.at`, built again and deep-frozen; moves the cursor past it. */
+  read(cursor: Cursor, strings: StringTable): unknown {
+    const tag = this.#bytes[cursor.at++];
+    switch (tag) {
+      case Tag.Null:
+        return null;
+      case Tag.False:
+        return false;
+      case Tag.True:
+        return true;
+      case Tag.Int: {
+        const zigzag = this.#readVarint(cursor);
+        return (zigzag >>> 1) ^ -(zigzag & 1);
+      }
+      case Tag.Double:
+        scratchBytes.set(this.#bytes.subarray(cursor.at, cursor.at + 8));
+        cursor.at += 8;
+        return scratch[0];
+      case Tag.Array: {
+        const length = this.#readVarint(cursor);
+        const items = new Array(length);
+        for (let index = 0; index < length; index++) items[index] = this.read(cursor, strings);
+        return Object.freeze(items);
+      }
+      case Tag.Object: {
+        const keys = keyList(this.#readVarint(cursor));
+        const object: Fields = {};
+        for (let index = 0; index < keys.length; index++) setField(object, keys[index], this.read(cursor, strings));
+        return Object.freeze(object);
+      }
+      case Tag.Keyed: {
+        const count = this.#readVarint(cursor);
+        const object: Fields = {};
+        for (let index = 0; index < count; index++) {
+          const key = this.read(cursor, strings) as string;
+          setField(object, key, this.read(cursor, strings));
+        }
+        return Object.freeze(object);
+      }
+      default:
+        return this.#readString(tag, cursor, strings);
+    }
+  }
+
+  /** The time packed at `cursor.at` by {@linkcode time} with `base`. */
+  readTime(cursor: Cursor, base: number): number {
+    const tag = this.#bytes[cursor.at];
+    const value = this.read(cursor, NO_STRINGS) as number;
+    return tag === Tag.Int ? base + value : value;
+  }
+
+  /** The count packed at `cursor.at` by {@linkcode count}. */
+  readCount(cursor: Cursor): number {
+    return this.#readVarint(cursor);
+  }
+
+  #readString(tag: number, cursor: Cursor, strings: StringTable): string {
+    const number = this.#readVarint(cursor);
+    if (tag === Tag.Known) return strings.at(number);
+    if (tag === Tag.Long) return this.#longs[number];
+    const width = tag === Tag.Utf16 ? 2 : 1;
+    const bytes = this.#bytes;
+    const codes = new Array<number>(number);
+    for (let index = 0, at = cursor.at; index < number; index++, at += width) {
+      codes[index] = width === 1 ? bytes[at] : bytes[at] | (bytes[at + 1] << 8);
+    }
+    cursor.at += number * width;
+    let text = "";
+    for (let from = 0; from < number; from += 1024) text += String.fromCharCode(...codes.slice(from, from + 1024));
+    return text;
+  }
+
+  #readVarint(cursor: Cursor): number {
+    const bytes = this.#bytes;
+    let value = 0, shift = 0, byte;
+    do {
+      byte = bytes[cursor.at++];
+      value += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80);
+    return value;
+  }
+}
+
+/** Where a read is in a chunk. */
+export interface Cursor {
+  at: number;
+}
+
+type Fields = Record<string, unknown>;
+
+const NO_STRINGS = new StringTable();
+
+/** Sets `key` on a new object as an own field, `__proto__` included. */
+export function setField(object: Fields, key: string, value: unknown): void {
+  if (key === "__proto__") {
+    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+  } else object[key] = value;
+}

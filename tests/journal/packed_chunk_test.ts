@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { PackedChunk, StringTable } from "../../src/journal/packed_chunk.ts";
+
+/** A pseudo-random JSON value of every kind a record can hold, from `next` (deterministic per seed). */
+function jsonValue(next: () => number, depth = 0): unknown {
+  const pick = Math.floor(next() * (depth > 3 ? 6 : 9));
+  switch (pick) {
+    case 0:
+      return null;
+    case 1:
+      return next() < 0.5;
+    case 2:
+      return [0, -0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53 - 1, 0.1, -1e-300, 1e300][
+        Math.floor(next() * 12)
+      ];
+    case 3:
+      return Math.floor(next() * 1e6) - 5e5;
+    case 4:
+    case 5:
+      return text(next);
+    case 6:
+      return Array.from({ length: Math.floor(next() * 5) }, () => jsonValue(next, depth + 1));
+    default: {
+      const object: Record<string, unknown> = {};
+      const count = Math.floor(next() * 5);
+      for (let index = 0; index < count; index++) {
+        const key = ["a", "b", "status", "value", "1", "10", "", "__proto__", "constructor", text(next)][
+          Math.floor(next() * 10)
+        ];
+        const value = jsonValue(next, depth + 1);
+        if (key === "__proto__") {
+          Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+        } else object[key] = value;
+      }
+      return object;
+    }
+  }
+}
+
+function text(next: () => number): string {
+  const samples = ["", "ok", "step", "é", "日本語", "😀", "\ud800", "\udc00x", "\u0000", "a\nb", "ÿ", "Ā"];
+  const base = samples[Math.floor(next() * samples.length)];
+  const length = [0, 1, 5, 33, 300, 2000][Math.floor(next() * 6)];
+  return base + "x".repeat(length) + base;
+}
+
+function seeded(seed: number): () => number {
+  return () => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+}
+
+/** Equal as the same JSON would be, and with -0 and key order kept too. */
+function assertSame(actual: unknown, expected: unknown, path = "$"): void {
+  if (typeof expected !== "object" || expected === null) {
+    assert.ok(Object.is(actual, expected), `${path}: ${String(actual)} is not ${String(expected)}`);
+    return;
+  }
+  assert.ok(Object.isFrozen(actual), `${path} is frozen`);
+  assert.equal(Array.isArray(actual), Array.isArray(expected), `${path} kind`);
+  assert.deepEqual(Object.keys(actual as object), Object.keys(expected), `${path} keys`);
+  if (!Array.isArray(expected)) assert.equal(Object.getPrototypeOf(actual), Object.prototype, `${path} prototype`);
+  for (const key of Object.keys(expected)) {
+    assertSame((actual as Record<string, unknown>)[key], (expected as Record<string, unknown>)[key], `${path}.${key}`);
+  }
+}
+
+Deno.test("a packed chunk gives back every JSON value it packed, exactly: -0, wide and lone code units, odd keys", () => {
+  const next = seeded(42);
+  const strings = new StringTable();
+  const chunk = new PackedChunk(16);
+  const values = Array.from({ length: 3000 }, () => jsonValue(next));
+  const starts = values.map((value) => {
+    const start = chunk.used;
+    chunk.write(value, strings);
+    return start;
+  });
+  values.forEach((value, index) => {
+    const cursor = { at: starts[index] };
+    assertSame(chunk.read(cursor, strings), value, `value ${index}`);
+    assert.equal(cursor.at, starts[index + 1] ?? chunk.used, `value ${index} ends where the next starts`);
+  });
+});
+
+Deno.test("a packed time is exact whether it is near its base or not", () => {
+  const chunk = new PackedChunk(8);
+  const base = 1_796_356_646_888;
+  const times = [base, base + 1, base - 1, base + 2 ** 31 - 1, base + 2 ** 31, base - 2 ** 31 - 5, 0.5, -0, 1e300];
+  const starts = times.map((at) => {
+    const start = chunk.used;
+    chunk.time(at, base);
+    return start;
+  });
+  times.forEach((at, index) => assert.ok(Object.is(chunk.readTime({ at: starts[index] }, base), at), `time ${at}`));
+});
+
+Deno.test("a string table shares short strings up to its bound, and no long ones", () => {
+  const strings = new StringTable();
+  assert.equal(strings.numberOf("ok"), strings.numberOf("ok"));
+  assert.equal(strings.numberOf("x".repeat(33)), -1);
+  for (let index = 0; index < 5000; index++) strings.numberOf(`s${index}`);
+  assert.equal(strings.numberOf("s4999"), -1);
+  assert.equal(strings.at(strings.numberOf("ok")), "ok");
+});
+
+Deno.test("objects whose key lists share a hash past its bound pack their own keys, and read back the same", () => {
+  const strings = new StringTable();
+  const chunk = new PackedChunk(16);
+  // Same length, first and last character: one hash for all ten lists.
+  const values = Array.from({ length: 10 }, (_, index) => ({ [`k${index}z`]: index, [`q${index}z`]: [index] }));
+  const starts = values.map((value) => {
+    const start = chunk.used;
+    chunk.write(value, strings);
+    return start;
+  });
+  values.forEach((value, index) => assertSame(chunk.read({ at: starts[index] }, strings), value));
+});
