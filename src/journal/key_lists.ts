@@ -10,11 +10,31 @@ const BY_HASH = new Map<number, number[]>();
 const LISTS_MAX = 65_536;
 const SHARING_HASH_MAX = 8;
 
+/** The list each first key (`""` for none) last led to: the objects of a place in a record mostly share one. */
+const LAST_BY_FIRST_KEY = new Map<string, number>();
+
 /**
  * The number of `object`'s own enumerable keys as a list, in their order, or -1
  * when the process keeps no more lists (its keys are then packed with it).
+ * `hint` names the last list of objects like it (a record's kind, say); by
+ * default, the last for the same first key.
  */
-export function keyListOf(object: object): number {
+export function keyListOf(object: object, hint?: string): number {
+  let first = "";
+  if (hint === undefined) {
+    for (const key in object) {
+      first = key;
+      break;
+    }
+  }
+  const last = LAST_BY_FIRST_KEY.get(hint ?? first);
+  if (last !== undefined && enumerates(object, LISTS[last])) return last;
+  const list = listOf(object);
+  if (list >= 0) LAST_BY_FIRST_KEY.set(hint ?? first, list);
+  return list;
+}
+
+function listOf(object: object): number {
   let hash = 0;
   for (const key in object) {
     hash = (Math.imul(hash, 31) + key.length * 131 + key.charCodeAt(0) * 7 + key.charCodeAt(key.length - 1)) | 0;

@@ -171,22 +171,32 @@ export class PackedChunk {
       this.#longs.push(text);
       return;
     }
-    let wide = false;
-    for (let index = 0; index < text.length; index++) {
-      if (text.charCodeAt(index) > 0xff) {
-        wide = true;
-        break;
-      }
-    }
-    this.#byte(wide ? Tag.Utf16 : Tag.Latin1);
-    this.#varint(text.length);
-    this.#room(wide ? text.length * 2 : text.length);
+    this.#room(text.length * 2 + 6);
     const bytes = this.#bytes;
+    const tagAt = this.#used;
+    bytes[tagAt] = Tag.Latin1;
+    this.#used = tagAt + 1;
+    this.#varint(text.length);
+    let at = this.#used;
+    for (let index = 0; index < text.length; index++) {
+      const code = text.charCodeAt(index);
+      if (code > 0xff) return this.#wide(text, tagAt);
+      bytes[at++] = code;
+    }
+    this.#used = at;
+  }
+
+  /** Packs `text` from `tagAt` again, two bytes a code unit: it has one above 255. */
+  #wide(text: string, tagAt: number): void {
+    const bytes = this.#bytes;
+    bytes[tagAt] = Tag.Utf16;
+    this.#used = tagAt + 1;
+    this.#varint(text.length);
     let at = this.#used;
     for (let index = 0; index < text.length; index++) {
       const code = text.charCodeAt(index);
       bytes[at++] = code;
-      if (wide) bytes[at++] = code >> 8;
+      bytes[at++] = code >> 8;
     }
     this.#used = at;
   }

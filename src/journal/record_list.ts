@@ -53,7 +53,7 @@ export class RecordList {
     const { packed } = chunk;
     chunk.starts[place] = packed.used;
     packed.time(record.at, chunk.base);
-    const list = keyListOf(record);
+    const list = keyListOf(record, record.kind);
     const keys = list >= 0 ? keyList(list) : Object.keys(record);
     packed.count(list + 1);
     if (list < 0) packed.write(keys, this.#strings);
