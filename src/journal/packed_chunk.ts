@@ -23,7 +23,17 @@ const enum Tag {
   Object,
   /** An object with its own keys: their count, then each key and its value. */
   Keyed,
+  /** A lowercase UUID string: its 16 bytes. */
+  Uuid,
+  /** From here, an integer from -16 to 111 in the tag itself. */
+  SmallInt = 0x40,
+  /** From here, one of the first 64 strings of the list's table in the tag itself. */
+  SmallKnown = 0xc0,
 }
+
+const SMALL_INT_MIN = -16;
+const SMALL_INT_END = Tag.SmallKnown - Tag.SmallInt + SMALL_INT_MIN;
+const SMALL_KNOWN_END = 0x100 - Tag.SmallKnown;
 
 /** Strings longer than this are kept as they are, not packed. */
 const LONG = 256;
@@ -53,6 +63,13 @@ export class StringTable {
 /** Only short strings are shared (names, kinds, statuses), and at most this many per session. */
 const STRING_TABLE_TEXT_MAX = 32;
 const STRING_TABLE_MAX = 4096;
+
+const DASH = 0x2d;
+/** The value of each lowercase hex digit, by its code unit. */
+const HEX_VALUES: (number | undefined)[] = [];
+for (let digit = 0; digit < 16; digit++) HEX_VALUES[digit.toString(16).charCodeAt(0)] = digit;
+/** Each byte as two lowercase hex digits. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 const scratch = new Float64Array(1);
 const scratchBytes = new Uint8Array(scratch.buffer);
@@ -114,6 +131,7 @@ export class PackedChunk {
   /** Packs a number exactly: -0 and fractions included. */
   number(value: number): void {
     if ((value | 0) === value && !Object.is(value, -0)) {
+      if (value >= SMALL_INT_MIN && value < SMALL_INT_END) return this.#byte(Tag.SmallInt + value - SMALL_INT_MIN);
       this.#byte(Tag.Int);
       this.#varint(((value << 1) ^ (value >> 31)) >>> 0);
       return;
@@ -162,9 +180,11 @@ export class PackedChunk {
   #string(text: string, strings: StringTable): void {
     const number = strings.numberOf(text);
     if (number >= 0) {
+      if (number < SMALL_KNOWN_END) return this.#byte(Tag.SmallKnown + number);
       this.#byte(Tag.Known);
       return this.#varint(number);
     }
+    if (text.length === 36 && this.#uuid(text)) return;
     if (text.length > LONG) {
       this.#byte(Tag.Long);
       this.#varint(this.#longs.length);
@@ -186,6 +206,26 @@ export class PackedChunk {
     this.#used = at;
   }
 
+  /** Packs `text` as 16 bytes when it is a UUID in lowercase; false, having written nothing, when it is not. */
+  #uuid(text: string): boolean {
+    this.#room(17);
+    const bytes = this.#bytes;
+    let at = this.#used + 1;
+    for (let index = 0; index < 36; index += 2) {
+      if (index === 8 || index === 13 || index === 18 || index === 23) {
+        if (text.charCodeAt(index) !== DASH) return false;
+        index--;
+        continue;
+      }
+      const high = HEX_VALUES[text.charCodeAt(index)], low = HEX_VALUES[text.charCodeAt(index + 1)];
+      if (high === undefined || low === undefined) return false;
+      bytes[at++] = (high << 4) | low;
+    }
+    bytes[this.#used] = Tag.Uuid;
+    this.#used = at;
+    return true;
+  }
+
   /** Packs `text` from `tagAt` again, two bytes a code unit: it has one above 255. */
   #wide(text: string, tagAt: number): void {
     const bytes = this.#bytes;
@@ -203,7 +243,7 @@ export class PackedChunk {
 
   #room(bytes: number): void {
     if (this.#used + bytes <= this.#bytes.length) return;
-    const grown = new Uint8Array(Math.max(this.#bytes.length * 2, this.#used + bytes));
+    const grown = new Uint8Array(Math.max(Math.ceil(this.#bytes.length * 1.5), this.#used + bytes));
     grown.set(this.#bytes.subarray(0, this.#used));
     this.#bytes = grown;
   }
@@ -218,6 +258,8 @@ export class PackedChunk {
         return false;
       case Tag.True:
         return true;
+      case Tag.Uuid:
+        return this.#readUuid(cursor);
       case Tag.Int: {
         const zigzag = this.#readVarint(cursor);
         return (zigzag >>> 1) ^ -(zigzag & 1);
@@ -248,6 +290,8 @@ export class PackedChunk {
         return Object.freeze(object);
       }
       default:
+        if (tag >= Tag.SmallKnown) return strings.at(tag - Tag.SmallKnown);
+        if (tag >= Tag.SmallInt) return tag - Tag.SmallInt + SMALL_INT_MIN;
         return this.#readString(tag, cursor, strings);
     }
   }
@@ -256,7 +300,7 @@ export class PackedChunk {
   readTime(cursor: Cursor, base: number): number {
     const tag = this.#bytes[cursor.at];
     const value = this.read(cursor, NO_STRINGS) as number;
-    return tag === Tag.Int ? base + value : value;
+    return tag === Tag.Double ? value : base + value;
   }
 
   /** The count packed at `cursor.at` by {@linkcode count}. */
@@ -277,6 +321,15 @@ export class PackedChunk {
     cursor.at += number * width;
     let text = "";
     for (let from = 0; from < number; from += 1024) text += String.fromCharCode(...codes.slice(from, from + 1024));
+    return text;
+  }
+
+  #readUuid(cursor: Cursor): string {
+    let text = "";
+    for (let index = 0; index < 16; index++) {
+      if (index === 4 || index === 6 || index === 8 || index === 10) text += "-";
+      text += HEX_PAIRS[this.#bytes[cursor.at++]];
+    }
     return text;
   }
 

@@ -71,7 +71,7 @@ export class RecordList {
     const before = this.#chunks.at(-1);
     const chunk = before === undefined
       ? { packed: new PackedChunk(FIRST_BYTES), starts: new Int32Array(FIRST_RECORDS), base }
-      : { packed: new PackedChunk(Math.ceil(before.packed.used * 1.25)), starts: new Int32Array(CHUNK), base };
+      : { packed: new PackedChunk(Math.ceil(before.packed.used * 1.1)), starts: new Int32Array(CHUNK), base };
     this.#chunks.push(chunk);
     return chunk;
   }

@@ -10,9 +10,7 @@ function jsonValue(next: () => number, depth = 0): unknown {
     case 1:
       return next() < 0.5;
     case 2:
-      return [0, -0, 1, -1, 2 ** 31 - 1, -(2 ** 31), 2 ** 31, -(2 ** 31) - 1, 2 ** 53 - 1, 0.1, -1e-300, 1e300][
-        Math.floor(next() * 12)
-      ];
+      return NUMBERS[Math.floor(next() * NUMBERS.length)];
     case 3:
       return Math.floor(next() * 1e6) - 5e5;
     case 4:
@@ -37,12 +35,44 @@ function jsonValue(next: () => number, depth = 0): unknown {
   }
 }
 
+const NUMBERS = [
+  0,
+  -0,
+  1,
+  -1,
+  -16,
+  -17,
+  111,
+  112,
+  2 ** 31 - 1,
+  -(2 ** 31),
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53 - 1,
+  0.1,
+  1e300,
+];
+
 function text(next: () => number): string {
+  if (next() < 0.1) return UUIDS[Math.floor(next() * UUIDS.length)];
+  if (next() < 0.1) return `name${Math.floor(next() * 200)}`;
   const samples = ["", "ok", "step", "é", "日本語", "😀", "\ud800", "\udc00x", "\u0000", "a\nb", "ÿ", "Ā"];
   const base = samples[Math.floor(next() * samples.length)];
   const length = [0, 1, 5, 33, 300, 2000][Math.floor(next() * 6)];
   return base + "x".repeat(length) + base;
 }
+
+/** UUIDs packed in 16 bytes (lowercase), and strings that only look like one. */
+const UUIDS = [
+  "34c4d95f-9a2c-4f04-a671-f359be3595cc",
+  "00000000-0000-0000-0000-000000000000",
+  "ffffffff-ffff-ffff-ffff-ffffffffffff",
+  "34C4D95F-9A2C-4F04-A671-F359BE3595CC",
+  "34c4d95f-9a2c-4f04-a671-f359be3595cg",
+  "34c4d95f99a2c-4f04-a671-f359be3595cc",
+  "34c4d95f-9a2c-4f04-a671-f359be3595c-",
+  "-34c4d95f-9a2c-4f04-a671-f359be3595c",
+];
 
 function seeded(seed: number): () => number {
   return () => {
