@@ -9,6 +9,8 @@ const BY_HASH = new Map<number, number[]>();
 /** How many lists the process keeps, and how many share a hash; past either, an object packs its own keys. */
 const LISTS_MAX = 65_536;
 const SHARING_HASH_MAX = 8;
+/** Only lists of this many keys at most are kept: a larger object (a map of ids, say) is rarely repeated. */
+const LIST_KEYS_MAX = 32;
 
 /** The list each first key (`""` for none) last led to: the objects of a place in a record mostly share one. */
 const LAST_BY_FIRST_KEY = new Map<string, number>();
@@ -35,8 +37,9 @@ export function keyListOf(object: object, hint?: string): number {
 }
 
 function listOf(object: object): number {
-  let hash = 0;
+  let hash = 0, count = 0;
   for (const key in object) {
+    if (++count > LIST_KEYS_MAX) return -1;
     hash = (Math.imul(hash, 31) + key.length * 131 + key.charCodeAt(0) * 7 + key.charCodeAt(key.length - 1)) | 0;
   }
   const known = BY_HASH.get(hash);

@@ -146,3 +146,11 @@ Deno.test("objects whose key lists share a hash past its bound pack their own ke
   });
   values.forEach((value, index) => assertSame(chunk.read({ at: starts[index] }, strings), value));
 });
+
+Deno.test("an object of many keys packs its own, and reads back the same", () => {
+  const strings = new StringTable();
+  const chunk = new PackedChunk(16);
+  const value = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`key${index}`, index]));
+  chunk.write(value, strings);
+  assertSame(chunk.read({ at: 0 }, strings), value);
+});
