@@ -312,25 +312,29 @@ export class PackedChunk {
     const number = this.#readVarint(cursor);
     if (tag === Tag.Known) return strings.at(number);
     if (tag === Tag.Long) return this.#longs[number];
-    const width = tag === Tag.Utf16 ? 2 : 1;
-    const bytes = this.#bytes;
-    const codes = new Array<number>(number);
-    for (let index = 0, at = cursor.at; index < number; index++, at += width) {
-      codes[index] = width === 1 ? bytes[at] : bytes[at] | (bytes[at + 1] << 8);
+    const bytes = this.#bytes, from = cursor.at;
+    // Packed strings are short (a long one is kept whole), so their code units fit one call's arguments.
+    if (tag === Tag.Latin1) {
+      cursor.at += number;
+      return String.fromCharCode.apply(null, bytes.subarray(from, from + number) as unknown as number[]);
     }
-    cursor.at += number * width;
-    let text = "";
-    for (let from = 0; from < number; from += 1024) text += String.fromCharCode(...codes.slice(from, from + 1024));
-    return text;
+    const codes = new Array<number>(number);
+    for (let index = 0; index < number; index++) {
+      codes[index] = bytes[from + 2 * index] | (bytes[from + 2 * index + 1] << 8);
+    }
+    cursor.at += number * 2;
+    return String.fromCharCode.apply(null, codes);
   }
 
   #readUuid(cursor: Cursor): string {
-    let text = "";
-    for (let index = 0; index < 16; index++) {
-      if (index === 4 || index === 6 || index === 8 || index === 10) text += "-";
-      text += HEX_PAIRS[this.#bytes[cursor.at++]];
-    }
-    return text;
+    const bytes = this.#bytes, at = cursor.at;
+    cursor.at += 16;
+    const hex = (from: number, to: number) => {
+      let text = "";
+      for (let index = from; index < to; index++) text += HEX_PAIRS[bytes[at + index]];
+      return text;
+    };
+    return `${hex(0, 4)}-${hex(4, 6)}-${hex(6, 8)}-${hex(8, 10)}-${hex(10, 16)}`;
   }
 
   #readVarint(cursor: Cursor): number {
