@@ -7,6 +7,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { errorText } from "../util/error_text.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { isObject } from "../util/is_object.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** Every record kind, so an append of any other is refused before anything is written. */
 const KINDS: ReadonlySet<unknown> = new Set(
@@ -160,9 +161,7 @@ export function frozenRecord(
     if (value === undefined || !Object.hasOwn(body, key)) continue;
     const copied = field(value, copies);
     if (copied === undefined) throw notJson(body, key, value);
-    if (key === "__proto__") {
-      Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
-    } else record[key] = copied;
+    setOwnField(record, key, copied);
   }
   record.sessionId = sessionId;
   record.sequence = sequence;

@@ -1,4 +1,6 @@
 import { keyList, keyListOf } from "./key_lists.ts";
+import { StringTable } from "./string_table.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** What a packed value starts with. */
 const enum Tag {
@@ -37,32 +39,6 @@ const SMALL_KNOWN_END = 0x100 - Tag.SmallKnown;
 
 /** Strings longer than this are kept as they are, not packed. */
 const LONG = 256;
-
-/** The strings a session's records share: each packed as its number in the table. */
-export class StringTable {
-  readonly #numbers = new Map<string, number>();
-  readonly #strings: string[] = [];
-
-  /** The number of `text` in the table, added when there is room for it; -1 when there is none. */
-  numberOf(text: string): number {
-    if (text.length > STRING_TABLE_TEXT_MAX) return -1;
-    const known = this.#numbers.get(text);
-    if (known !== undefined) return known;
-    if (this.#strings.length >= STRING_TABLE_MAX) return -1;
-    this.#numbers.set(text, this.#strings.length);
-    this.#strings.push(text);
-    return this.#strings.length - 1;
-  }
-
-  /** The string numbered `number`. */
-  at(number: number): string {
-    return this.#strings[number];
-  }
-}
-
-/** Only short strings are shared (names, kinds, statuses), and at most this many per session. */
-const STRING_TABLE_TEXT_MAX = 32;
-const STRING_TABLE_MAX = 4096;
 
 const DASH = 0x2d;
 /** The value of each lowercase hex digit, by its code unit. */
@@ -277,7 +253,7 @@ export class PackedChunk {
       case Tag.Object: {
         const keys = keyList(this.#readVarint(cursor));
         const object: Fields = {};
-        for (let index = 0; index < keys.length; index++) setField(object, keys[index], this.read(cursor, strings));
+        for (let index = 0; index < keys.length; index++) setOwnField(object, keys[index], this.read(cursor, strings));
         return Object.freeze(object);
       }
       case Tag.Keyed: {
@@ -285,7 +261,7 @@ export class PackedChunk {
         const object: Fields = {};
         for (let index = 0; index < count; index++) {
           const key = this.read(cursor, strings) as string;
-          setField(object, key, this.read(cursor, strings));
+          setOwnField(object, key, this.read(cursor, strings));
         }
         return Object.freeze(object);
       }
@@ -357,10 +333,3 @@ export interface Cursor {
 type Fields = Record<string, unknown>;
 
 const NO_STRINGS = new StringTable();
-
-/** Sets `key` on a new object as an own field, `__proto__` included. */
-export function setField(object: Fields, key: string, value: unknown): void {
-  if (key === "__proto__") {
-    Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
-  } else object[key] = value;
-}

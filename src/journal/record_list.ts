@@ -1,6 +1,8 @@
 import type { JournalRecord } from "./records.ts";
 import { keyList, keyListOf } from "./key_lists.ts";
-import { type Cursor, PackedChunk, setField, StringTable } from "./packed_chunk.ts";
+import { type Cursor, PackedChunk } from "./packed_chunk.ts";
+import { StringTable } from "./string_table.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** Records per chunk: a power of two, so a record's chunk and place are a shift and a mask. */
 const CHUNK_BITS = 12;
@@ -105,7 +107,7 @@ export class RecordList {
         : key === "at"
         ? at
         : packed.read(cursor, this.#strings);
-      setField(record, key, value);
+      setOwnField(record, key, value);
     }
     return Object.freeze(record) as unknown as JournalRecord;
   }

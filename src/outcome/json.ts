@@ -1,5 +1,6 @@
 import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
 import { errorText } from "../util/error_text.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -143,9 +144,7 @@ function copyObject(value: object, ancestors: unknown[], depth: number): { [key:
     if (!Object.hasOwn(value, key)) continue;
     const child = copy((value as Record<string, unknown>)[key], ancestors, depth);
     if (child === undefined) return undefined;
-    if (key === "__proto__") {
-      Object.defineProperty(copied, key, { value: child, enumerable: true, writable: true, configurable: true });
-    } else copied[key] = child;
+    setOwnField(copied, key, child);
   }
   return copied;
 }

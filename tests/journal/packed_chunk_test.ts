@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { PackedChunk, StringTable } from "../../src/journal/packed_chunk.ts";
+import { PackedChunk } from "../../src/journal/packed_chunk.ts";
+import { StringTable } from "../../src/journal/string_table.ts";
 
 /** A pseudo-random JSON value of every kind a record can hold, from `next` (deterministic per seed). */
 function jsonValue(next: () => number, depth = 0): unknown {
@@ -123,15 +124,6 @@ Deno.test("a packed time is exact whether it is near its base or not", () => {
     return start;
   });
   times.forEach((at, index) => assert.ok(Object.is(chunk.readTime({ at: starts[index] }, base), at), `time ${at}`));
-});
-
-Deno.test("a string table shares short strings up to its bound, and no long ones", () => {
-  const strings = new StringTable();
-  assert.equal(strings.numberOf("ok"), strings.numberOf("ok"));
-  assert.equal(strings.numberOf("x".repeat(33)), -1);
-  for (let index = 0; index < 5000; index++) strings.numberOf(`s${index}`);
-  assert.equal(strings.numberOf("s4999"), -1);
-  assert.equal(strings.at(strings.numberOf("ok")), "ok");
 });
 
 Deno.test("objects whose key lists share a hash past its bound pack their own keys, and read back the same", () => {
