@@ -9,8 +9,8 @@ const CHUNK_BITS = 12;
 const CHUNK = 1 << CHUNK_BITS;
 
 /** How many records and bytes a session's first chunk has room for before it grows: most sessions are short. */
-const FIRST_RECORDS = 32;
-const FIRST_BYTES = 1024;
+const FIRST_RECORDS = 8;
+const FIRST_BYTES = 256;
 
 /** One chunk's records packed, each from `starts[place]`, and the time the others' are counted from. */
 interface Chunk {
