@@ -27,6 +27,8 @@ const enum Tag {
   Keyed,
   /** A lowercase UUID string: its 16 bytes. */
   Uuid,
+  /** A record's integer field below the record's own sequence (the call it names, say): the distance, varint. */
+  Before,
   /** From here, an integer from -16 to 111 in the tag itself. */
   SmallInt = 0x40,
   /** From here, one of the first 64 strings of the list's table in the tag itself. */
@@ -131,6 +133,28 @@ export class PackedChunk {
     scratch[0] = value;
     this.#bytes.set(scratchBytes, this.#used);
     this.#used += 8;
+  }
+
+  /**
+   * Packs a field of the record numbered `sequence`: an integer just below it
+   * (the call an event names, say) as the distance, else as {@linkcode write}.
+   */
+  field(value: unknown, sequence: number, strings: StringTable): void {
+    const distance = sequence - (value as number);
+    if (typeof value === "number" && distance > 0 && distance < 2 ** 32 && Number.isInteger(distance)) {
+      if (Object.is(sequence - distance, value)) {
+        this.#byte(Tag.Before);
+        return this.#varint(distance);
+      }
+    }
+    this.write(value, strings);
+  }
+
+  /** The field packed at `cursor.at` by {@linkcode field} for the record numbered `sequence`. */
+  readField(cursor: Cursor, sequence: number, strings: StringTable): unknown {
+    if (this.#bytes[cursor.at] !== Tag.Before) return this.read(cursor, strings);
+    cursor.at++;
+    return sequence - this.#readVarint(cursor);
   }
 
   /** Packs a count: an unsigned integer below 2^32. */
@@ -269,6 +293,40 @@ export class PackedChunk {
         if (tag >= Tag.SmallKnown) return strings.at(tag - Tag.SmallKnown);
         if (tag >= Tag.SmallInt) return tag - Tag.SmallInt + SMALL_INT_MIN;
         return this.#readString(tag, cursor, strings);
+    }
+  }
+
+  /** Moves `cursor` past the value packed at `cursor.at`, building nothing. */
+  skip(cursor: Cursor): void {
+    const tag = this.#bytes[cursor.at++];
+    switch (tag) {
+      case Tag.Int:
+      case Tag.Known:
+      case Tag.Long:
+      case Tag.Before:
+        this.#readVarint(cursor);
+        return;
+      case Tag.Double:
+        cursor.at += 8;
+        return;
+      case Tag.Uuid:
+        cursor.at += 16;
+        return;
+      case Tag.Latin1:
+      case Tag.Utf16: {
+        const length = this.#readVarint(cursor);
+        cursor.at += tag === Tag.Utf16 ? 2 * length : length;
+        return;
+      }
+      case Tag.Array:
+        for (let count = this.#readVarint(cursor); count > 0; count--) this.skip(cursor);
+        return;
+      case Tag.Object:
+        for (let count = keyList(this.#readVarint(cursor)).length; count > 0; count--) this.skip(cursor);
+        return;
+      case Tag.Keyed:
+        for (let count = 2 * this.#readVarint(cursor); count > 0; count--) this.skip(cursor);
+        return;
     }
   }
 

@@ -8,11 +8,14 @@ import { setOwnField } from "../util/own_field.ts";
 const CHUNK_BITS = 12;
 const CHUNK = 1 << CHUNK_BITS;
 
-/** How many records and bytes a session's first chunk has room for before it grows: most sessions are short. */
-const FIRST_RECORDS = 8;
+/** Where every this many records start is kept: to read another, its chunk skips from the one before. */
+const STRIDE_BITS = 4;
+const STRIDE = 1 << STRIDE_BITS;
+
+/** How many bytes a session's first chunk has room for before it grows: most sessions are short. */
 const FIRST_BYTES = 256;
 
-/** One chunk's records packed, each from `starts[place]`, and the time the others' are counted from. */
+/** One chunk's records packed, every `STRIDE`th from `starts[place / STRIDE]`, and the time theirs count from. */
 interface Chunk {
   packed: PackedChunk;
   starts: Int32Array;
@@ -47,13 +50,16 @@ export class RecordList {
   push(record: JournalRecord): void {
     const place = this.#length & (CHUNK - 1);
     const chunk = place === 0 ? this.#nextChunk(record.at) : this.#chunks[this.#length >> CHUNK_BITS];
-    if (place === chunk.starts.length) {
-      const starts = new Int32Array(place * 2);
-      starts.set(chunk.starts);
-      chunk.starts = starts;
-    }
     const { packed } = chunk;
-    chunk.starts[place] = packed.used;
+    if ((place & (STRIDE - 1)) === 0) {
+      const stride = place >> STRIDE_BITS;
+      if (stride === chunk.starts.length) {
+        const starts = new Int32Array(stride * 2);
+        starts.set(chunk.starts);
+        chunk.starts = starts;
+      }
+      chunk.starts[stride] = packed.used;
+    }
     packed.time(record.at, chunk.base);
     const list = keyListOf(record, record.kind);
     const keys = list >= 0 ? keyList(list) : Object.keys(record);
@@ -61,9 +67,7 @@ export class RecordList {
     if (list < 0) packed.write(keys, this.#strings);
     for (let index = 0; index < keys.length; index++) {
       const key = keys[index];
-      if (key !== "sessionId" && key !== "sequence" && key !== "at") {
-        packed.write((record as unknown as Fields)[key], this.#strings);
-      }
+      if (!DERIVED.has(key)) packed.field((record as unknown as Fields)[key], this.#length + 1, this.#strings);
     }
     this.#length++;
   }
@@ -72,28 +76,50 @@ export class RecordList {
   #nextChunk(base: number): Chunk {
     const before = this.#chunks.at(-1);
     const chunk = before === undefined
-      ? { packed: new PackedChunk(FIRST_BYTES), starts: new Int32Array(FIRST_RECORDS), base }
-      : { packed: new PackedChunk(Math.ceil(before.packed.used * 1.1)), starts: new Int32Array(CHUNK), base };
+      ? { packed: new PackedChunk(FIRST_BYTES), starts: new Int32Array(1), base }
+      : { packed: new PackedChunk(Math.ceil(before.packed.used * 1.1)), starts: new Int32Array(CHUNK / STRIDE), base };
     this.#chunks.push(chunk);
     return chunk;
   }
 
   /** The record at `index` (from 0), which must be below `length`. */
   at(index: number): JournalRecord {
-    return this.#record(index);
+    return this.#read(index, this.#cursorAt(index));
   }
 
   /** The records from `start` up to `end` (from 0; `end` excluded, clamped to `length`), as a new array. */
   slice(start: number, end: number = this.#length): JournalRecord[] {
     const last = Math.min(end, this.#length);
     const records: JournalRecord[] = [];
-    for (let index = start; index < last; index++) records.push(this.#record(index));
+    if (start >= last) return records;
+    let cursor = this.#cursorAt(start);
+    for (let index = start; index < last; index++) {
+      if ((index & (CHUNK - 1)) === 0) cursor = { at: 0 };
+      records.push(this.#read(index, cursor));
+    }
     return records;
   }
 
-  #record(index: number): JournalRecord {
-    const { packed, starts, base } = this.#chunks[index >> CHUNK_BITS];
-    const cursor: Cursor = { at: starts[index & (CHUNK - 1)] };
+  /** Where the record at `index` starts: after the records before it since the last start its chunk keeps. */
+  #cursorAt(index: number): Cursor {
+    const { packed, starts } = this.#chunks[index >> CHUNK_BITS];
+    const place = index & (CHUNK - 1);
+    const cursor: Cursor = { at: starts[place >> STRIDE_BITS] };
+    for (let skipped = place & ~(STRIDE - 1); skipped < place; skipped++) this.#skip(packed, cursor);
+    return cursor;
+  }
+
+  /** Moves `cursor` past one record of `packed`. */
+  #skip(packed: PackedChunk, cursor: Cursor): void {
+    packed.skip(cursor);
+    const list = packed.readCount(cursor) - 1;
+    const keys = list >= 0 ? keyList(list) : packed.read(cursor, this.#strings) as string[];
+    for (let place = 0; place < keys.length; place++) if (!DERIVED.has(keys[place])) packed.skip(cursor);
+  }
+
+  /** The record at `index`, read from `cursor` in its chunk (which it moves past it). */
+  #read(index: number, cursor: Cursor): JournalRecord {
+    const { packed, base } = this.#chunks[index >> CHUNK_BITS];
     const at = packed.readTime(cursor, base);
     const list = packed.readCount(cursor) - 1;
     const keys = list >= 0 ? keyList(list) : packed.read(cursor, this.#strings) as string[];
@@ -106,11 +132,14 @@ export class RecordList {
         ? index + 1
         : key === "at"
         ? at
-        : packed.read(cursor, this.#strings);
+        : packed.readField(cursor, index + 1, this.#strings);
       setOwnField(record, key, value);
     }
     return Object.freeze(record) as unknown as JournalRecord;
   }
 }
+
+/** The fields a record is not packed with: the list knows them. */
+const DERIVED: ReadonlySet<string> = new Set(["sessionId", "sequence", "at"]);
 
 type Fields = Record<string, unknown>;

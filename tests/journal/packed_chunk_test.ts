@@ -97,7 +97,7 @@ function assertSame(actual: unknown, expected: unknown, path = "$"): void {
   }
 }
 
-Deno.test("a packed chunk gives back every JSON value it packed, exactly: -0, wide and lone code units, odd keys", () => {
+Deno.test("a packed chunk gives back every JSON value it packed, exactly (-0, wide and lone code units, odd keys), and skips each", () => {
   const next = seeded(42);
   const strings = new StringTable();
   const chunk = new PackedChunk(16);
@@ -111,6 +111,9 @@ Deno.test("a packed chunk gives back every JSON value it packed, exactly: -0, wi
     const cursor = { at: starts[index] };
     assertSame(chunk.read(cursor, strings), value, `value ${index}`);
     assert.equal(cursor.at, starts[index + 1] ?? chunk.used, `value ${index} ends where the next starts`);
+    const skipped = { at: starts[index] };
+    chunk.skip(skipped);
+    assert.equal(skipped.at, cursor.at, `skipping value ${index} ends where reading it does`);
   });
 });
 
