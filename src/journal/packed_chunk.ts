@@ -140,9 +140,9 @@ export class PackedChunk {
    * (the call an event names, say) as the distance, else as {@linkcode write}.
    */
   field(value: unknown, sequence: number, strings: StringTable): void {
-    const distance = sequence - (value as number);
-    if (typeof value === "number" && distance > 0 && distance < 2 ** 32 && Number.isInteger(distance)) {
-      if (Object.is(sequence - distance, value)) {
+    if (typeof value === "number") {
+      const distance = sequence - value;
+      if (distance > 0 && distance < 2 ** 32 && Number.isInteger(distance) && Object.is(sequence - distance, value)) {
         this.#byte(Tag.Before);
         return this.#varint(distance);
       }

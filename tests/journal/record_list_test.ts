@@ -69,3 +69,19 @@ Deno.test("a RecordList gives back a record's numbers exactly, near its sequence
     assert.ok(Object.is((record as { call?: number }).call, calls[index]), `call ${calls[index]}`);
   });
 });
+
+Deno.test("a RecordList packs objects without converting them to numbers, so a throwing valueOf is never called", () => {
+  const list = new RecordList("s");
+  const valueOf = Object.prototype.valueOf;
+  Object.prototype.valueOf = () => {
+    throw new Error("valueOf called");
+  };
+  try {
+    list.push(
+      { kind: "tool_event", call: 1, event: "e", data: { a: 1 }, sessionId: "s", sequence: 1, at: 1 } as JournalRecord,
+    );
+  } finally {
+    Object.prototype.valueOf = valueOf;
+  }
+  assert.deepEqual((list.at(0) as { data?: unknown }).data, { a: 1 });
+});
