@@ -122,6 +122,8 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #allow: AllowList | undefined;
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
 
   constructor(
     { url, token, host = "default", serverToken, onConnection, cluster, maxReconnectDelayMs, allow, ...options }:
@@ -207,8 +209,11 @@ export class RemoteBackend implements BrainBackend {
     return (await this.#connection.request("list", {}, { retry: true })).map((meta) => deepFreeze(meta));
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     // Ending a handle waits for the server; one that stays unreachable does not keep the client open.
     await settledWithin(Promise.allSettled([...this.#live].map((session) => session.end())), CLOSE_WAIT_MS);
