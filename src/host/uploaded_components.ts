@@ -58,7 +58,11 @@ export class UploadedComponents {
       throw new BrainError("protocol_error", `${what}: the uploaded bytes do not hash to ${sha256}`);
     }
     if (!URL.canParse(url)) throw new BrainError("protocol_error", `${what}: bad Component URL`);
-    const component = this.#byHash.get(sha256) ?? new Component(new URL(url), {}, bytes);
+    const kept = this.#byHash.get(sha256);
+    if (kept) return kept;
+    // Again after the await: distinct uploads checked at once cannot all pass the check made before it.
+    this.#checkRoom();
+    const component = new Component(new URL(url), {}, bytes);
     this.#byHash.set(sha256, component);
     return component;
   }

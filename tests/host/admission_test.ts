@@ -385,3 +385,17 @@ Deno.test("maxUploadsPerHost: one more distinct Component is limit_exceeded; a k
   assert.equal(await uploads.component({ ...first, bytes: undefined }), kept);
   assert.deepEqual(uploads.lacking([first.sha256]), []);
 });
+
+Deno.test("maxUploadsPerHost holds for distinct Components uploaded at once: only that many are kept", async () => {
+  const uploads = new UploadedComponents(3);
+  const distinct = await Promise.all(Array.from({ length: 20 }, async (_, index) => {
+    const bytes = new TextEncoder().encode(`component ${index}`);
+    return { url: "https://example.test/c.wasm", sha256: await contentHash(bytes), bytes: bytes.toBase64() };
+  }));
+  const added = await Promise.allSettled(distinct.map((upload) => uploads.add(upload)));
+  assert.equal(added.filter(({ status }) => status === "fulfilled").length, 3);
+  for (const refused of added.filter(({ status }) => status === "rejected")) {
+    assert.ok(hasCode("limit_exceeded")((refused as PromiseRejectedResult).reason));
+  }
+  assert.equal(uploads.lacking(distinct.map(({ sha256 }) => sha256)).length, 17, "only 3 were kept");
+});
