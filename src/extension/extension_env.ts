@@ -5,7 +5,7 @@ import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { findNonJson, type JsonValue } from "../outcome/json.ts";
 import { fail, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
@@ -46,7 +46,9 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * order and only then acknowledges it, so the extension's `ctx.finish` resolves
  * once the finish is durable. A response that ends without a finish ends the call
  * `unknown`; a request past the extension's lifetime ends it with `lifetime_exceeded`,
- * one the call's own deadline bounded ends `timeout` at that deadline. The URL's host is
+ * one the call's own deadline bounded ends `timeout` at that deadline. The placement's
+ * options go with each call: the extension runs its Tool with the options it was configured
+ * with, and refuses a call whose placement names other ones (`invalid_options`). The URL's host is
  * a network grant checked against the Brain's allow-list. The binding grants no
  * Environment control.
  *
@@ -96,7 +98,14 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
   const calls = new URL(EXTENSION_ROUTES.calls, base);
   const acks = new URL(EXTENSION_ROUTES.acks, base);
 
-  const dispatch = async ({ invocation, sink }: Dispatch): Promise<void> => {
+  const dispatch = async ({ invocation, options, sink }: Dispatch): Promise<void> => {
+    // The extension compares the placement's options with the ones its Tool runs with: they travel as JSON.
+    const nonJson = findNonJson(options);
+    if (nonJson !== undefined) {
+      const message = `options of a Tool placed in an Application tool extension travel as JSON; ${nonJson} is not`;
+      await sink.finish({ outcome: fail("invalid_options", message) }, "error");
+      return;
+    }
     // The request outlives the call's signal by one report: a report being committed
     // (a finish, or an error result that ends the call) still gets its ack.
     const request = new AbortController();
@@ -130,7 +139,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       response = await fetchOnce(calls, {
         method: "POST",
         headers,
-        body: JSON.stringify(invocation),
+        body: JSON.stringify({ ...invocation, options }),
         signal: request.signal,
       });
     } catch (error) {
@@ -248,7 +257,10 @@ async function commit(sink: CallSink, report: Exclude<ExtensionReport, { type: "
 }
 
 function published(report: { outcome?: PublishedResult["outcome"]; content?: string }): PublishedResult | undefined {
-  if (report.outcome === undefined) return undefined;
+  if (report.outcome === undefined) {
+    if (report.content === undefined) return undefined;
+    throw new BrainError("protocol_error", "the extension reported content without the result it represents");
+  }
   const parsed = parseEnvelope(report.outcome);
   if ("malformed" in parsed || (report.content !== undefined && typeof report.content !== "string")) {
     throw new BrainError("protocol_error", "the extension reported a malformed outcome");

@@ -401,7 +401,7 @@ Deno.test("fail() refuses parts that could not form a well-formed error envelope
 let acked = Promise.withResolvers<
   { emitted: [number, boolean]; finished: [number, boolean, boolean]; options: unknown }
 >();
-const journalOf: { session?: BrainSession } = {};
+const journalOf: { session?: BrainSession; runs: number } = { runs: 0 };
 const extensionLookup = tool({
   name: "lookup",
   description: "Looks up in the extension.",
@@ -409,6 +409,7 @@ const extensionLookup = tool({
   output: z.object({ key: z.string() }),
   options: z.object({ prefix: z.string().default("none:") }),
   run: async ({ id }, ctx) => {
+    journalOf.runs++;
     if (id === "bad") return ctx.finish({ key: 7 } as never);
     const emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}` }, { content: "so far" });
     const seen = (await journalOf.session!.read()).map((record) => record.sequence);
@@ -429,7 +430,7 @@ specTest(
     await using _service = extension;
     acked = Promise.withResolvers();
     const session = journalOf.session = await brain.sessions.create({
-      tools: [extensionLookup({ env: extension.env })],
+      tools: [extensionLookup({ env: extension.env, prefix: "customer:" })],
     });
     const end = await session.call("lookup", { id: "7" });
     assert.deepEqual([end.cause, end.outcome], ["finish", ok({ key: "customer:7!" })]);
@@ -448,6 +449,27 @@ specTest(
     assert.equal(records[1].kind === "tool_result" && records[1].content, "so far");
     const bad = await session.call("lookup", { id: "bad" });
     assert.deepEqual([bad.cause, codeOf(bad.outcome)], ["error", "invalid_output"]);
+  },
+  () => {
+    extension = extensionService([extensionLookup({ prefix: "customer:" })]);
+    return { allow: extension.allow };
+  },
+);
+
+specTest(
+  "a placement of an extension Tool naming other options than the extension serves it with is refused invalid_options, never run with either",
+  async (brain) => {
+    await using _service = extension;
+    journalOf.runs = 0;
+    for (
+      const placed of [extensionLookup({ env: extension.env }), extensionLookup({ env: extension.env, prefix: "x" })]
+    ) {
+      const session = await brain.sessions.create({ tools: [placed] });
+      const end = await session.call("lookup", { id: "7" });
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_options"], String(placed.options.prefix));
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    }
+    assert.equal(journalOf.runs, 0, "the handler never ran with options its placement did not name");
   },
   () => {
     extension = extensionService([extensionLookup({ prefix: "customer:" })]);
