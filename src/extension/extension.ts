@@ -18,6 +18,7 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { checkSessionId } from "../util/names.ts";
+import { travellingOptions } from "./travelling_options.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -328,20 +329,11 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
 /** A placed Tool the extension serves, with its options as the JSON text a placement's are compared with. */
 type ServedTool = PlacedTool & { configured: string };
 
-/**
- * The options `entry` was configured with, as canonical JSON text: a call's placement must name the same ones.
- * Options that are not JSON cannot be compared with a placement's, so they are refused `invalid_options`.
- */
+/** The options `entry` was configured with, as canonical JSON text: a call's placement must name the same ones. */
 function configuredOptions(entry: PlacedTool): string {
-  const nonJson = findNonJson(entry.options);
-  if (nonJson !== undefined) {
-    throw new BrainError(
-      "invalid_options",
-      `tool ${entry.tool.name}: the options an extension serves are compared with the placement's, as JSON, and ` +
-        `${nonJson} is not JSON`,
-    );
-  }
-  return canonicalJson(entry.options);
+  const options = travellingOptions(entry.tool.name, entry.options);
+  if (options instanceof BrainError) throw options;
+  return canonicalJson(options);
 }
 
 function differentOptions(tool: string): string {

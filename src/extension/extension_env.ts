@@ -5,7 +5,8 @@ import { readBounded } from "../util/read_bounded.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import type { JsonValue } from "../outcome/json.ts";
+import { travellingOptions } from "./travelling_options.ts";
 import { fail, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
@@ -100,10 +101,9 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
 
   const dispatch = async ({ invocation, options, sink }: Dispatch): Promise<void> => {
     // The extension compares the placement's options with the ones its Tool runs with: they travel as JSON.
-    const nonJson = findNonJson(options);
-    if (nonJson !== undefined) {
-      const message = `options of a Tool placed in an Application tool extension travel as JSON; ${nonJson} is not`;
-      await sink.finish({ outcome: fail("invalid_options", message) }, "error");
+    const travelling = travellingOptions(invocation.tool, options);
+    if (travelling instanceof BrainError) {
+      await sink.finish({ outcome: fail(travelling.code, travelling.message) }, "error");
       return;
     }
     // The request outlives the call's signal by one report: a report being committed
@@ -139,7 +139,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       response = await fetchOnce(calls, {
         method: "POST",
         headers,
-        body: JSON.stringify({ ...invocation, options }),
+        body: JSON.stringify({ ...invocation, options: travelling }),
         signal: request.signal,
       });
     } catch (error) {

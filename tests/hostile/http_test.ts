@@ -4,6 +4,7 @@ import { Brain, type CallEnd, http, httpEnv, tool } from "../../mod.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
 import { serve } from "../_support/serve.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { extensionService } from "../_support/extension_service.ts";
 
 const remote = tool({
   name: "remote",
@@ -123,6 +124,23 @@ Deno.test("hostile extension options: options that are not JSON are refused wher
   const end = await session.call("dated", {});
   assert.deepEqual([end.cause, code(end)], ["error", "invalid_options"]);
   assert.equal(server.seen.calls, 0, "a call whose options cannot travel is never sent");
+});
+
+Deno.test("extension options: an optional option given as undefined is one not given, and key order does not matter", async () => {
+  const tagged = tool({
+    name: "tagged",
+    description: "Finishes with its options.",
+    input: z.object({}),
+    options: z.object({ tag: z.string().optional(), meta: z.object({ a: z.number(), b: z.number() }) }),
+    run: (_, ctx) => ctx.finish(ctx.options),
+  });
+  await using service = extensionService([tagged({ meta: { a: 1, b: 2 } })]);
+  await using brain = new Brain({ allow: service.allow });
+  const session = await brain.sessions.create({
+    tools: [tagged({ env: service.env, tag: undefined, meta: { b: 2, a: 1 } })],
+  });
+  const end = await session.call("tagged", {});
+  assert.deepEqual(end.outcome, { status: "ok", value: { meta: { a: 1, b: 2 } } });
 });
 
 Deno.test("hostile extension: a redirect is never followed, so a call is sent once and nowhere else", async () => {
