@@ -3,6 +3,7 @@ import { z } from "zod";
 import { type BrainSession, fail, http, isFailure, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import { extensionService } from "../_support/extension_service.ts";
+import { extensionEnv } from "../../src/extension/mod.ts";
 import { serve } from "../_support/serve.ts";
 import { gate } from "../_support/gate.ts";
 import { ofKind, until } from "../_support/until.ts";
@@ -747,4 +748,61 @@ specTest(
       },
     },
   }),
+);
+
+/** What an extension Tool got from each grant it asked for, and from a result after its request ended. */
+let refusals = Promise.withResolvers<JsonValue>();
+let afterLifetime = Promise.withResolvers<JsonValue>();
+const overreaching = tool({
+  name: "overreaching",
+  description: "Asks the extension for what it does not grant.",
+  input: z.object({ outlive: z.boolean() }),
+  run: async ({ outlive }, ctx) => {
+    if (outlive) {
+      ctx.signal.addEventListener("abort", () => {
+        ctx.emitResult("too late").then(() => "committed", (error) => error.code).then(afterLifetime.resolve);
+      });
+      return;
+    }
+    const code = (promise: Promise<unknown>) => promise.then(() => "granted", (error) => error.code);
+    refusals.resolve({
+      emit: await code(ctx.emit("progress", { step: 1 })),
+      model: await code(ctx.model({ messages: [{ role: "user", content: "hi" }] })),
+      environments: await code(ctx.environments.list()),
+    });
+    return ctx.finish("done");
+  },
+});
+let overreach: ReturnType<typeof extensionService>;
+let overreachModel: ScriptedProvider;
+specTest(
+  "the Application tool extension grants no model calls, arbitrary events, Environment control or work beyond the request lifetime",
+  async (brain) => {
+    await using _service = overreach;
+    const session = await brain.sessions.create({ tools: [overreaching({ env: overreach.env })], model: "default" });
+    const end = await session.call("overreaching", { outlive: false });
+    assert.deepEqual(end.outcome, ok("done"));
+    assert.deepEqual(await refusals.promise, {
+      emit: "permission_denied",
+      model: "permission_denied",
+      environments: "permission_denied",
+    });
+    const outlived = await session.call("overreaching", { outlive: true });
+    assert.deepEqual([outlived.cause, codeOf(outlived.outcome)], ["error", "lifetime_exceeded"]);
+    assert.equal(await afterLifetime.promise, "lifetime_exceeded");
+    const records = await session.read();
+    assert.equal(records.some((record) => record.kind === "tool_event" || record.kind === "model_call_started"), false);
+    assert.equal(overreachModel.calls.length, 0);
+    assert.throws(
+      () => extensionEnv({ name: "app", url: "http://127.0.0.1:1", control: ["list"] } as never),
+      hasCode("invalid_argument"),
+    );
+  },
+  () => {
+    refusals = Promise.withResolvers();
+    afterLifetime = Promise.withResolvers();
+    overreach = extensionService([overreaching()], { lifetimeMs: 1_000 });
+    overreachModel = new ScriptedProvider(["never"]);
+    return { allow: overreach.allow, models: { default: { provider: overreachModel, model: "fixed" } } };
+  },
 );
