@@ -18,7 +18,8 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { checkSessionId } from "../util/names.ts";
-import { travellingOptions } from "./travelling_options.ts";
+import { jsonOptions } from "../outcome/json_options.ts";
+import { optionsNotJson } from "./protocol.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -331,9 +332,9 @@ type ServedTool = PlacedTool & { configured: string };
 
 /** The options `entry` was configured with, as canonical JSON text: a call's placement must name the same ones. */
 function configuredOptions(entry: PlacedTool): string {
-  const options = travellingOptions(entry.tool.name, entry.options);
-  if (options instanceof BrainError) throw options;
-  return canonicalJson(options);
+  const options = jsonOptions(entry.options);
+  if ("nonJson" in options) throw new BrainError("invalid_options", optionsNotJson(entry.tool.name, options.nonJson));
+  return canonicalJson(options.json);
 }
 
 function differentOptions(tool: string): string {

@@ -6,14 +6,20 @@ import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
-import { travellingOptions } from "./travelling_options.ts";
+import { jsonOptions } from "../outcome/json_options.ts";
 import { fail, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
 import type { TerminalCause } from "../journal/records.ts";
 import { lines } from "../util/lines.ts";
 import { fetchNeverSent, fetchOnce } from "../util/fetch_once.ts";
-import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionEnded, type ExtensionReport } from "./protocol.ts";
+import {
+  EXTENSION_ROUTES,
+  type ExtensionAck,
+  type ExtensionEnded,
+  type ExtensionReport,
+  optionsNotJson,
+} from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
 const DRAIN_MS = 1_000;
@@ -101,9 +107,12 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
 
   const dispatch = async ({ invocation, options, sink }: Dispatch): Promise<void> => {
     // The extension compares the placement's options with the ones its Tool runs with: they travel as JSON.
-    const travelling = travellingOptions(invocation.tool, options);
-    if (travelling instanceof BrainError) {
-      await sink.finish({ outcome: fail(travelling.code, travelling.message) }, "error");
+    const travelling = jsonOptions(options);
+    if ("nonJson" in travelling) {
+      await sink.finish(
+        { outcome: fail("invalid_options", optionsNotJson(invocation.tool, travelling.nonJson)) },
+        "error",
+      );
       return;
     }
     // The request outlives the call's signal by one report: a report being committed
@@ -139,7 +148,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       response = await fetchOnce(calls, {
         method: "POST",
         headers,
-        body: JSON.stringify({ ...invocation, options: travelling }),
+        body: JSON.stringify({ ...invocation, options: travelling.json }),
         signal: request.signal,
       });
     } catch (error) {

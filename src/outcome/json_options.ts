@@ -1,20 +1,14 @@
-import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue, MAX_JSON_DEPTH } from "../outcome/json.ts";
+import { findNonJson, type JsonValue, MAX_JSON_DEPTH } from "./json.ts";
 
 /**
- * A placement's options as they travel between Brain and an Application tool extension, which compares them with
- * the options it serves the Tool with: JSON, without the object properties whose value is undefined (an optional
- * option not given, which JSON drops); `invalid_options` when the rest is not JSON.
+ * A placement's parsed options as JSON carries them out of the application's process (to a Component's guest, an
+ * Application tool extension, a server): without the object properties whose value is undefined (an optional
+ * option not given, which JSON drops). A string naming the first part that is not JSON when the rest is not.
  */
-export function travellingOptions(tool: string, options: Readonly<Record<string, unknown>>): JsonValue | BrainError {
+export function jsonOptions(options: Readonly<Record<string, unknown>>): { json: JsonValue } | { nonJson: string } {
   const defined = withoutUndefined(options, 0);
   const nonJson = findNonJson(defined);
-  if (nonJson === undefined) return defined as JsonValue;
-  return new BrainError(
-    "invalid_options",
-    `tool ${tool}: an Application tool extension compares a placement's options with its own as JSON, and ` +
-      `${nonJson} is not JSON`,
-  );
+  return nonJson === undefined ? { json: defined as JsonValue } : { nonJson };
 }
 
 /** `value` with no undefined object property, down to where JSON stops (deeper values stay, for findNonJson). */
