@@ -3,12 +3,13 @@ import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import type { Activation } from "../session/activation.ts";
-import type {
-  AssistantMessage,
-  Conversation,
-  ConversationParts,
-  SendOptions,
-  SessionPort,
+import {
+  type AssistantMessage,
+  awaitReply,
+  type Conversation,
+  type ConversationParts,
+  type SendOptions,
+  type SessionPort,
 } from "../session/conversation.ts";
 import type { ModelCaller } from "../session/model_call.ts";
 import { WakeBatcher } from "./wake.ts";
@@ -124,7 +125,7 @@ export class Agentloop implements Conversation {
       this.#waiters.push({ sequence: record.sequence, resolve, reject });
     });
     this.#kick();
-    return signal ? raceSignal(reply, signal) : reply;
+    return awaitReply(reply, signal);
   }
 
   /** Stops the running activation; its pending model call ends `unknown` and its waiters reject `cancelled`. */

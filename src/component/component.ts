@@ -9,6 +9,7 @@ import { parseInput } from "../run/host_tool.ts";
 import { denoExecutable } from "./deno_child.ts";
 import { DEFAULT_LOAD_LIMITS, loadComponentBytes } from "./load_bytes.ts";
 import { componentPermissions } from "./permissions.ts";
+import { permissionFlags } from "../env/grants.ts";
 import type { SandboxSpec, TelemetryEntry } from "./sandbox.ts";
 import { SandboxPools } from "./sandbox_pool.ts";
 import { type Transpiled, transpiled } from "./transpiled.ts";
@@ -271,6 +272,7 @@ export class Component implements Implementation {
     return {
       key: JSON.stringify([dir, permissions, memoryMb]),
       memoryMb,
+      flags: permissionFlags(permissions),
       init: {
         type: "init",
         glue: `${dir}/${meta.glue}`,

@@ -27,14 +27,3 @@ export function componentPermissions(
   if (code === undefined) return granted;
   return { ...granted, read: [code, ...(Array.isArray(granted.read) ? granted.read : [])] };
 }
-
-/** The `deno run` permission flags that give a process exactly `permissions` (everything unnamed is denied). */
-export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
-  const flags: string[] = [];
-  for (const name of ["read", "write", "net", "env"] as const) {
-    const value = permissions[name];
-    if (Array.isArray(value) && value.length > 0) flags.push(`--allow-${name}=${value.join(",")}`);
-    else if (value === true) flags.push(`--allow-${name}`);
-  }
-  return flags;
-}

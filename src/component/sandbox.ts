@@ -5,7 +5,6 @@ import { fail, type Outcome } from "../outcome/outcome.ts";
 import { CHILD_RUN_FLAGS, denoExecutable } from "./deno_child.ts";
 import { encodeFrame, FrameReader } from "./frames.ts";
 import { answerHostCall } from "./host_calls.ts";
-import { permissionFlags } from "./permissions.ts";
 import type { FromSandbox, SandboxInit, ToSandbox } from "./sandbox_protocol.ts";
 
 /** One diagnostic a Component reported through `telemetry` or its stdout/stderr; it never enters the journal. */
@@ -32,6 +31,8 @@ export interface SandboxSpec {
   key: string;
   /** What the sandbox loads, and the permissions it must hold. */
   init: SandboxInit;
+  /** Deno's flags for exactly those permissions. */
+  flags: readonly string[];
   /** Its JavaScript heap cap, in MiB. */
   memoryMb: number;
 }
@@ -81,7 +82,7 @@ export class Sandbox {
     this.#child = new Deno.Command(denoExecutable("A Component"), {
       args: [
         ...CHILD_RUN_FLAGS,
-        ...permissionFlags(spec.init.permissions),
+        ...spec.flags,
         `--v8-flags=--max-old-space-size=${spec.memoryMb}`,
         MAIN,
       ],

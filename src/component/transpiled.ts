@@ -1,3 +1,4 @@
+import { permissionFlags } from "../env/grants.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { CHILD_RUN_FLAGS, denoExecutable } from "./deno_child.ts";
 
@@ -66,7 +67,7 @@ async function readEntry(dir: string): Promise<TranspiledMeta | undefined> {
 
 async function transpileInChild(url: URL, bytes: Uint8Array, dir: string, cacheDir: string): Promise<TranspiledMeta> {
   const child = new Deno.Command(denoExecutable("Transpiling a Component"), {
-    args: [...CHILD_RUN_FLAGS, "--allow-read", "--allow-env", `--allow-write=${cacheDir}`, MAIN, dir],
+    args: [...CHILD_RUN_FLAGS, ...permissionFlags({ read: true, write: [cacheDir], env: true }), MAIN, dir],
     env: { DENO_NO_UPDATE_CHECK: "1" },
     stdin: "piped",
     stdout: "piped",

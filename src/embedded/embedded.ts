@@ -34,6 +34,7 @@ import { advertisedTools } from "./advertised_tools.ts";
 import { endOrphanedCalls } from "./recover.ts";
 import { checkPlacedTools } from "../tool/placed_tools.ts";
 import { settledWithin } from "../util/settled_within.ts";
+import { paused } from "../util/paused.ts";
 import { shownValue } from "../util/shown_value.ts";
 
 /** Options for an embedded Brain. */
@@ -139,6 +140,10 @@ export class EmbeddedBackend implements BrainBackend {
   #leaseMs: number;
   #resources: Resources;
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
+  /** Creations and openings of sessions under way. */
+  #openings = new Set<Promise<Session>>();
   /** Aborted when the Brain closes, ending any wait to retry the store. */
   #closing = new AbortController();
 
@@ -207,7 +212,37 @@ export class EmbeddedBackend implements BrainBackend {
     return this.#leaseMs;
   }
 
-  async create(
+  create(
+    options: CreateSessionOptions = {},
+    authenticated?: HostRegistration,
+    counted?: SessionCreateOptions,
+  ): Promise<Session> {
+    return this.#opening(() => this.#create(options, authenticated, counted));
+  }
+
+  get(id: string, options: GetSessionOptions = {}, authenticated?: HostRegistration): Promise<Session> {
+    return this.#opening(() => this.#get(id, options, authenticated));
+  }
+
+  /**
+   * Runs a creation or an opening of a session so that `close` waits for it
+   * (briefly) before ending the sessions and closing the journal: one that
+   * meets the close fails `brain_closed`, having given back what it took.
+   */
+  async #opening(open: () => Promise<Session>): Promise<Session> {
+    const opening = open();
+    this.#openings.add(opening);
+    try {
+      return await opening;
+    } catch (error) {
+      if (!(this.#closed && error instanceof BrainError && error.code === "journal_closed")) throw error;
+      throw new BrainError("brain_closed", "this Brain is closed", { cause: error });
+    } finally {
+      this.#openings.delete(opening);
+    }
+  }
+
+  async #create(
     {
       tools: given = [],
       environments = [],
@@ -252,7 +287,7 @@ export class EmbeddedBackend implements BrainBackend {
     }
   }
 
-  async get(
+  async #get(
     id: string,
     { tools: given = [], environments = [], host, model: chosen, agentloop, waitMs = 0 }: GetSessionOptions = {},
     authenticated?: HostRegistration,
@@ -294,10 +329,16 @@ export class EmbeddedBackend implements BrainBackend {
     let owned = this.#owned.get(id);
     if (!owned) {
       owned = (async () => {
-        const ownership = await Ownership.take(this.journal, id, { owner: this.#node, ttlMs: this.#leaseMs, waitMs });
+        const ownership = await Ownership.take(this.journal, id, {
+          owner: this.#node,
+          ttlMs: this.#leaseMs,
+          waitMs,
+          signal: this.#closing.signal,
+        });
         ownership.lost.addEventListener("abort", () => void this.#lose(id, ownership), { once: true });
         try {
           await endOrphanedCalls(ownership.journal, id);
+          this.#assertOpen();
         } catch (error) {
           await ownership.release();
           throw error;
@@ -351,14 +392,7 @@ export class EmbeddedBackend implements BrainBackend {
         return;
       } catch (error) {
         if (!(error instanceof BrainError && STORE_FAILURES.has(error.code))) return;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(done, SWEEP_RETRY_MS);
-          function done() {
-            clearTimeout(timer);
-            resolve();
-          }
-          this.#closing.signal.addEventListener("abort", done, { once: true });
-        });
+        await paused(SWEEP_RETRY_MS, this.#closing.signal);
       }
     }
   }
@@ -410,14 +444,22 @@ export class EmbeddedBackend implements BrainBackend {
     return await this.journal.listSessions();
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
-    this.#closing.abort();
+    this.#closing.abort(new BrainError("brain_closed", "this Brain is closed"));
     // A store that stopped answering holds these commits: the journal's close then ends them.
-    const ending = Promise.allSettled(
+    const ended = Promise.allSettled(
       [...this.#live.values()].flatMap((handles) => [...handles].map((session) => session.end())),
-    ).then(() => Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release())));
+    );
+    const ending = (async () => {
+      // Creations and openings under way fail brain_closed, giving back what they took, before the leases go.
+      await Promise.allSettled([ended, ...this.#openings]);
+      await Promise.allSettled([...this.#owned.values()].map(async (owned) => (await owned).release()));
+    })();
     await settledWithin(ending, CLOSE_WAIT_MS);
     this.#owned.clear();
     await this.#resources.close();
@@ -471,6 +513,7 @@ export class EmbeddedBackend implements BrainBackend {
     created?: CreatedEnvironment[],
     ownership?: Ownership,
   ): Session {
+    this.#assertOpen();
     const journal = ownership?.journal ?? this.journal;
     const session = new Session({
       journal,

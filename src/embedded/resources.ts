@@ -1,6 +1,7 @@
 import type { BrainResources, ComponentSettings } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { isGrantablePath } from "../util/grantable_path.ts";
 
 const NUMBERS = ["memoryMb", "maxSandboxes", "maxQueuedCalls", "warm"] as const;
 
@@ -16,13 +17,10 @@ export function checkComponentSettings(settings: ComponentSettings): Readonly<Co
     }
   }
   const { cacheDir } = settings;
-  if (
-    cacheDir !== undefined &&
-    (typeof cacheDir !== "string" || cacheDir === "" || cacheDir.includes("\0") || !cacheDir.isWellFormed())
-  ) {
+  if (cacheDir !== undefined && !isGrantablePath(cacheDir)) {
     throw new BrainError(
       "invalid_argument",
-      "components.cacheDir must be a non-empty path without NUL or lone surrogates",
+      "components.cacheDir must be a non-empty path without NUL, lone surrogates or commas (sandboxes are granted it)",
     );
   }
   return Object.freeze({ ...settings });

@@ -1,6 +1,7 @@
 import type { AllowList } from "../contract/grant.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { allKeys, readOptions } from "../outcome/known_keys.ts";
+import { isGrantablePath } from "../util/grantable_path.ts";
 
 const ALLOW_KEYS = allKeys<AllowList>({ workspaceRoot: true, filesystem: true, net: true, env: true, run: true });
 const LISTS = ["filesystem", "net", "env", "run"] as const;
@@ -21,8 +22,11 @@ export function checkAllowList(allow: AllowList | undefined): Readonly<AllowList
   if (allow === undefined) return undefined;
   const read = readOptions("allow", allow, ALLOW_KEYS);
   const root = read.workspaceRoot;
-  if (root !== undefined && (typeof root !== "string" || root === "" || root.includes("\0") || !root.isWellFormed())) {
-    throw new BrainError("invalid_argument", "allow.workspaceRoot must be a non-empty path without NUL");
+  if (root !== undefined && !isGrantablePath(root)) {
+    throw new BrainError(
+      "invalid_argument",
+      "allow.workspaceRoot must be a non-empty path without NUL or commas (sandboxes are granted its workspaces)",
+    );
   }
   for (const name of LISTS) {
     const list = read[name];

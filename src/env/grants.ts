@@ -66,6 +66,31 @@ export function grantPermissions(grant: BrainEnvGrant, workspace: string | undef
  * `net`, `env` and `run` lists of non-empty strings. Anything else, or a getter
  * or Proxy that throws, is `invalid_argument`.
  */
+/**
+ * Deno's command-line flags for exactly `permissions` (lists, `true`, or false for none). Deno splits a flag's list
+ * at every comma and has no escape for one, so an entry holding a comma would grant its pieces instead (a path's
+ * prefix among them): such an entry is refused `unsupported_runtime`, never turned into a flag.
+ */
+export function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
+  const flags: string[] = [];
+  for (const name of ["read", "write", "net", "env"] as const) {
+    const value = permissions[name];
+    if (Array.isArray(value) && value.length > 0) {
+      const entries = value.map(String);
+      const split = entries.find((entry) => entry.includes(","));
+      if (split !== undefined) {
+        throw new BrainError(
+          "unsupported_runtime",
+          `${name} access to ${JSON.stringify(split)} cannot be granted: Deno's --allow-${name} splits it at its comma`,
+          { details: { permission: name, entry: split } },
+        );
+      }
+      flags.push(`--allow-${name}=${entries.join(",")}`);
+    } else if (value === true) flags.push(`--allow-${name}`);
+  }
+  return flags;
+}
+
 function readGrant(given: BrainEnvGrant): BrainEnvGrant {
   const read = readRecord("a grant", given);
   const grant: BrainEnvGrant = {};

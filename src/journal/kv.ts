@@ -147,6 +147,8 @@ export class KvJournal implements Journal {
   #watches = new Set<() => Promise<void>>();
   #wakeFile: WakeFile | undefined;
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
   /** Every operation on the database but queued appends: `close` waits for them before closing it. */
   #running = new Set<Promise<unknown>>();
 
@@ -870,8 +872,11 @@ export class KvJournal implements Journal {
    * after {@linkcode CLOSE_WAIT_MS} the journal closes without waiting, and
    * closes the database once what still runs on it settles.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     const queued = Promise.allSettled([...this.#queues.values()].map((queue) => queue.drained));
     const drained = await settledWithin(queued, CLOSE_WAIT_MS);

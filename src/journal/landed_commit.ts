@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { paused } from "../util/paused.ts";
 import type { Journal } from "./journal.ts";
 import type { JournalRecord, RecordBody } from "./records.ts";
 import { sameBody } from "./same_body.ts";
@@ -14,7 +15,8 @@ const READ_BACK_MS = [0, 50, 250, 1_000, 2_000];
  * is their only writer, and `after` is the sequence of the call's last record it
  * was answered for: the call's records after it, if any, are this commit's.
  * A record of the call that is not the commit's (another owner ended the call)
- * means it did not land.
+ * means it did not land. Once `stopping` aborts (the owner's Brain closes), the
+ * next read is made at once and is the last: what it reads decides, as any read's.
  */
 export async function landedCommit(
   journal: Journal,
@@ -22,14 +24,16 @@ export async function landedCommit(
   call: number,
   after: number,
   bodies: readonly RecordBody[],
+  stopping?: AbortSignal,
 ): Promise<JournalRecord[] | undefined> {
   for (const pause of READ_BACK_MS) {
-    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    if (pause > 0) await paused(pause, stopping);
+    const last = stopping?.aborted === true;
     let records;
     try {
       records = await journal.read(sessionId, { from: after + 1 });
     } catch (error) {
-      if (error instanceof BrainError && error.code === "storage_unavailable") continue;
+      if (error instanceof BrainError && error.code === "storage_unavailable" && !last) continue;
       return undefined;
     }
     const ofCall = records.filter((record) => "call" in record && record.call === call).slice(0, bodies.length);

@@ -51,6 +51,8 @@ export class OpeningCommits {
   #deciding: Promise<void> | undefined;
   #later = 0;
   #stopped = new AbortController();
+  /** Aborted once the owner stops or this stops: no more pauses, the next read is the last. */
+  #hurried = new AbortController();
 
   /** For session `sessionId`, read in `journal`; `end` commits the ends of calls it finds stranded, under the lease. */
   constructor(journal: Journal, sessionId: string, end: (bodies: RecordBody[]) => Promise<unknown>) {
@@ -71,6 +73,16 @@ export class OpeningCommits {
   /** Stops deciding: the owner released the session or lost it. */
   stop(): void {
     this.#stopped.abort();
+    this.#hurried.abort();
+  }
+
+  /**
+   * The owner is stopping (its Brain closes): the commits being decided are
+   * decided by one read made at once, as any read decides them, and no later
+   * read follows for those it leaves undecided.
+   */
+  hurry(): void {
+    this.#hurried.abort();
   }
 
   #open(bodies: RecordBody[], send: () => Promise<JournalRecord[]>): Promise<JournalRecord[]> {
@@ -112,13 +124,14 @@ export class OpeningCommits {
   /** Reads the session after each pause of `pauses` until it decides the doubtful commits. */
   async #decide(pauses: readonly number[]): Promise<void> {
     for (const pause of pauses) {
-      if (pause > 0 && !await paused(pause, this.#stopped.signal)) break;
+      if (pause > 0 && !await paused(pause, this.#hurried.signal) && this.#stopped.signal.aborted) break;
       while (this.#sending.size > 0) await Promise.allSettled(this.#sending);
+      const last = this.#hurried.signal.aborted;
       try {
         await this.#decideNow();
         return;
       } catch (error) {
-        if (error instanceof BrainError && error.code === "storage_unavailable") continue;
+        if (error instanceof BrainError && error.code === "storage_unavailable" && !last) continue;
         // A closed journal answers nothing more: no later read either.
         if (error instanceof BrainError && error.code === "journal_closed") this.stop();
         break;
@@ -129,8 +142,8 @@ export class OpeningCommits {
       doubtful.done?.reject(doubtful.error);
       doubtful.done = undefined;
     }
-    if (this.#doubtful.length > 0 && !this.#stopped.signal.aborted && this.#later++ < LATER_READS) {
-      void paused(LATER_MS, this.#stopped.signal).then((resumed) => {
+    if (this.#doubtful.length > 0 && !this.#hurried.signal.aborted && this.#later++ < LATER_READS) {
+      void paused(LATER_MS, this.#hurried.signal).then((resumed) => {
         if (resumed) this.#deciding ??= this.#decide([0]).finally(() => this.#deciding = undefined);
       });
     }

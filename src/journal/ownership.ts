@@ -1,4 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
+import { paused } from "../util/paused.ts";
 import { callAt } from "../util/timer.ts";
 import { appendNowOf, type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import type { AcquireOptions, AppendOptions, Lease, StoredLease } from "./lease.ts";
@@ -15,6 +16,12 @@ export interface OwnOptions {
   ttlMs: number;
   /** How long to wait for another owner's lease to end before failing `session_owned`; 0 by default. */
   waitMs?: number;
+  /**
+   * Aborts when the owner stops (its Brain closes): a wait for the lease ends
+   * at once, rejecting with the signal's reason, and a commit whose outcome is
+   * being read back is decided by one read made at once.
+   */
+  signal?: AbortSignal;
 }
 
 /**
@@ -30,13 +37,15 @@ export class Ownership {
   #lease: Lease;
   #ttlMs: number;
   #lost = new AbortController();
+  /** Aborted once the owner stops (see {@linkcode OwnOptions.signal}), releases the session or loses it. */
+  #stopping = new AbortController();
   /** Cancels the scheduled renewal. */
   #cancel = () => {};
   #released = false;
   /** The owned session's commits that open calls, for a journal whose commits may have an unknown outcome. */
   readonly #opening: OpeningCommits | undefined;
 
-  private constructor(journal: Journal, lease: Lease, ttlMs: number) {
+  private constructor(journal: Journal, lease: Lease, ttlMs: number, signal: AbortSignal | undefined) {
     this.#journal = journal;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
@@ -47,6 +56,9 @@ export class Ownership {
       this.#opening = new OpeningCommits(journal, lease.sessionId, (bodies) => fenced.append(lease.sessionId, bodies));
       fenced.opening = this.#opening;
     }
+    // Removed once the ownership ends: a Brain's signal outlives the many sessions it owns in turn.
+    if (signal?.aborted) this.#stop();
+    else signal?.addEventListener("abort", this.#stop, { once: true, signal: this.#stopping.signal });
     this.#schedule();
   }
 
@@ -55,16 +67,16 @@ export class Ownership {
    * end; fails `session_owned` if it does not.
    */
   static async take(journal: Journal, sessionId: string, options: OwnOptions): Promise<Ownership> {
-    const { owner, ttlMs, waitMs = 0 } = options;
+    const { owner, ttlMs, waitMs = 0, signal } = options;
     const until = Date.now() + waitMs;
     for (;;) {
       try {
-        return new Ownership(journal, await journal.acquire(sessionId, { owner, ttlMs }), ttlMs);
+        return new Ownership(journal, await journal.acquire(sessionId, { owner, ttlMs }), ttlMs, signal);
       } catch (error) {
         if (!(error instanceof BrainError) || error.code !== "session_owned" || Date.now() >= until) throw error;
         const expiresAt = (error.details as { expiresAt?: number } | undefined)?.expiresAt ?? 0;
         const pause = Math.max(1, Math.min(until - Date.now(), expiresAt + 1 - Date.now(), POLL_MS));
-        await new Promise((resolve) => setTimeout(resolve, pause));
+        if (!await paused(pause, signal)) throw signal!.reason;
       }
     }
   }
@@ -79,11 +91,20 @@ export class Ownership {
     return this.#lost.signal;
   }
 
+  /**
+   * Aborts once the owner stops, releases the session or loses it: a read-back
+   * of a commit's doubtful outcome then reads once more at once, and decides.
+   */
+  get stopping(): AbortSignal {
+    return this.#stopping.signal;
+  }
+
   /** Stops renewing and gives the lease up, so another owner may take the session at once. */
   async release(): Promise<void> {
     if (this.#released) return;
     this.#released = true;
     this.#cancel();
+    this.#stopping.abort();
     this.#opening?.stop();
     if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
   }
@@ -91,9 +112,16 @@ export class Ownership {
   /** Marks the session lost to another owner, or deleted; called with the error of a renewal or an append. */
   lose(error: BrainError): void {
     this.#cancel();
+    this.#stopping.abort();
     this.#opening?.stop();
     if (!this.lost.aborted) this.#lost.abort(error);
   }
+
+  /** The owner stops: the commits whose outcome is being decided are decided by one read made at once. */
+  #stop = (): void => {
+    this.#stopping.abort();
+    this.#opening?.hurry();
+  };
 
   #schedule(): void {
     if (this.#released || this.lost.aborted) return;
@@ -124,10 +152,23 @@ function isLost(error: unknown): error is BrainError {
 /** How often a waiting owner tries again, at most: another owner may release before its lease expires. */
 const POLL_MS = 100;
 
+/**
+ * Aborts once the owner of the session `journal` writes to stops, releases it or
+ * loses it (see {@linkcode Ownership.stopping}); undefined for a journal that
+ * is no owner's view.
+ */
+export function ownerStopping(journal: Journal): AbortSignal | undefined {
+  return journal instanceof FencedJournal ? journal.ownership.stopping : undefined;
+}
+
 /** A journal whose appends to the owned session carry the ownership's lease. */
 class FencedJournal implements Journal {
   #inner: Journal;
   #ownership: Ownership;
+  /** The ownership whose lease the appends carry. */
+  get ownership(): Ownership {
+    return this.#ownership;
+  }
   /** The append options of the current lease, built once per lease. */
   #leased: AppendOptions | undefined;
   /** Decides the owned session's opening commits whose outcome the store left unknown, when it may. */

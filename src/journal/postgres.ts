@@ -30,9 +30,9 @@ import {
   CHANNEL,
   COMMIT_FUNCTION,
   CREATE_FUNCTION,
+  createSchema,
   HOST_FULL,
   META_HOST,
-  schemaScript,
 } from "./postgres_schema.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
@@ -128,6 +128,8 @@ export class PostgresJournal implements Journal {
   #missed: MissedCommits | undefined;
   #renewals = new RenewalBatches(RENEWALS_PER_STATEMENT, (batch) => this.#renewBatch(batch));
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
   /** Aborted as the journal closes: a commit waiting to be sent again stops waiting. */
   #closing = new AbortController();
 
@@ -220,7 +222,7 @@ export class PostgresJournal implements Journal {
     }
     const journal = new PostgresJournal(sql, sockets);
     try {
-      await sql.unsafe(schemaScript(schema));
+      await createSchema(sql, schema);
       // Notifications sent while the listening connection was down are lost: each (re)connect wakes every follower.
       const listening = await sql.listen(
         CHANNEL,
@@ -246,8 +248,10 @@ export class PostgresJournal implements Journal {
     } catch (error) {
       return Promise.reject(error);
     }
+    if (this.#closed) return Promise.reject(new BrainError("journal_closed", "the journal is closed"));
+    // Made before close, it is committed: close waits for the session's appends.
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, lease)));
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, lease), true));
     const tail = committed.catch(() => {});
     this.#tails.set(sessionId, tail);
     tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
@@ -583,8 +587,11 @@ export class PostgresJournal implements Journal {
    * connections. A database that does not answer within {@linkcode CLOSE_WAIT_MS}
    * has its connections destroyed instead: what was still running rejects.
    */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     this.#closing.abort();
     this.#missed?.close();
@@ -651,9 +658,12 @@ export class PostgresJournal implements Journal {
     }
   }
 
-  /** Runs a query so that `close` waits for it, with store failures as typed errors. */
-  async #guard<T>(run: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
+  /**
+   * Runs a query so that `close` waits for it, with store failures as typed
+   * errors; `whileClosing`, also once `close` has begun.
+   */
+  async #guard<T>(run: () => Promise<T>, whileClosing = false): Promise<T> {
+    if (this.#closed && !whileClosing) throw new BrainError("journal_closed", "the journal is closed");
     const running = run();
     this.#running.add(running);
     try {

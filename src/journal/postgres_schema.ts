@@ -1,3 +1,6 @@
+import postgres from "postgres";
+import { paused } from "../util/paused.ts";
+
 /** The channel every commit is announced on, with the session id as payload. */
 export const CHANNEL = "brain_commit";
 
@@ -28,6 +31,42 @@ export const META_HOST =
 const SCHEMA_LOCK = 7_245_001;
 
 /**
+ * How long a statement of the schema script waits for a table lock before the
+ * script gives up and is run again later. An upgrade's `ALTER TABLE` or
+ * `CREATE INDEX` waits behind every transaction using its table, and the
+ * commits of running processes queue behind it meanwhile: a transaction left
+ * open elsewhere would otherwise stop every commit for as long as it stays open.
+ */
+const SCHEMA_LOCK_WAIT_MS = 100;
+/** How long opening tries to create the schema before failing, while its tables stay busy. */
+const SCHEMA_TRIES_MS = 30_000;
+/** The longest pause between two tries. */
+const SCHEMA_PAUSE_MAX_MS = 2_000;
+/** SQLSTATEs of a try that waited too long for a lock (`lock_not_available`) or met a deadlock. */
+const LOCK_REFUSALS = new Set(["55P03", "40P01"]);
+
+/**
+ * Creates what of the journal's schema is missing (see {@linkcode schemaScript}),
+ * running the script again, after a growing pause, while a lock it needs stays
+ * taken; fails with the database's error after {@linkcode SCHEMA_TRIES_MS}.
+ */
+export async function createSchema(sql: postgres.Sql, schema: string): Promise<void> {
+  const until = Date.now() + SCHEMA_TRIES_MS;
+  for (let attempt = 0;; attempt++) {
+    try {
+      await sql.unsafe(schemaScript(schema));
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown } | null)?.code;
+      if (!(error instanceof postgres.PostgresError && LOCK_REFUSALS.has(code as string)) || Date.now() >= until) {
+        throw error;
+      }
+    }
+    await paused(Math.min(SCHEMA_PAUSE_MAX_MS, 50 * 2 ** attempt) * (0.5 + Math.random() / 2));
+  }
+}
+
+/**
  * The script that creates whatever of the journal's schema is missing and
  * (re)creates the create and commit functions, as one implicit transaction of the simple
  * query protocol: one statement of the driver, never a transaction it holds
@@ -54,6 +93,7 @@ const SCHEMA_LOCK = 7_245_001;
 export function schemaScript(schema: string): string {
   return `
 SELECT pg_advisory_xact_lock(${SCHEMA_LOCK});
+SELECT set_config('lock_timeout', '${SCHEMA_LOCK_WAIT_MS}ms', true);
 CREATE SCHEMA IF NOT EXISTS "${schema}";
 CREATE TABLE IF NOT EXISTS brain_sessions (
   id text PRIMARY KEY,

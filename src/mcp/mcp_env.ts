@@ -2,7 +2,7 @@ import { checkTimerMs } from "../util/timer.ts";
 import { shownValue } from "../util/shown_value.ts";
 import type { BrainEnvGrant } from "../contract/grant.ts";
 import type { Environment, EnvironmentAdmission, EnvironmentTools } from "../contract/placement.ts";
-import { grantPermissions } from "../env/grants.ts";
+import { grantPermissions, permissionFlags } from "../env/grants.ts";
 import { environmentOptions } from "../env/host_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
@@ -248,16 +248,6 @@ function httpServer(options: McpHttpOptions, invalid: (why: string) => never): S
 /** True for Deno's own executable, or a command named `deno`. */
 function isDeno(command: string): boolean {
   return command === Deno.execPath() || /(^|[\\/])deno(\.exe)?$/.test(command);
-}
-
-/** Deno's command-line flags for exactly `permissions` (lists or false). */
-function permissionFlags(permissions: Deno.PermissionOptionsObject): string[] {
-  const flags: string[] = [];
-  for (const kind of ["read", "write", "net", "env"] as const) {
-    const granted = permissions[kind];
-    if (Array.isArray(granted) && granted.length > 0) flags.push(`--allow-${kind}=${granted.join(",")}`);
-  }
-  return flags;
 }
 
 function stringList(

@@ -1,5 +1,7 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import { landedCommit } from "../journal/landed_commit.ts";
+import { ownerStopping } from "../journal/ownership.ts";
+import { paused } from "../util/paused.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
@@ -375,19 +377,25 @@ export class CallState implements CallSink {
     return this.ended.then(as);
   }
 
-  /** Handles a refused terminal commit: settles with the end already recorded, tries again, or fails. */
+  /**
+   * Handles a refused terminal commit: settles with the end already recorded,
+   * tries again, or fails. Once the session's owner stops (its Brain closes),
+   * the next try is made at once and is the last.
+   */
   #retry(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, error: unknown, tries: number): void {
     const code = error instanceof BrainError ? error.code : undefined;
+    const stopping = ownerStopping(this.#journal);
     if (code === "call_finished") {
       this.#recordedEnd(error as BrainError).then((end) => this.#settle(end), (error) => this.#fail(error));
     } else if (RETRIED.has(code) && tries < TERMINAL_RETRY_MS.length) {
-      setTimeout(() => {
+      void paused(TERMINAL_RETRY_MS[tries], stopping).then(() => {
+        const next = stopping?.aborted ? TERMINAL_RETRY_MS.length : tries + 1;
         this.#commit(
           bodies,
           (records) => void this.#settleAt(records, cause, outcome),
-          (error) => this.#retry(bodies, cause, outcome, error, tries + 1),
+          (error) => this.#retry(bodies, cause, outcome, error, next),
         );
-      }, TERMINAL_RETRY_MS[tries]);
+      });
     } else this.#fail(error);
   }
 
@@ -507,7 +515,8 @@ export class CallState implements CallSink {
    */
   async #readBack(bodies: RecordBody[], error: unknown): Promise<JournalRecord[]> {
     if (!(error instanceof BrainError && error.code === "storage_unavailable")) throw error;
-    const landed = await landedCommit(this.#journal, this.#sessionId, this.call, this.#answered, bodies);
+    const stopping = ownerStopping(this.#journal);
+    const landed = await landedCommit(this.#journal, this.#sessionId, this.call, this.#answered, bodies, stopping);
     if (landed === undefined) throw error;
     return this.#answer(landed);
   }

@@ -6,6 +6,7 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { JsonValue } from "../outcome/json.ts";
 import type { Activation } from "./activation.ts";
 import { checkMessageSize } from "../contract/budgets.ts";
+import { raceSignal } from "../util/signal.ts";
 
 /** A committed `assistant_message` record. */
 export type AssistantMessage = Extract<JournalRecord, { kind: "assistant_message" }>;
@@ -27,10 +28,32 @@ export function checkSendArguments(content: unknown, options: SendOptions | unde
   checkMessageSize(content);
   if (options === undefined) return {};
   const read = readOptions("send options", options, SEND_OPTIONS);
-  if (read.signal !== undefined && !isInstance(read.signal, AbortSignal)) {
+  const { signal } = read;
+  if (signal === undefined) return read;
+  if (!isInstance<AbortSignal>(signal, AbortSignal)) {
     throw new BrainError("invalid_argument", "send options: signal must be an AbortSignal");
   }
+  // The caller stopped waiting before asking: nothing is committed, as fetch sends nothing for an aborted signal.
+  if (signal.aborted) throw stoppedWaiting(signal.reason);
   return read;
+}
+
+/**
+ * `reply`, until `signal` aborts: then the abort's reason when it is a BrainError, else `cancelled` with the
+ * reason as its cause, so a send always fails with a code however its caller aborted.
+ */
+export function awaitReply<T>(reply: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return reply;
+  return raceSignal(reply, signal).catch((error) => {
+    throw signal.aborted && error === signal.reason ? stoppedWaiting(error) : error;
+  });
+}
+
+function stoppedWaiting(reason: unknown): BrainError {
+  if (reason instanceof BrainError) return reason;
+  return new BrainError("cancelled", "the caller stopped waiting for the reply (its signal aborted)", {
+    cause: reason,
+  });
 }
 
 /** What a session's Agentloop offers the session: the conversation with its model. */

@@ -3,7 +3,7 @@
  * aborts. The promise itself keeps running; only the wait ends.
  */
 export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason);
+  if (signal.aborted) return abandoned(promise, signal.reason);
   const controller = (signal as RacedSignal)[CONTROLLER];
   if (controller) return controller.race(promise);
   // The listener goes as soon as the promise settles: a signal that aborts with no listener dispatches no event.
@@ -18,6 +18,15 @@ export function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise
       reject(error);
     });
   });
+}
+
+/**
+ * Rejects with `reason` at once: nobody waits for `promise` any more, so its own later rejection is handled here,
+ * never an unhandled rejection that ends the process.
+ */
+function abandoned<T>(promise: Promise<T>, reason: unknown): Promise<T> {
+  promise.catch(() => {});
+  return Promise.reject(reason);
 }
 
 /**
@@ -85,7 +94,7 @@ export class RacedAbortController extends AbortController {
 
   /** {@linkcode raceSignal} on this controller's signal. */
   race<T>(promise: Promise<T>): Promise<T> {
-    if (this.signal.aborted) return Promise.reject(this.signal.reason);
+    if (this.signal.aborted) return abandoned(promise, this.signal.reason);
     const waiting = this.#waiting ??= new Set();
     return new Promise<T>((resolve, reject) => {
       waiting.add(reject);

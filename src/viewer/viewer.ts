@@ -1,5 +1,7 @@
 import { Hono } from "hono";
 import { checkToken } from "../util/tokens.ts";
+import { sameText } from "../util/same_text.ts";
+import { SavedHosts } from "../journal/saved_hosts.ts";
 import { allKeys, readOptions } from "../outcome/known_keys.ts";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
 import { type Principal, sees, VIEWER_COOKIE, ViewerAccess } from "./access.ts";
@@ -68,6 +70,7 @@ export function viewerRoutes(journal: ReadableJournal, options: ViewerOptions = 
   const { operatorToken } = readOptions("viewer options", options, VIEWER_OPTIONS);
   if (operatorToken !== undefined) checkToken("operatorToken", operatorToken);
   const access = new ViewerAccess(operatorToken);
+  const savedHosts = new SavedHosts(journal);
   const app = new Hono();
 
   const principal = async (request: Request): Promise<Principal> => {
@@ -126,6 +129,10 @@ export function viewerRoutes(journal: ReadableJournal, options: ViewerOptions = 
   app.get("/v1/sessions", async (c) => {
     const who = await principal(c.req.raw);
     const limit = pageSize(c.req.query("limit"), SESSION_PAGE_SIZE);
+    // A host no session names, or named with another token, has nothing to list: no journal scan for its request.
+    if (who.kind === "host" && !sameText(await savedHosts.tokenHash(who.id) ?? "", who.tokenHash)) {
+      return c.json({ sessions: [] });
+    }
     const mine = (await journal.listSessions()).filter((meta) => sees(who, meta));
     const { sessions, next } = pageSessions(mine, limit, c.req.query("cursor"));
     const summaries = await Promise.all(

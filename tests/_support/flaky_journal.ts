@@ -21,10 +21,26 @@ export class FlakyJournal extends KvJournal {
   failures = 0;
   /** What they fail with. */
   code: "storage_unavailable" | "journal_closed" = "storage_unavailable";
+  #failed = 0;
+  #waiting: { count: number; resolve: () => void }[] = [];
+
+  /** Resolves once `count` terminal commits in all were failed. */
+  failed(count: number): Promise<void> {
+    const { promise, resolve } = Promise.withResolvers<void>();
+    this.#waiting.push({ count, resolve });
+    this.#counted();
+    return promise;
+  }
+
+  #counted(): void {
+    this.#waiting = this.#waiting.filter(({ count, resolve }) => count > this.#failed || void resolve());
+  }
 
   override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     if (this.failures > 0 && bodies.some((body) => body.kind === "tool_call_finished")) {
       this.failures--;
+      this.#failed++;
+      this.#counted();
       return Promise.reject(new BrainError(this.code, "the disk went away"));
     }
     return super.append(sessionId, bodies, options);

@@ -440,6 +440,21 @@ export function brainSuite(name: string, open: () => Promise<OpenedBrain>): void
     await assert.rejects(brain.sessions.create(), hasCode("brain_closed"));
   });
 
+  test("close() called again while the Brain closes settles once it has closed, as every call of it does", async (brain) => {
+    const seen = Promise.withResolvers<unknown>();
+    const started = Promise.withResolvers<void>();
+    const session = await brain.sessions.create({ tools: [waiter(seen, started)()] });
+    const call = await session.start("waiter", {});
+    await started.promise;
+    const closes = [brain.close(), brain.close()];
+    const settled: number[] = [];
+    closes.forEach((closing, index) => closing.then(() => settled.push(index)));
+    await closes[1];
+    await brain.close();
+    assert.deepEqual(settled, [0, 1], "the first close() had settled when the later ones did");
+    assert.equal((await call.ended).cause, "cancelled");
+  });
+
   test("a closed Brain refuses new sessions", async (brain) => {
     await brain.close();
     await assert.rejects(brain.sessions.create(), hasCode("brain_closed"));

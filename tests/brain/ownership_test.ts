@@ -12,6 +12,7 @@ import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { FlakyJournal } from "../_support/flaky_journal.ts";
+import type { AcquireOptions, Lease } from "../../src/journal/lease.ts";
 
 const dir = scratchDir("ownership_test");
 
@@ -152,6 +153,57 @@ Deno.test("a terminal commit that keeps failing rejects the caller; once the sto
   assert.ok(terminal?.kind === "tool_call_finished" && terminal.cause === "unknown");
   const again = await brain.sessions.get("s", { tools: [held().placed()] });
   assert.equal(terminals(await again.read(), call.sequence).length, 1);
+});
+
+/** A KV journal that holds the answer of the next lease it takes until `answer` opens, after `taken` resolves. */
+class HeldLeaseJournal extends KvJournal {
+  taken = Promise.withResolvers<void>();
+  answer = Promise.withResolvers<void>();
+  override async acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    const lease = await super.acquire(sessionId, options);
+    this.taken.resolve();
+    await this.answer.promise;
+    return lease;
+  }
+}
+
+Deno.test("close() while a session is being created: the creation fails brain_closed, and the lease it took is given back before the journal closes", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = new HeldLeaseJournal(await Deno.openKv(path), path);
+  const brain = new Brain({ journal });
+  const creating = brain.sessions.create({ id: "s", tools: [held().placed()] });
+  creating.catch(() => {});
+  await journal.taken.promise;
+  const closing = brain.close();
+  journal.answer.resolve();
+  await assert.rejects(creating, hasCode("brain_closed"));
+  await closing;
+  await using next = await Brain.open({ path });
+  const taken = await next.sessions.get("s", { tools: [held().placed()] });
+  assert.equal((await taken.read()).length, 0);
+});
+
+Deno.test("close() while a refused terminal commit waits to be tried again returns at once, leaving no timer; the next Brain ends the call unknown once", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = await FlakyJournal.at(path);
+  const brain = new Brain({ journal });
+  const hold = held();
+  const session = await brain.sessions.create({ id: "s", tools: [hold.placed()] });
+  const call = await session.start("hold", { n: 4 });
+  await hold.started.promise;
+  journal.failures = 100;
+  hold.release.resolve();
+  // Tried three times: the next try waits a second.
+  await journal.failed(3);
+  const started = performance.now();
+  await brain.close();
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `close() took ${Math.round(took)} ms`);
+  await assert.rejects(call.ended, hasCode("storage_unavailable"));
+  await using next = await Brain.open({ path });
+  const taken = await next.sessions.get("s", { tools: [held().placed()] });
+  const ends = terminals(await taken.read(), call.sequence);
+  assert.deepEqual(ends.map((record) => record.kind === "tool_call_finished" && record.cause), ["unknown"]);
 });
 
 Deno.test("a deadline's or a signal's end that the store refuses for good rejects the caller's end and nothing else", async () => {

@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { brainEnv } from "../../mod.ts";
 import { CHILD_RUN_FLAGS } from "../../src/component/deno_child.ts";
-import { componentPermissions, permissionFlags } from "../../src/component/permissions.ts";
+import { componentPermissions } from "../../src/component/permissions.ts";
+import { permissionFlags } from "../../src/env/grants.ts";
 import { permissionMismatch } from "../../src/component/permission_mismatch.ts";
 import { probeTool, reader, readerBrain } from "../_support/components.ts";
 

@@ -44,7 +44,7 @@ Deno.test("a server shutting down ends its sessions first: a remote caller witho
   assert.equal(end.cause, "cancelled");
 });
 
-Deno.test("a server shutting down whose store cannot commit its calls' ends tells each remote caller connection_lost before the link goes", async () => {
+Deno.test("a server shutting down whose store cannot commit its calls' ends tells each remote caller so (storage_unavailable, as embedded) before the link goes", async () => {
   const journal = await FlakyJournal.at(`${dir}/failing-ends.kv`);
   const server = await servedBrain({ serverToken, journal });
   await using brain = new Brain({
@@ -59,7 +59,10 @@ Deno.test("a server shutting down whose store cannot commit its calls' ends tell
   const ended = session.call("waiting", {});
   await started;
   journal.failures = 100;
-  const told = assert.rejects(withDeadline(ended, "the caller to be told its end failed"), hasCode("connection_lost"));
+  const told = assert.rejects(
+    withDeadline(ended, "the caller to be told its end failed"),
+    hasCode("storage_unavailable"),
+  );
   await server.shutdown();
   await told;
 });

@@ -4,6 +4,7 @@ import { type BrainServer, createBrainServer } from "../../src/host/server/mod.t
 import type { HostConnectionEvent } from "../../src/host/client/connection.ts";
 import { denoScript, waitForKey } from "../_support/deno_script.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { MOVED } from "../../src/host/protocol.ts";
 import { scratchDir } from "../_support/scratch.ts";
 
 // A test CA and a certificate it signed for DNS:localhost, IP:127.0.0.1 and IP:::1, valid until 2126; the CA's
@@ -83,4 +84,24 @@ Deno.test("a client that does not trust the server's certificate fails connectio
     assert.ok(retryInMs !== undefined && retryInMs <= 100);
   }
   assert.equal(server.brain.connections, 0, "no host socket was ever accepted");
+});
+
+Deno.test("a host reached over wss:// is never sent off TLS by a moved close: connection_failed, its tokens never sent in clear", async () => {
+  const plain: string[] = [];
+  await using clear = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
+    plain.push(request.headers.get("authorization") ?? "");
+    return new Response("never", { status: 404 });
+  });
+  await using mover = Deno.serve({ hostname: "127.0.0.1", port: 0, cert, key, onListen: () => {} }, (request) => {
+    const { socket, response } = Deno.upgradeWebSocket(request);
+    socket.onopen = () => socket.close(MOVED, `http://127.0.0.1:${clear.addr.port}`);
+    return response;
+  });
+  await using app = denoScript("tests/host/fixtures/tls_moved_host.ts", [`wss://127.0.0.1:${mover.addr.port}`], {
+    permissions: ["--cert", `${TLS}/ca.pem`, "--allow-net=127.0.0.1"],
+  });
+  assert.deepEqual(await waitForKey(app, "refused"), { refused: "connection_failed" });
+  assert.deepEqual(await waitForKey(app, "closed"), { closed: true });
+  assert.equal((await app.process.status).code, 0);
+  assert.deepEqual(plain, [], "nothing reached the plain-text server");
 });

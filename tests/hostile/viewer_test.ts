@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { MemoryJournal } from "../../src/journal/memory.ts";
 import type { ReadableJournal } from "../../src/viewer/readable_journal.ts";
 import { createViewer } from "../../src/viewer/viewer.ts";
+import { hashToken } from "../../src/embedded/host_token.ts";
 
 const OPERATOR = "operator-secret";
 
@@ -56,4 +57,34 @@ Deno.test("hostile viewer routes: an unknown path or method is 404 JSON with a c
     assert.equal(response.status, 404, `${method} ${path}`);
     assert.equal((await response.json()).error.code, "invalid_argument", `${method} ${path}`);
   }
+});
+
+Deno.test("hostile viewer listings: credentials of hosts no session names list nothing, and never make the viewer scan its journal per request", async () => {
+  const journal = new MemoryJournal();
+  const host = { id: "app", tokenHash: await hashToken("app-token") };
+  for (let index = 0; index < 20; index++) {
+    await journal.createSession({ id: `app~s${index}`, createdAt: index, tools: [], host });
+  }
+  let scans = 0;
+  const counting: ReadableJournal = {
+    read: (...args) => journal.read(...args),
+    head: (...args) => journal.head(...args),
+    openCalls: (...args) => journal.openCalls(...args),
+    getSession: (...args) => journal.getSession(...args),
+    listSessions: () => (scans++, journal.listSessions()),
+    subscribe: (...args) => journal.subscribe(...args),
+  };
+  const viewer = createViewer(counting, { operatorToken: OPERATOR });
+  const list = async (id: string, token: string) => {
+    const response = await viewer.fetch(
+      new Request("http://viewer.test/v1/sessions", { headers: { authorization: `Basic ${btoa(`${id}:${token}`)}` } }),
+    );
+    return { status: response.status, body: await response.json() };
+  };
+  const strangers = await Promise.all(
+    Array.from({ length: 50 }, (_, index) => list(index % 2 ? `stranger-${index}` : "app", `wrong-${index}`)),
+  );
+  for (const answer of strangers) assert.deepEqual(answer, { status: 200, body: { sessions: [] } });
+  assert.ok(scans < 5, `50 requests of strangers scanned the journal ${scans} times`);
+  assert.equal((await list("app", "app-token")).body.sessions.length, 20, "the host itself still lists its sessions");
 });

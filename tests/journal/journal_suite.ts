@@ -218,6 +218,34 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
   );
 
   Deno.test(
+    `${name}: close() called again while the journal closes settles once it has closed`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const appended = journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+      appended.catch(() => {});
+      const closes = [journal.close(), journal.close()];
+      const settled: number[] = [];
+      closes.forEach((closing, index) => closing.then(() => settled.push(index)));
+      await closes[1];
+      assert.deepEqual(settled, [0, 1], "the first close() had settled when the later one did");
+    }),
+  );
+
+  Deno.test(
+    `${name}: an append made before close() is committed; one made after fails journal_closed`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      await journal.append("s", [{ kind: "tool_returned", call: 1 }]);
+      const before = journal.append("s", [{ kind: "tool_returned", call: 2 }]);
+      before.catch(() => {});
+      const closing = journal.close();
+      await assert.rejects(journal.append("s", [{ kind: "tool_returned", call: 3 }]), hasCode("journal_closed"));
+      await closing;
+      assert.equal((await before)[0].sequence, 2);
+    }),
+  );
+
+  Deno.test(
     `${name}: close ends subscriptions and refuses later calls`,
     withJournal(async (journal) => {
       await journal.createSession(session("s"));

@@ -209,6 +209,53 @@ Deno.test("PostgresJournal.open: journals opening a schema at once take no lock 
   }
 });
 
+Deno.test("PostgresJournal.open: upgrading a schema while another transaction holds its table open does not stop the commits of running journals; it opens once that transaction ends", async () => {
+  const name = schema();
+  const running = await PostgresJournal.open(pg.url, { schema: name });
+  await running.createSession(session("s"));
+  const sql = postgres(pg.url, { max: 2, onnotice: () => {}, connection: { search_path: name } });
+  // The schema as it was before its lease index.
+  await sql`DROP INDEX brain_sessions_leased`;
+  const held = Promise.withResolvers<void>();
+  const holding = Promise.withResolvers<void>();
+  // A transaction that wrote to the sessions table and stays open (an operator's session, a long batch).
+  const transaction = sql.begin(async (tx) => {
+    await tx`UPDATE brain_sessions SET meta = meta WHERE id = 'none'`;
+    holding.resolve();
+    await held.promise;
+  });
+  let upgraded: PostgresJournal | undefined;
+  try {
+    await holding.promise;
+    const opening = PostgresJournal.open(pg.url, { schema: name }).then((journal) => upgraded = journal);
+    opening.catch(() => {});
+    // The upgrade is waiting for the table's lock.
+    for (let waited = 0; waited < 200; waited++) {
+      const [{ waiting }] = await sql`SELECT count(*)::int AS waiting FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND application_name = 'brain'`;
+      if (waiting > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    for (let n = 0; n < 5; n++) {
+      const appended = running.append("s", [{ kind: "tool_returned", call: n }]);
+      await withDeadline(appended, `commit ${n} while the upgrade waits`, 2_000);
+    }
+    assert.equal(upgraded, undefined, "the upgrade still waits for the open transaction");
+    held.resolve();
+    await transaction;
+    const journal = await withDeadline(opening, "the upgrade once the transaction ended", 10_000);
+    assert.equal((await journal.append("s", [{ kind: "tool_returned", call: 5 }]))[0].sequence, 6);
+    const [{ indexed }] = await sql`SELECT to_regclass('brain_sessions_leased') IS NOT NULL AS indexed`;
+    assert.equal(indexed, true);
+  } finally {
+    held.resolve();
+    await transaction.catch(() => {});
+    await sql.end();
+    await upgraded?.close();
+    await running.close();
+  }
+});
+
 Deno.test("PostgresJournal: a row edited to no record, or deleted between others or at the end, fails the read journal_corrupt", async () => {
   const edits: [string, number, string][] = [
     ["a body that is no JSON", 2, `UPDATE brain_records SET body = '{not json' WHERE sequence = 2`],

@@ -24,6 +24,26 @@ function losingAnswers<Store extends new (...args: any[]) => Journal>(Store: Sto
     lose: "answer" | "commit" | undefined;
     losing: string[] = ["tool_call_started", "model_call_started"];
     down = false;
+    /** Reads refused while down; `refusing(n)` resolves once there were `n`. */
+    #refused = 0;
+    #waiting: { count: number; resolve: () => void }[] = [];
+
+    refusing(count: number): Promise<void> {
+      const { promise, resolve } = Promise.withResolvers<void>();
+      this.#waiting.push({ count, resolve });
+      this.#counted();
+      return promise;
+    }
+
+    #counted(): void {
+      this.#waiting = this.#waiting.filter(({ count, resolve }) => count > this.#refused || void resolve());
+    }
+
+    #refuse(): Promise<never> {
+      this.#refused++;
+      this.#counted();
+      return Promise.reject(unavailable());
+    }
 
     override async append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
       const lose = bodies.some(({ kind }) => this.losing.includes(kind)) ? this.lose : undefined;
@@ -35,11 +55,11 @@ function losingAnswers<Store extends new (...args: any[]) => Journal>(Store: Sto
     }
 
     override openCalls(sessionId: string): Promise<JournalRecord[]> {
-      return this.down ? Promise.reject(unavailable()) : super.openCalls(sessionId);
+      return this.down ? this.#refuse() : super.openCalls(sessionId);
     }
 
     override read(sessionId: string, options?: { from?: number; limit?: number }): Promise<JournalRecord[]> {
-      return this.down ? Promise.reject(unavailable()) : super.read(sessionId, options);
+      return this.down ? this.#refuse() : super.read(sessionId, options);
     }
   };
 }
@@ -191,3 +211,100 @@ for (const [store, open] of Object.entries(stores)) {
     assert.deepEqual(await journal.openCalls(session.id), []);
   });
 }
+
+/** Reads the journal's records past its switch that fails reads. */
+function stored(journal: Journal, sessionId: string): Promise<JournalRecord[]> {
+  return MemoryJournal.prototype.read.call(journal, sessionId);
+}
+
+/** A journal that loses answers and stays readable after its Brain closed it, until `dispose`. */
+class KeptOpen extends LostAnswers {
+  override close(): Promise<void> {
+    return Promise.resolve();
+  }
+  [Symbol.dispose](): void {
+    void MemoryJournal.prototype.close.call(this);
+  }
+}
+
+Deno.test("close() while an event's commit of unknown outcome is being read back returns at once, leaves no timer, and the read it makes at once decides: landed, answered as committed", async () => {
+  using journal = new KeptOpen();
+  const brain = new Brain({ journal });
+  const emitted = Promise.withResolvers<unknown>();
+  const emitter = tool({
+    name: "emitter",
+    description: "Emits once, then waits for its end.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      ctx.emit("kept", 1).then(emitted.resolve, emitted.reject);
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve(undefined)));
+    },
+  });
+  const session = await brain.sessions.create({ tools: [emitter()] });
+  journal.losing = ["tool_event"];
+  journal.lose = "answer";
+  journal.down = true;
+  const call = await session.start("emitter", {});
+  // Three reads refused: the read-back now pauses a second before its fourth.
+  await journal.refusing(3);
+  journal.down = false;
+  const started = performance.now();
+  await brain.close();
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `close() took ${Math.round(took)} ms`);
+  const event = await emitted.promise;
+  const records = await stored(journal, session.id);
+  assert.deepEqual(ofKind(records, "tool_event").map((record) => record.sequence), [event], "answered as committed");
+  assert.deepEqual(
+    ofKind(records, "tool_call_finished").map((record) => [record.call, record.cause]),
+    [[call.sequence, "cancelled"]],
+  );
+});
+
+Deno.test("close() while the store stays down under an event's read-back returns at once: the event is reported failed, the call's end is committed once", async () => {
+  using journal = new KeptOpen();
+  const brain = new Brain({ journal });
+  const emitted = Promise.withResolvers<unknown>();
+  const emitter = tool({
+    name: "emitter",
+    description: "Emits once, then waits for its end.",
+    input: z.object({}),
+    run: (_input, ctx) => {
+      ctx.emit("doubtful", 1).then(emitted.resolve, emitted.reject);
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve(undefined)));
+    },
+  });
+  const session = await brain.sessions.create({ tools: [emitter()] });
+  journal.losing = ["tool_event"];
+  journal.lose = "answer";
+  journal.down = true;
+  const call = await session.start("emitter", {});
+  await journal.refusing(3);
+  const started = performance.now();
+  await brain.close();
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `close() took ${Math.round(took)} ms`);
+  await assert.rejects(emitted.promise, hasCode("storage_unavailable"));
+  const ends = ofKind(await stored(journal, session.id), "tool_call_finished");
+  assert.deepEqual(ends.map((record) => [record.call, record.cause]), [[call.sequence, "cancelled"]]);
+});
+
+Deno.test("close() while a call's start of unknown outcome is being decided returns at once, leaves no timer, and the read it makes at once decides", async () => {
+  using journal = new KeptOpen();
+  const brain = new Brain({ journal });
+  const { placed, runs } = counted();
+  const session = await brain.sessions.create({ tools: [placed()] });
+  journal.lose = "answer";
+  journal.down = true;
+  const starting = session.start("counted", { n: 1 });
+  await journal.refusing(3);
+  journal.down = false;
+  const started = performance.now();
+  await brain.close();
+  const took = performance.now() - started;
+  assert.ok(took < 1_000, `close() took ${Math.round(took)} ms`);
+  const call = await starting;
+  assert.equal((await call.ended).cause, "cancelled", "decided landed: the session's end ended it");
+  assert.deepEqual(runs, [], "never dispatched: the session ended first");
+  assert.deepEqual(await journal.openCalls(session.id), []);
+});

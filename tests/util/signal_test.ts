@@ -16,6 +16,18 @@ for (const Controller of [AbortController, RacedAbortController]) {
   });
 }
 
+for (const Controller of [AbortController, RacedAbortController]) {
+  Deno.test(`raceSignal on an aborted ${Controller.name}: a promise that rejects later is no unhandled rejection`, async () => {
+    const controller = new Controller();
+    controller.abort(new Error("stopped"));
+    const later = Promise.withResolvers<never>();
+    await assert.rejects(raceSignal(later.promise, controller.signal), /stopped/);
+    // Unhandled, it would fail this test (Deno fails a test on an unhandled rejection), as it would end a process.
+    later.reject(new Error("rejected after nobody waits"));
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  });
+}
+
 Deno.test("RacedAbortController's signal aborts like any other: listeners, reason, aborted", () => {
   const controller = new RacedAbortController();
   const heard: unknown[] = [];

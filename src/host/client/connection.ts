@@ -570,7 +570,15 @@ export class HostConnection {
       closed.resolve();
       if (event.code === HOST_IN_USE) this.#refused = new BrainError("host_in_use", event.reason);
       if (event.code === UNAUTHORIZED) this.#refused = new BrainError("unauthorized", event.reason);
-      if (event.code === MOVED && isServerUrl(event.reason)) this.#moved = event.reason;
+      if (event.code === MOVED && isServerUrl(event.reason)) {
+        // The tokens would follow in clear text: a server reached over TLS never sends the host off it.
+        if (isSecureUrl(url) && !isSecureUrl(event.reason)) {
+          this.#refused = new BrainError(
+            "connection_failed",
+            `the Brain server at ${url} sent this host to ${event.reason}, which is not TLS: not followed`,
+          );
+        } else this.#moved = event.reason;
+      }
       this.#lost(socket);
     };
   }
@@ -1075,6 +1083,15 @@ export class HostConnection {
 export function isServerUrl(text: string): boolean {
   try {
     return /^(https?|wss?):$/.test(new URL(text).protocol);
+  } catch {
+    return false;
+  }
+}
+
+/** True for an `https:` or `wss:` URL. */
+function isSecureUrl(text: string): boolean {
+  try {
+    return /^(https|wss):$/.test(new URL(text).protocol);
   } catch {
     return false;
   }

@@ -4,7 +4,7 @@ import { checkName } from "../../util/names.ts";
 import { checkAllowList } from "../../env/allow_list.ts";
 import { checkReadOptions } from "../../journal/read_options.ts";
 import type { AgentloopOptions } from "../../agentloop/agentloop.ts";
-import { type AssistantMessage, checkSendArguments, type SendOptions } from "../../session/conversation.ts";
+import { type AssistantMessage, awaitReply, checkSendArguments, type SendOptions } from "../../session/conversation.ts";
 import type { BrainBackend, CreateSessionOptions, GetSessionOptions } from "../../embedded/backend.ts";
 import type { BrainSession } from "../../session/handle.ts";
 import { checkPlacedTools } from "../../tool/placed_tools.ts";
@@ -18,7 +18,6 @@ import { type CallOptions, checkCallArguments, resolveTarget } from "../../sessi
 import { handleEnded } from "../../session/handle_ended.ts";
 import type { ToolCall } from "../../session/handle.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
-import { raceSignal } from "../../util/signal.ts";
 import { promised } from "../../util/promised.ts";
 import { checkCancelReason } from "../../contract/budgets.ts";
 import {
@@ -123,6 +122,8 @@ export class RemoteBackend implements BrainBackend {
   #live = new Set<RemoteSession>();
   #allow: AllowList | undefined;
   #closed = false;
+  /** The first close(), which every later call settles with. */
+  #closedOnce: Promise<void> | undefined;
 
   constructor(
     { url, token, host = "default", serverToken, onConnection, cluster, maxReconnectDelayMs, allow, ...options }:
@@ -208,8 +209,11 @@ export class RemoteBackend implements BrainBackend {
     return (await this.#connection.request("list", {}, { retry: true })).map((meta) => deepFreeze(meta));
   }
 
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    return this.#closedOnce ??= this.#close();
+  }
+
+  async #close(): Promise<void> {
     this.#closed = true;
     // Ending a handle waits for the server; one that stays unreachable does not keep the client open.
     await settledWithin(Promise.allSettled([...this.#live].map((session) => session.end())), CLOSE_WAIT_MS);
@@ -461,7 +465,7 @@ class RemoteSession implements BrainSession {
     const reply = this.#connection.request("send", { handle: this.#handle, content }).then((message) =>
       deepFreeze(message)
     );
-    return await (signal ? raceSignal(reply, signal) : reply);
+    return await awaitReply(reply, signal);
   }
 
   /** Interrupts the server Agentloop's running activation: its pending model call ends `unknown`; Tools keep running. */

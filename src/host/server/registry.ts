@@ -1,5 +1,6 @@
 import { readRecord } from "../../outcome/known_keys.ts";
 import type { Journal } from "../../journal/journal.ts";
+import { SavedHosts } from "../../journal/saved_hosts.ts";
 import type { SessionCreateOptions } from "../../journal/host_sessions.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import { fail } from "../../outcome/outcome.ts";
@@ -391,9 +392,6 @@ export function outboxOf(socket: WebSocket): Outbox {
 /** Finished calls per host whose later reports still reach their call (to be recorded late, or refused as ended). */
 const SETTLED_KEPT = 256;
 
-/** How long the journal's list of hosts is reused before it is read again. */
-const SAVED_HOSTS_MS = 1_000;
-
 /** Who a server admits: the operator credential that registers new host ids, and hosts configured up front. */
 export interface HostAdmission {
   /** The operator credential a client presents (the `brain-server-token` header) to register a new host id. */
@@ -410,14 +408,13 @@ export interface HostAdmission {
 export class HostRegistry {
   #hosts = new Map<string, RegisteredHost>();
   #configured = new Map<string, Promise<string>>();
-  #saved: { at: number; hosts: Promise<Map<string, string>> } | undefined;
+  #saved: SavedHosts;
   #serverTokenHash: Promise<string> | undefined;
-  #journal: Journal;
   #limits: ServerLimits;
   #stopping = false;
 
   constructor(journal: Journal, admission: HostAdmission, limits: ServerLimits) {
-    this.#journal = journal;
+    this.#saved = new SavedHosts(journal);
     this.#limits = limits;
     const { serverToken, hostTokens } = admission;
     if (serverToken !== undefined) this.#serverTokenHash = hashToken(checkToken("serverToken", serverToken));
@@ -496,22 +493,6 @@ export class HostRegistry {
   async #knownHash(id: string): Promise<string | undefined> {
     const registered = this.#hosts.get(id)?.tokenHash ?? await this.#configured.get(id);
     if (registered !== undefined) return registered;
-    return (await this.#savedHosts()).get(id);
-  }
-
-  /**
-   * The hosts the journal's sessions name, read at most once per {@linkcode SAVED_HOSTS_MS}, so
-   * connection attempts for unknown ids cannot make the server scan its journal on every request.
-   */
-  #savedHosts(): Promise<Map<string, string>> {
-    if (this.#saved && performance.now() - this.#saved.at < SAVED_HOSTS_MS) return this.#saved.hosts;
-    const hosts = this.#journal.listSessions().then((sessions) => {
-      const saved = new Map<string, string>();
-      for (const { host } of sessions) if (host && !saved.has(host.id)) saved.set(host.id, host.tokenHash);
-      return saved;
-    });
-    this.#saved = { at: performance.now(), hosts };
-    hosts.catch(() => this.#saved = undefined);
-    return hosts;
+    return await this.#saved.tokenHash(id);
   }
 }

@@ -24,6 +24,7 @@ import { ClusterNode, HEALTH_PATH } from "./cluster_node.ts";
 import { checkNodeUrl } from "../../journal/nodes.ts";
 import { storageError } from "../../journal/storage_error.ts";
 import { settledWithin } from "../../util/settled_within.ts";
+import { paused } from "../../util/paused.ts";
 import { checkTimerMs } from "../../util/timer.ts";
 
 /** How long shutting down waits for requests being answered before it closes their connections. */
@@ -306,14 +307,14 @@ export async function serveBrain(
   };
   let http = listen({ hostname, port, signal: stop.signal }, handler);
   const url = `http://${http.addr.hostname}:${http.addr.port}`;
-  let stopped = false;
+  /** Aborted as the server stops: a wait to listen again ends at once. */
+  const stopping = new AbortController();
   // Deno's accept loop ends at the first accept that fails (too many open files): listen again on the same port,
   // backing off while it still fails, so the server outlives a moment without file descriptors.
   const relisten = (served: Deno.HttpServer<Deno.NetAddr>) =>
     served.finished.catch(async () => {
-      for (let attempt = 0; !stopped; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(RELISTEN_MAX_MS, 10 * 2 ** attempt)));
-        if (stopped) return;
+      for (let attempt = 0;; attempt++) {
+        if (!await paused(Math.min(RELISTEN_MAX_MS, 10 * 2 ** attempt), stopping.signal)) return;
         try {
           http = listen({ hostname, port: served.addr.port, signal: stop.signal }, handler);
           relisten(http);
@@ -329,7 +330,7 @@ export async function serveBrain(
     server = await createBrainServer({ ...options, advertiseUrl: options.advertiseUrl ?? url });
   } catch (error) {
     ready.reject(error);
-    stopped = true;
+    stopping.abort();
     await http.shutdown();
     throw error;
   }
@@ -344,7 +345,7 @@ export async function serveBrain(
     close: () => server.close(),
     url,
     async shutdown() {
-      stopped = true;
+      stopping.abort();
       await server.close();
       // Deno's graceful shutdown waits forever on an upgrade whose client was gone before it was answered, on a
       // request still waiting for a store that stopped answering, and on a request body that never ends: then
