@@ -10,6 +10,7 @@ import { hanging } from "../_support/model_askers.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 import { probeTool, reader } from "../_support/components.ts";
 import { serve } from "../_support/serve.ts";
+import { withDeadline } from "../_support/deadline.ts";
 import { gate } from "../_support/gate.ts";
 import { ofKind, until } from "../_support/until.ts";
 
@@ -408,6 +409,7 @@ specTest(
   async (brain) => {
     const [first, second] = [gate(), gate()];
     const outcomes: JsonValue[] = [];
+    const asked = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
     const ask = (ctx: ToolContext, content: string) =>
       ctx.model({ messages: [{ role: "user", content }] }).then((result) => result.content, (error) => error.code);
     const background = tool({
@@ -418,8 +420,10 @@ specTest(
         void (async () => {
           await first.wait;
           outcomes.push(await ask(ctx as unknown as ToolContext, "later 1"));
+          asked[0].resolve();
           await second.wait;
           outcomes.push(await ask(ctx as unknown as ToolContext, "later 2"));
+          asked[1].resolve();
           await ctx.finish();
         })();
       },
@@ -431,10 +435,11 @@ specTest(
       "the activation returned after two of its three calls",
     );
     first.open();
-    await until(session, (seen) => ofKind(seen, "model_call_finished").length === 3, "the Tool's first model call");
+    await withDeadline(asked[0].promise, "the Tool's first model call");
     assert.deepEqual(outcomes, ["tool answer"]);
     assert.equal((await session.send("again")).content, "new activation answer");
     second.open();
+    await withDeadline(asked[1].promise, "the Tool's second model call");
     await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the background finish");
     assert.deepEqual(outcomes, ["tool answer", "budget_exceeded"]);
     assert.equal(budgetModel.calls.length, 4);
