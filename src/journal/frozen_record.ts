@@ -7,6 +7,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { errorText } from "../util/error_text.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { isObject } from "../util/is_object.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** Every record kind, so an append of any other is refused before anything is written. */
 const KINDS: ReadonlySet<unknown> = new Set(
@@ -160,14 +161,11 @@ export function frozenRecord(
     if (value === undefined || !Object.hasOwn(body, key)) continue;
     const copied = field(value, copies);
     if (copied === undefined) throw notJson(body, key, value);
-    if (key === "__proto__") {
-      Object.defineProperty(record, key, { value: copied, enumerable: true, writable: true, configurable: true });
-    } else record[key] = copied;
+    setOwnField(record, key, copied);
   }
   record.sessionId = sessionId;
   record.sequence = sequence;
-  // An object first, so V8 keeps the field a pointer rather than a double boxed per record: the records of a commit
-  // (and of one millisecond, in a memory journal) then share one number, which the journal keeps for as long as them.
+  // An object first, so V8 keeps the field a pointer rather than a double boxed per record: a commit's records share one.
   record.at = POINTER_FIELD;
   record.at = at;
   return Object.freeze(record) as JournalRecord;
@@ -177,9 +175,8 @@ export function frozenRecord(
  * The record of a body of one of the shapes a Tool call commits, built from an
  * object literal with the body's fields in its order, or undefined for any
  * other body or a field that is not JSON (which {@linkcode frozenRecord} then
- * builds, or refuses, field by field). A call's records outlive the young
- * generation: V8 learns that of a literal's site and allocates its objects in
- * the old one, so no scavenge copies them, as it must a constructor's.
+ * builds, or refuses, field by field): a literal of known keys is built
+ * faster than fields added one by one (measured on the call path).
  */
 function literalRecord(
   body: RecordBody,

@@ -82,7 +82,7 @@ export class MemoryJournal implements Journal {
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
     checkCloses(sessionId, session.open, bodies, start);
-    const committed = frozenRecords(bodies, sessionId, start, commitTime());
+    const committed = frozenRecords(bodies, sessionId, start, Date.now());
     // Only now that every record is built: a refused append leaves the open calls as they were.
     for (let index = 0; index < committed.length; index++) {
       const record = committed[index];
@@ -221,7 +221,7 @@ export class MemoryJournal implements Journal {
         if (max !== undefined && count >= max) throw hostLimitError(host, max);
         this.#hostSessions.set(host, count + 1);
       }
-      this.#sessions.set(meta.id, { meta, records: new RecordList(), open: new IntSet() });
+      this.#sessions.set(meta.id, { meta, records: new RecordList(meta.id), open: new IntSet() });
     });
   }
 
@@ -281,20 +281,6 @@ export class MemoryJournal implements Journal {
     if (!session) throw new BrainError("session_not_found", `no session ${checkSessionId(id)}`);
     return session;
   }
-}
-
-/** The time of the last commit. */
-let lastCommitAt = 0;
-
-/**
- * `Date.now()`, as the number the last commit used while the millisecond lasts:
- * records committed in one millisecond share one number rather than each
- * keeping a copy (see `frozenRecord`).
- */
-function commitTime(): number {
-  const now = Date.now();
-  if (now !== lastCommitAt) lastCommitAt = now;
-  return lastCommitAt;
 }
 
 function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {

@@ -49,7 +49,9 @@ export interface McpHttpOptions extends McpEnvCommon {
 /** Options of {@linkcode mcpEnv}: a stdio server (`command`) or an HTTP one (`url`). */
 export type McpEnvOptions = McpStdioOptions | McpHttpOptions;
 
-const DENO_PERMISSION_FLAG = /^(-A|--allow-|--deny-|-[RWNESI](=|$)|--no-prompt|--unsafely-)/;
+// Short flags cluster (`-NR` is `-N -R`), and `-P`/`--permission-set` loads permissions from a config file: any
+// short cluster naming a permission letter counts, whatever else it holds.
+const DENO_PERMISSION_FLAG = /^(--allow-|--deny-|--permission-set|--no-prompt|--unsafely-|-(?!-)[^=]*[ARWNESIP])/;
 
 /** Every option of a stdio or an HTTP server; which ones a server takes is checked by its kind. */
 const MCP_ENV_OPTIONS = [

@@ -1,5 +1,6 @@
 import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
 import { errorText } from "../util/error_text.ts";
+import { setOwnField } from "../util/own_field.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -154,9 +155,7 @@ function copyObject(value: object, ancestors: unknown[], depth: number): { [key:
     if (!Object.hasOwn(value, key)) continue;
     const child = copy((value as Record<string, unknown>)[key], ancestors, depth);
     if (child === undefined) return undefined;
-    if (key === "__proto__") {
-      Object.defineProperty(copied, key, { value: child, enumerable: true, writable: true, configurable: true });
-    } else copied[key] = child;
+    setOwnField(copied, key, child);
   }
   return copied;
 }
@@ -245,12 +244,25 @@ function leafSize(value: unknown): number {
     case "boolean":
       return value ? 4 : 5;
     case "number":
-      return Number.isFinite(value) ? String(value).length : -1;
+      return numberSize(value);
     case "object":
       return value === null ? 4 : -1;
     default:
       return -1;
   }
+}
+
+/**
+ * The length of `String(value)` (-1 when it is not finite), counted without
+ * making the text for an integer below 10^21, which prints as its digits.
+ */
+function numberSize(value: number): number {
+  if (!Number.isInteger(value) || value >= 1e21 || value <= -1e21) {
+    return Number.isFinite(value) ? String(value).length : -1;
+  }
+  let size = value < 0 ? 2 : 1;
+  for (let rest = Math.abs(value); rest >= 10; rest /= 10) size++;
+  return size;
 }
 
 function sizeIn(value: unknown, ancestors: unknown[], depth: number): number {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
-import type { JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { hashToken } from "../../src/embedded/host_token.ts";
@@ -12,7 +12,7 @@ import { journalRecords, until } from "../_support/until.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { servedBrain } from "../_support/served_brain.ts";
 import { FlakyJournal } from "../_support/flaky_journal.ts";
-import type { AcquireOptions, Lease } from "../../src/journal/lease.ts";
+import type { AcquireOptions, AppendOptions, Lease } from "../../src/journal/lease.ts";
 
 const dir = scratchDir("ownership_test");
 
@@ -181,6 +181,33 @@ Deno.test("close() while a session is being created: the creation fails brain_cl
   await using next = await Brain.open({ path });
   const taken = await next.sessions.get("s", { tools: [held().placed()] });
   assert.equal((await taken.read()).length, 0);
+});
+
+/** A KV journal whose appends to session `stuck` never answer once `stalled`, as a store holding one commit would. */
+class StalledSessionJournal extends KvJournal {
+  stalled = false;
+  override append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+    if (this.stalled && sessionId === "stuck") return new Promise(() => {});
+    return super.append(sessionId, bodies, options);
+  }
+}
+
+Deno.test("close() while the store holds one session's end gives every lease up: the next Brain takes each session at once and ends what is open once", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const journal = new StalledSessionJournal(await Deno.openKv(path), path);
+  const brain = new Brain({ journal, leaseMs: 60_000 });
+  const hold = held();
+  const stuck = await brain.sessions.create({ id: "stuck", tools: [hold.placed()] });
+  await brain.sessions.create({ id: "fine", tools: [hold.placed()] });
+  const call = await stuck.start("hold", { n: 1 });
+  await hold.started.promise;
+  journal.stalled = true;
+  await brain.close();
+  await using next = await Brain.open({ path });
+  await next.sessions.get("fine", { tools: [held().placed()] });
+  const taken = await next.sessions.get("stuck", { tools: [held().placed()] });
+  const ends = terminals(await taken.read(), call.sequence);
+  assert.deepEqual(ends.map((record) => record.kind === "tool_call_finished" && record.cause), ["unknown"]);
 });
 
 Deno.test("close() while a refused terminal commit waits to be tried again returns at once, leaving no timer; the next Brain ends the call unknown once", async () => {

@@ -126,6 +126,41 @@ Deno.test("maxHosts bounds the registered host ids: one more is limit_exceeded (
   await back.close();
 });
 
+Deno.test("maxHosts holds for new host ids authenticated at once: only maxHosts are admitted, never all of them", async () => {
+  await using server = await servedBrain({ serverToken: OPERATOR, limits: { maxHosts: 3 }, pingIntervalMs: 60_000 });
+  // A new id's check ends by hashing the operator credential: held here until all 24 are there, then let go together,
+  // so every check finishes in the same turn, before any socket is admitted.
+  const digest = crypto.subtle.digest.bind(crypto.subtle);
+  const together = Promise.withResolvers<void>();
+  let waiting = 0;
+  crypto.subtle.digest = (algorithm: AlgorithmIdentifier, data: BufferSource) => {
+    const hashed = digest(algorithm, data);
+    if (new TextDecoder().decode(data as Uint8Array) !== OPERATOR) return hashed;
+    if (++waiting === 24) together.resolve();
+    return together.promise.then(() => hashed);
+  };
+  try {
+    const sockets = Array.from({ length: 24 }, (_, index) => {
+      const socket = new WebSocket(`${server.url.replace("http", "ws")}/v1/host?host=burst-${index}`, {
+        headers: { authorization: `Bearer token-${index}`, "brain-server-token": OPERATOR },
+      } as unknown as string[]);
+      const opened = new Promise<boolean>((resolve) => {
+        socket.onopen = () => resolve(true);
+        socket.onerror = () => resolve(false);
+      });
+      const closed = new Promise((resolve) => socket.onclose = resolve);
+      return { socket, opened, closed };
+    });
+    const opened = await Promise.all(sockets.map(({ opened }) => opened));
+    for (const { socket } of sockets) socket.close();
+    await Promise.all(sockets.map(({ closed }) => closed));
+    assert.equal(opened.filter(Boolean).length, 3, "exactly maxHosts new hosts were admitted");
+    assert.equal(server.connections, 3);
+  } finally {
+    crypto.subtle.digest = digest;
+  }
+});
+
 Deno.test("maxSessionsPerHost: one more session is limit_exceeded and stores nothing; other hosts are not charged", async () => {
   await using server = await servedBrain({ serverToken: OPERATOR, limits: { maxSessionsPerHost: 2 } });
   await using brain = new Brain({ url: server.url, token: "t", host: "busy", serverToken: OPERATOR });

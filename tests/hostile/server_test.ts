@@ -94,6 +94,22 @@ Deno.test("hostile host frames: a reused session handle is refused, so no sessio
   assert.equal(((await host.ask({ op: "list" })).value as unknown[]).length, 1, "no refused create stored a session");
 });
 
+Deno.test("hostile host frames: handles opened all at once stop at maxHandlesPerHost; the rest are limit_exceeded", async () => {
+  await using server = await servedBrain({
+    serverToken: OPERATOR,
+    pingIntervalMs: 60_000,
+    limits: { maxHandlesPerHost: 3 },
+  });
+  await using host = await asker(server.url);
+  assert.equal((await host.ask({ op: "create", handle: "h", session: "s0", tools: [] })).error, undefined);
+  const replies = await Promise.all(
+    Array.from({ length: 20 }, (_, index) => host.ask({ op: "get", handle: `g${index}`, session: "s0" })),
+  );
+  const codes = replies.map((reply) => reply.error?.code ?? "opened");
+  assert.equal(codes.filter((code) => code === "opened").length, 2, "two more handles make maxHandlesPerHost");
+  assert.ok(codes.every((code) => code === "opened" || code === "limit_exceeded"), codes.join());
+});
+
 Deno.test("hostile host frames: start options past their bounds are refused before any intent is journaled", async () => {
   await using server = await servedBrain({ serverToken: OPERATOR, pingIntervalMs: 60_000 });
   await using host = await asker(server.url);

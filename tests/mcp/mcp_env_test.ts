@@ -288,6 +288,13 @@ Deno.test("mcpEnv refuses malformed options and permission flags in a Deno serve
     );
   refused({ name: "x", command: Deno.execPath(), args: ["run", "-A", "server.ts"] }, /permissions come from its grant/);
   refused({ name: "x", command: Deno.execPath(), args: ["run", "--allow-net", "server.ts"] }, /permission flags/);
+  // Clustered short flags and permission sets from a config file grant as much as -A would.
+  for (const flags of [["-NR"], ["-qNRE"], ["-Rq"], ["-P"], ["-qP"], ["-c=deno.json", "--permission-set=default"]]) {
+    refused({ name: "x", command: Deno.execPath(), args: ["run", ...flags, "server.ts"] }, /permission flags/);
+  }
+  for (const flags of [["-q"], ["--quiet"], ["-c=deno.json"], ["-L", "info"], ["-r"], ["--cached-only"]]) {
+    assert.equal(mcpEnv({ name: "x", command: Deno.execPath(), args: ["run", ...flags, "server.ts"] }).name, "x");
+  }
   refused({ name: "x", command: "node", args: ["server.js"], net: ["example.com"] }, /net can be granted only/);
   refused({ name: "x", command: "node", url: "http://127.0.0.1/mcp" }, /exactly one of command/);
   refused({ name: "x", url: "ftp://example.com" }, /http/);

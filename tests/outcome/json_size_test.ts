@@ -22,6 +22,10 @@ Deno.test("jsonSize is the UTF-8 size of JSON.stringify's text for every kind of
     "end high \ud83d",
   ];
   const numbers = [0, -0, 1, -1, 42, 1.5, -2.25, 1e21, 1e-7, 123456789012345680000, Number.MAX_VALUE, 5e-324, 2 ** 53];
+  for (let power = 0; power <= 22; power++) {
+    numbers.push(10 ** power, 10 ** power - 1, -(10 ** power), 10 ** power + 0.5);
+  }
+  numbers.push(999999999999999900000, 1e21 - 65536, -999999999999999900000, -1e21);
   const values: unknown[] = [
     null,
     true,

@@ -319,6 +319,9 @@ export class RegisteredHost {
    * `gone` push; a client that is not connected hears it when it reattaches.
    */
   keep(id: string, session: Session): void {
+    // Checked here, with no await before the set: handles opened at once cannot all pass a check made earlier.
+    if (this.handles.has(id)) throw new BrainError("invalid_argument", `session handle ${id} is already open`);
+    this.checkHandleRoom();
     this.handles.set(id, session);
     onAborted(session.closed, () => {
       if (this.handles.get(id) !== session) return;
@@ -434,13 +437,13 @@ export class HostRegistry {
   /**
    * Checks a connecting host without registering anything: a known id needs its
    * token; a new id also needs `serverToken` to match the operator credential.
-   * Resolves the registration to {@linkcode admit} once the socket is upgraded.
+   * Resolves the registration to {@linkcode admit} once the socket is upgraded; `registers` when the id is new.
    */
   async authenticate(
     id: string,
     token: string | undefined,
     serverToken: string | undefined,
-  ): Promise<{ id: string; tokenHash: string }> {
+  ): Promise<{ id: string; tokenHash: string; registers?: true }> {
     const refused = new BrainError("unauthorized", `wrong or missing credentials for host ${id}`);
     // A token Brain would never have accepted is wrong without hashing it (it may be a megabyte).
     if (!isToken(token)) throw refused;
@@ -454,10 +457,18 @@ export class HostRegistry {
       ? sameText(await this.#serverTokenHash, await hashToken(serverToken))
       : false;
     if (!operator) throw refused;
-    if (this.#hosts.size >= this.#limits.maxHosts) {
-      throw overLimit("maxHosts", this.#limits.maxHosts, `cannot register host ${id}`);
-    }
-    return { id, tokenHash };
+    this.checkRoom(id);
+    return { id, tokenHash, registers: true };
+  }
+
+  /**
+   * Throws `limit_exceeded` when registering the new id `id` would pass `maxHosts`. Synchronous, so a server calls
+   * it again right before {@linkcode admit} with no await between: registrations authenticated at once cannot all
+   * pass it.
+   */
+  checkRoom(id: string): void {
+    if (this.#hosts.has(id) || this.#hosts.size < this.#limits.maxHosts) return;
+    throw overLimit("maxHosts", this.#limits.maxHosts, `cannot register host ${id}`);
   }
 
   /** Registers an authenticated host (once its socket is upgraded); a concurrent registration of the id wins. */

@@ -133,9 +133,11 @@ export async function createBrainServer(options: BrainServerOptions): Promise<Br
       return refuse(426, new BrainError("protocol_error", "expected a WebSocket upgrade"));
     }
     const token = /^Bearer (.+)$/.exec(c.req.header("authorization") ?? "")?.[1];
-    let registration: { id: string; tokenHash: string };
+    let registration: { id: string; tokenHash: string; registers?: true };
     try {
       registration = await hosts.authenticate(id, token, c.req.header(SERVER_TOKEN_HEADER));
+      // Again after the await: new ids authenticated meanwhile may have taken the last places.
+      if (registration.registers) hosts.checkRoom(id);
     } catch (error) {
       // A journal that cannot answer is an outage the client waits out, not a wrong token.
       const failure = storageError(error);

@@ -330,11 +330,7 @@ export class HostSocketHandler {
     const session = await this.#host.createSession(
       (counted) => this.#backend.create({ id: frame.session, tools, ...served(frame) }, this.#registration, counted),
     );
-    if (this.#host.handles.has(frame.handle)) {
-      await session.end();
-      throw new BrainError("invalid_argument", `session handle ${frame.handle} is already open`);
-    }
-    this.#host.keep(frame.handle, session);
+    await this.#keep(frame.handle, session);
     return budgets(session);
   }
 
@@ -367,7 +363,7 @@ export class HostSocketHandler {
         { tools: placed, ...served(conversation), waitMs },
         this.#registration,
       );
-      this.#host.keep(id, opened);
+      await this.#keep(id, opened);
     }
     return meta;
   }
@@ -386,6 +382,16 @@ export class HostSocketHandler {
       const telemetry = (entry: TelemetryEntry) => this.#host.telemetry(handle, entry);
       return uploadedTool(tool, upload, await this.#host.components.component(upload), parse, telemetry);
     }));
+  }
+
+  /** Keeps `session` as handle `id`; when it cannot be kept (the id taken, no room left), ends it and throws why. */
+  async #keep(id: string, session: Session): Promise<void> {
+    try {
+      this.#host.keep(id, session);
+    } catch (error) {
+      await session.end();
+      throw error;
+    }
   }
 
   /**
