@@ -1,3 +1,4 @@
+import { jsonOptions } from "../outcome/json_options.ts";
 import { isBrainEnv } from "../env/brain_env.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { isInstance, readOptions } from "../outcome/known_keys.ts";
@@ -126,8 +127,9 @@ export class Component implements Implementation {
    * Loads and transpiles the Component (once per cache folder), checks its
    * imports, and keeps a warm sandbox for this placement while the session lives.
    */
-  async admit({ env, workspace, resources, ended }: Admission): Promise<void> {
+  async admit({ env, options, workspace, resources, ended }: Admission): Promise<void> {
     checkComponentEnv(this.url, env);
+    checkComponentOptions(this.url, options);
     denoExecutable(`The Component ${this.url.href}`);
     const pools = sandboxPools(resources);
     let entry = this.#transpiled.get(pools.cacheDir);
@@ -297,6 +299,20 @@ export function checkComponentEnv(url: URL, env: Environment | undefined): void 
     throw new BrainError(
       "unsupported_runtime",
       `the Component ${url.href} runs only in a brainEnv; environment ${env.name} is ${env.kind}`,
+    );
+  }
+}
+
+/**
+ * Throws `invalid_options` when a placement's parsed options are not JSON (undefined properties aside, which JSON
+ * drops): the guest receives them as JSON text, so a BigInt, NaN or a Date would fail or change on the way.
+ */
+export function checkComponentOptions(url: URL, options: Readonly<Record<string, unknown>>): void {
+  const json = jsonOptions(options);
+  if ("nonJson" in json) {
+    throw new BrainError(
+      "invalid_options",
+      `the Component ${url.href} receives its placement's options as JSON, and ${json.nonJson}`,
     );
   }
 }

@@ -5,6 +5,7 @@ import { isEnvelope } from "../outcome/outcome.ts";
 import type { CallSink, PublishedResult } from "../contract/call.ts";
 import { type NormalizedOutput, normalizeOutput } from "../run/output.ts";
 import { raceSignal } from "../util/signal.ts";
+import { CONTENT_WITHOUT_RESULT } from "../run/report_arguments.ts";
 import { type HostCall, refusal, type Reply } from "./sandbox_protocol.ts";
 
 /**
@@ -27,6 +28,7 @@ export async function answerHostCall(call: HostCall, sink: CallSink, output: Zod
         return { tag: "ok", val: await sink.emitResult(withContent(normalized, second)) };
       }
       case "returned": {
+        if (first === undefined && second !== undefined) return refusal("invalid_argument", CONTENT_WITHOUT_RESULT);
         if (first === undefined) {
           await sink.returned();
           return { tag: "ok" };
@@ -40,6 +42,7 @@ export async function answerHostCall(call: HostCall, sink: CallSink, output: Zod
         return { tag: "ok" };
       }
       case "finish": {
+        if (first === undefined && second !== undefined) return refusal("invalid_argument", CONTENT_WITHOUT_RESULT);
         if (first === undefined) return finished(await sink.finish(undefined));
         const normalized = await parseOutcome(first, sink, output);
         if (normalized.invalid) {

@@ -45,6 +45,8 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
   /**
    * Optionally appends a result, then commits completion once earlier emissions have. After the call ended
    * it resolves with `late: true`; after its Brain closed (nothing more can be recorded) it rejects `brain_closed`.
+   * Content represents the result, so it needs one: `finish(undefined, { content })` rejects `invalid_argument`
+   * and commits nothing (the call stays open).
    */
   finish(value?: Output | Outcome, options?: ResultOptions): Promise<Finished>;
   /**

@@ -7,7 +7,7 @@ import type { ModelResult } from "../model/types.ts";
 import type { JournalRecord } from "../journal/records.ts";
 import { Hono } from "hono";
 import { BrainError, type BrainErrorCode } from "../outcome/errors.ts";
-import { findNonJson, type JsonValue } from "../outcome/json.ts";
+import { canonicalJson, findNonJson, type JsonValue } from "../outcome/json.ts";
 import { Finished } from "../contract/context.ts";
 import { type CallSink, endedReason, type Invocation, type PublishedResult } from "../contract/call.ts";
 import { runHostTool } from "../run/host_tool.ts";
@@ -18,6 +18,8 @@ import type { PlacedTool } from "../contract/placement.ts";
 import type { ExtensionAck, ExtensionEnded, ExtensionReport } from "./protocol.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { checkSessionId } from "../util/names.ts";
+import { jsonOptions } from "../outcome/json_options.ts";
+import { optionsNotJson } from "./protocol.ts";
 
 /** Options of {@linkcode toolExtension}. */
 export interface ToolExtensionOptions {
@@ -50,11 +52,12 @@ const ENDED_CAUSES: readonly unknown[] = ["timeout", "cancelled", "unknown"];
 /**
  * The Application tool extension: a hono app serving the same `tool()`
  * declarations in a bounded HTTP request. `POST /calls` takes
- * `{ sessionId, sequence, tool, input, deadline }` and streams the Tool's reports
+ * `{ sessionId, sequence, tool, input, options, deadline }` and streams the Tool's reports
  * as NDJSON; `POST /calls/acks` is where Brain acknowledges each report after its
  * journal committed it, so `ctx.emitResult` and `ctx.finish` resolve with committed
  * sequences and a finish is done only once it is durable. Input and output are
- * validated as in the host. It grants no `ctx.emit` events, no Environment control
+ * validated as in the host. A Tool runs with the options it was configured with
+ * here; a call whose placement names other options is refused `invalid_options`. It grants no `ctx.emit` events, no Environment control
  * (and no model calls), and nothing past the request: once it ends, by finish,
  * lifetime or disconnect, later reports reject with `lifetime_exceeded` (except a
  * second `ctx.finish` after a committed one, which resolves late with the first, as
@@ -100,13 +103,13 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${shownValue(lifetimeMs)}`);
   }
-  const placed = new Map<string, PlacedTool>();
+  const placed = new Map<string, ServedTool>();
   for (const entry of tools) {
     if (!entry.tool.run || entry.implementation) {
       throw new BrainError("invalid_tool", `tool ${entry.tool.name}: the extension serves only run functions`);
     }
     if (placed.has(entry.tool.name)) throw new BrainError("duplicate_tool", `tool ${entry.tool.name} is served twice`);
-    placed.set(entry.tool.name, entry);
+    placed.set(entry.tool.name, { ...entry, configured: configuredOptions(entry) });
   }
   const live = new Map<string, RequestCall>();
   const ran = new RecentKeys(RAN_KEPT);
@@ -128,25 +131,33 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   });
 
   app.post("/calls", async (c) => {
-    const invocation = parseInvocation(await boundedJson(c.req.raw, maxRequestBytes, lifetimeMs));
-    if (!invocation) {
-      return c.json(problem("invalid_argument", "expected { sessionId, sequence, tool, input, deadline? }"), 400);
+    const call = parseCall(await boundedJson(c.req.raw, maxRequestBytes, lifetimeMs));
+    if (!call) {
+      return c.json(
+        problem("invalid_argument", "expected { sessionId, sequence, tool, input, options, deadline? }"),
+        400,
+      );
     }
+    const { invocation } = call;
     const target = placed.get(invocation.tool);
     if (!target) return c.json(problem("unknown_tool", `tool ${invocation.tool} is not served here`), 404);
+    // The options the handler sees are the ones configured here; a placement naming others is refused, never ignored.
+    if (canonicalJson(call.options) !== target.configured) {
+      return c.json(problem("invalid_options", differentOptions(invocation.tool)), 400);
+    }
     const key = callKey(invocation.sessionId, invocation.sequence);
     if (live.has(key)) return c.json(problem("protocol_error", `call ${key} is already running`), 409);
     // Brain sends a call once: the same call again is a replay, never run twice.
     if (ran.has(key)) return c.json(problem("call_finished", `call ${key} already ran here`), 409);
     const lifetimeEnd = Date.now() + lifetimeMs;
     const byDeadline = invocation.deadline !== undefined && invocation.deadline <= lifetimeEnd;
-    const call = new RequestCall(byDeadline, () => live.delete(key));
-    live.set(key, call);
+    const running = new RequestCall(byDeadline, () => live.delete(key));
+    live.set(key, running);
     ran.add(key);
     // Only once the call is registered: a deadline that has passed ends it at once, and its end unregisters it.
-    call.endAt(byDeadline ? invocation.deadline! : lifetimeEnd);
-    runHostTool(target.tool, target.options, invocation, call).catch(() => call.close());
-    return new Response(call.body, { headers: { "content-type": "application/x-ndjson" } });
+    running.endAt(byDeadline ? invocation.deadline! : lifetimeEnd);
+    runHostTool(target.tool, target.options, invocation, running).catch(() => running.close());
+    return new Response(running.body, { headers: { "content-type": "application/x-ndjson" } });
   });
 
   app.post("/calls/acks", async (c) => {
@@ -316,19 +327,37 @@ class RequestCall implements CallSink {
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 
-function parseInvocation(body: unknown): Invocation | undefined {
+/** A placed Tool the extension serves, with its options as the JSON text a placement's are compared with. */
+type ServedTool = PlacedTool & { configured: string };
+
+/** The options `entry` was configured with, as canonical JSON text: a call's placement must name the same ones. */
+function configuredOptions(entry: PlacedTool): string {
+  const options = jsonOptions(entry.options);
+  if ("nonJson" in options) throw new BrainError("invalid_options", optionsNotJson(entry.tool.name, options.nonJson));
+  return canonicalJson(options.json);
+}
+
+function differentOptions(tool: string): string {
+  return `tool ${tool} is served here with other options than its placement names: the extension's Tool runs with ` +
+    `the options it was configured with, so place it with the same ones`;
+}
+
+/** A call request: the invocation, and the options its placement names. */
+function parseCall(body: unknown): { invocation: Invocation; options: Record<string, JsonValue> } | undefined {
   if (typeof body !== "object" || body === null) return undefined;
-  const { sessionId, sequence, tool, input, deadline } = body as Record<string, unknown>;
+  const { sessionId, sequence, tool, input, options, deadline } = body as Record<string, unknown>;
   if (!isSessionId(sessionId) || !isSequence(sequence) || typeof tool !== "string") return undefined;
   if (deadline !== undefined && deadline !== null && !Number.isFinite(deadline)) return undefined;
   if (findNonJson(input) !== undefined) return undefined;
-  return {
+  if (typeof options !== "object" || options === null || Array.isArray(options)) return undefined;
+  const invocation: Invocation = {
     sessionId,
     sequence: sequence as number,
     tool,
     input: input as JsonValue,
     deadline: typeof deadline === "number" ? deadline : undefined,
   };
+  return { invocation, options: options as Record<string, JsonValue> };
 }
 
 /**

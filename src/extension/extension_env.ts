@@ -6,13 +6,20 @@ import { environmentOptions } from "../env/host_env.ts";
 import type { Environment } from "../contract/placement.ts";
 import { BrainError } from "../outcome/errors.ts";
 import type { JsonValue } from "../outcome/json.ts";
+import { jsonOptions } from "../outcome/json_options.ts";
 import { fail, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import type { Dispatch } from "../contract/placement.ts";
 import { type CallSink, endedCause, type PublishedResult } from "../contract/call.ts";
 import type { TerminalCause } from "../journal/records.ts";
 import { lines } from "../util/lines.ts";
 import { fetchNeverSent, fetchOnce } from "../util/fetch_once.ts";
-import { EXTENSION_ROUTES, type ExtensionAck, type ExtensionEnded, type ExtensionReport } from "./protocol.ts";
+import {
+  EXTENSION_ROUTES,
+  type ExtensionAck,
+  type ExtensionEnded,
+  type ExtensionReport,
+  optionsNotJson,
+} from "./protocol.ts";
 
 /** How long Brain waits for an extension to end its response after the call's last report. */
 const DRAIN_MS = 1_000;
@@ -46,7 +53,9 @@ export const EXTENSION_MAX_REPORT_BYTES = 8 * 1024 * 1024;
  * order and only then acknowledges it, so the extension's `ctx.finish` resolves
  * once the finish is durable. A response that ends without a finish ends the call
  * `unknown`; a request past the extension's lifetime ends it with `lifetime_exceeded`,
- * one the call's own deadline bounded ends `timeout` at that deadline. The URL's host is
+ * one the call's own deadline bounded ends `timeout` at that deadline. The placement's
+ * options go with each call: the extension runs its Tool with the options it was configured
+ * with, and refuses a call whose placement names other ones (`invalid_options`). The URL's host is
  * a network grant checked against the Brain's allow-list. The binding grants no
  * Environment control.
  *
@@ -96,7 +105,16 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
   const calls = new URL(EXTENSION_ROUTES.calls, base);
   const acks = new URL(EXTENSION_ROUTES.acks, base);
 
-  const dispatch = async ({ invocation, sink }: Dispatch): Promise<void> => {
+  const dispatch = async ({ invocation, options, sink }: Dispatch): Promise<void> => {
+    // The extension compares the placement's options with the ones its Tool runs with: they travel as JSON.
+    const travelling = jsonOptions(options);
+    if ("nonJson" in travelling) {
+      await sink.finish(
+        { outcome: fail("invalid_options", optionsNotJson(invocation.tool, travelling.nonJson)) },
+        "error",
+      );
+      return;
+    }
     // The request outlives the call's signal by one report: a report being committed
     // (a finish, or an error result that ends the call) still gets its ack.
     const request = new AbortController();
@@ -130,7 +148,7 @@ export function extensionEnv(given: ExtensionEnvOptions): Environment {
       response = await fetchOnce(calls, {
         method: "POST",
         headers,
-        body: JSON.stringify(invocation),
+        body: JSON.stringify({ ...invocation, options: travelling.json }),
         signal: request.signal,
       });
     } catch (error) {
@@ -248,7 +266,10 @@ async function commit(sink: CallSink, report: Exclude<ExtensionReport, { type: "
 }
 
 function published(report: { outcome?: PublishedResult["outcome"]; content?: string }): PublishedResult | undefined {
-  if (report.outcome === undefined) return undefined;
+  if (report.outcome === undefined) {
+    if (report.content === undefined) return undefined;
+    throw new BrainError("protocol_error", "the extension reported content without the result it represents");
+  }
   const parsed = parseEnvelope(report.outcome);
   if ("malformed" in parsed || (report.content !== undefined && typeof report.content !== "string")) {
     throw new BrainError("protocol_error", "the extension reported a malformed outcome");

@@ -48,3 +48,9 @@ export interface ExtensionEnded {
 
 /** The extension routes, relative to its base URL. */
 export const EXTENSION_ROUTES = Object.freeze({ calls: "calls", acks: "calls/acks" });
+
+/** Why a placement's options cannot reach an Application tool extension, which compares them with its own as JSON. */
+export function optionsNotJson(tool: string, nonJson: string): string {
+  return `tool ${tool}: an Application tool extension compares a placement's options with its own as JSON, and ` +
+    `${nonJson}`;
+}

@@ -483,7 +483,10 @@ function checkReport(frame: Record<string, unknown>): string | undefined {
 }
 
 function checkPublished(frame: Record<string, unknown>, required: boolean): string | null | undefined {
-  if (frame.outcome === undefined) return required ? "a result carries an outcome" : null;
+  if (frame.outcome === undefined) {
+    if (required) return "a result carries an outcome";
+    return frame.content === undefined ? null : "content represents a result: a report without an outcome has none";
+  }
   if (!isOutcome(frame.outcome)) return "not a well-formed outcome envelope";
   return frame.content === undefined || typeof frame.content === "string" ? null : "content is a string";
 }

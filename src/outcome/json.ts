@@ -96,6 +96,17 @@ function inside(ancestors: unknown[], depth: number, value: object): boolean {
   return false;
 }
 
+/** JSON text of `value` with every object's keys in order: equal for values equal as JSON, whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(
+    value,
+    (_key, inner) =>
+      inner !== null && typeof inner === "object" && !Array.isArray(inner)
+        ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0))
+        : inner,
+  );
+}
+
 /**
  * A deep-frozen copy of `value` when it is plain JSON (see {@linkcode findNonJson}),
  * made in the one traversal that checks it; `undefined` when it is not (ask

@@ -13,7 +13,7 @@ import { Finished, type ResultOptions, type ToolContext } from "../contract/cont
 import type { CallSink, Invocation, PublishedResult } from "../contract/call.ts";
 import { type NormalizedOutput, normalizeOutputNow } from "./output.ts";
 import { type SafeParsed, safeParseNow } from "../tool/parse_now.ts";
-import { refusedEvent, refusedResultOptions } from "./report_arguments.ts";
+import { finishContent, refusedEvent, resultContent } from "./report_arguments.ts";
 import { toolError } from "./tool_error.ts";
 import type { ToolDeclaration } from "../contract/placement.ts";
 
@@ -165,15 +165,15 @@ class ReportQueue {
       },
       emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
-        const refused = refusedResultOptions(options);
-        if (refused) return handled(Promise.reject(refused));
+        const content = resultContent(options);
+        if (content instanceof BrainError) return handled(Promise.reject(content));
         return this.#enqueue(() =>
           this.#normalized(value, ({ outcome, invalid }) => {
             if (invalid) {
               const error = outcome.status === "error" ? outcome.error : undefined;
               throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
             }
-            return this.#sink.emitResult(withContent({ outcome }, options?.content));
+            return this.#sink.emitResult(withContent({ outcome }, content));
           })
         );
       },
@@ -182,10 +182,9 @@ class ReportQueue {
         return handled(this.#sink.model(request));
       },
       finish: (value?: unknown, options?: ResultOptions) => {
-        const refused = refusedResultOptions(options);
-        if (refused) return handled(Promise.reject(refused));
+        const content = finishContent(value, options);
+        if (content instanceof BrainError) return handled(Promise.reject(content));
         this.#finishing = true;
-        const content = options?.content;
         if (this.#inFlight !== 0 || !this.#sink.finishNow) {
           return this.#enqueue(() => this.#finish(value, content, false));
         }

@@ -40,8 +40,28 @@ export function refusedEventKind(event: unknown): BrainError | undefined {
   );
 }
 
-/** The reason the options of `ctx.emitResult` or `ctx.finish` are refused, or undefined: `{ content?: string }`. */
-export function refusedResultOptions(options: unknown): BrainError | undefined {
+/**
+ * The content `ctx.finish(value, options)` publishes, or the reason it is refused before anything is committed:
+ * options refused as {@linkcode resultContent} refuses them, or content without a value, since content is text
+ * representing a result and `finish()` with no value publishes none (the text would be lost).
+ */
+export function finishContent(value: unknown, options: unknown): string | undefined | BrainError {
+  if (options === undefined) return undefined;
+  const content = resultContent(options);
+  return value === undefined && typeof content === "string"
+    ? new BrainError("invalid_argument", CONTENT_WITHOUT_RESULT)
+    : content;
+}
+
+/** Why content without a result is refused, wherever a Tool reports one (a run function, a Component, the wire). */
+export const CONTENT_WITHOUT_RESULT = "content represents a result, and there is none: pass the result with it " +
+  "(finish(value, { content })), or finish without content (finish())";
+
+/**
+ * The content the options of `ctx.emitResult` or `ctx.finish` carry (`{ content?: string }`), read once, or the
+ * reason they are refused.
+ */
+export function resultContent(options: unknown): string | undefined | BrainError {
   if (options === undefined) return undefined;
   if (typeof options !== "object" || options === null) {
     return new BrainError("invalid_argument", "result options are an object: { content: string }");
@@ -61,5 +81,5 @@ export function refusedResultOptions(options: unknown): BrainError | undefined {
   if (content !== undefined && typeof content !== "string") {
     return new BrainError("invalid_argument", `result content is model-facing text, a string, got a ${typeof content}`);
   }
-  return undefined;
+  return content;
 }

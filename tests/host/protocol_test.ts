@@ -84,6 +84,33 @@ Deno.test("a malformed report ends only its own call, with error protocol_error;
   }
 });
 
+Deno.test("a host's finish or returned report with content but no outcome ends its call protocol_error, never drops the text", async () => {
+  const server = await serveBrain({ serverToken: "operator-secret" });
+  const raw = await rawHost(server.url, "raw", "raw-token");
+  const advertised = { name: "t", description: "t", inputSchema: { type: "object" }, implementation: "host" };
+  try {
+    raw.socket.send(JSON.stringify({ id: 1, op: "create", handle: "h", session: "s", tools: [advertised] }));
+    assert.deepEqual(await raw.next(), { t: "reply", id: 1, value: DEFAULT_BUDGETS });
+    for (const [id, op] of [[2, "finish"], [4, "returned"]] as const) {
+      raw.socket.send(JSON.stringify({ id, op: "start", handle: "h", tool: "t", input: {} }));
+      const { value } = await raw.next() as { value: { call: number } };
+      raw.socket.send(
+        JSON.stringify({ id: id + 1, op, session: "s", call: value.call, cause: "finish", content: "Done." }),
+      );
+      const frames = [await raw.next(), await raw.next()] as Record<string, unknown>[];
+      const ended = frames.find((frame) => frame.t === "ended") as { end: CallEnd };
+      assert.deepEqual([ended.end.cause, ended.end.outcome.status === "error" && ended.end.outcome.error.code], [
+        "error",
+        "protocol_error",
+      ], op);
+    }
+  } finally {
+    raw.socket.close();
+    await raw.closed;
+    await server.shutdown();
+  }
+});
+
 Deno.test("a client that cannot reach its server fails its requests with connection_lost instead of waiting", async () => {
   const gone = await serveBrain({ serverToken: "operator-secret" });
   const url = gone.url;

@@ -25,7 +25,7 @@ Deno.test("hostile extension acks: malformed acks are 400, an unknown error code
     const response = await post("/calls/acks", { sessionId: "s", call: 1, ...body });
     return { status: response.status, code: response.status === 204 ? undefined : (await response.json()).error.code };
   };
-  const invocation = { sessionId: "s", sequence: 1, tool: "probe", input: {} };
+  const invocation = { sessionId: "s", sequence: 1, tool: "probe", input: {}, options: {} };
   const response = await post("/calls", invocation);
   const lines = response.body!.pipeThrough(new TextDecoderStream()).getReader();
   const next = async () => JSON.parse((await withDeadline(lines.read(), "a report line")).value!.trim());
@@ -75,7 +75,14 @@ Deno.test("hostile extension requests: a body that never ends is refused 408 tim
 
 Deno.test("hostile extension calls: a deadline already passed ends the call expired at once and leaves no call running", async () => {
   const app = toolExtension({ tools: [probe()], lifetimeMs: 10_000 });
-  const invocation = { sessionId: "s", sequence: 1, tool: "probe", input: {}, deadline: Date.now() - 1_000 };
+  const invocation = {
+    sessionId: "s",
+    sequence: 1,
+    tool: "probe",
+    input: {},
+    options: {},
+    deadline: Date.now() - 1_000,
+  };
   const post = () => app.fetch(new Request("http://x/calls", { method: "POST", body: JSON.stringify(invocation) }));
   const response = await post();
   assert.equal(response.status, 200);

@@ -4,6 +4,7 @@ import { Brain, type CallEnd, http, httpEnv, tool } from "../../mod.ts";
 import { extensionEnv, toolExtension } from "../../src/extension/mod.ts";
 import { serve } from "../_support/serve.ts";
 import { hasCode } from "../_support/has_code.ts";
+import { extensionService } from "../_support/extension_service.ts";
 
 const remote = tool({
   name: "remote",
@@ -31,8 +32,9 @@ async function callExtension(answer: (request: Request) => Response) {
     tools: [remote({ env: extensionEnv({ name: "app", url: server.url }) })],
   });
   const end = await session.call("remote", {});
-  const finished = (await session.read()).filter((record) => record.kind === "tool_call_finished").length;
-  return { end, calls: server.seen.calls, finished };
+  const records = await session.read();
+  const finished = records.filter((record) => record.kind === "tool_call_finished").length;
+  return { end, calls: server.seen.calls, finished, records };
 }
 
 const code = ({ outcome }: CallEnd) => outcome.status === "error" ? outcome.error.code : outcome.status;
@@ -92,6 +94,53 @@ Deno.test("hostile extension: lines that are not reports end the call protocol_e
   }
   const { end } = await callExtension(() => new Response(new Uint8Array([0xff, 0xfe, 0x0a])));
   assert.equal(code(end), "protocol_error", "invalid UTF-8");
+});
+
+Deno.test("hostile extension: a report with content but no outcome is refused: a finish ends the call protocol_error", async () => {
+  const finish = JSON.stringify({ type: "finish", id: 1, content: "All done.", cause: "finish" });
+  const finished = await callExtension(() => new Response(`${finish}\n`));
+  assert.deepEqual([finished.end.cause, code(finished.end), finished.finished], ["error", "protocol_error", 1]);
+  // A refused returned report commits nothing; the response then ends without a finish.
+  const returned = JSON.stringify({ type: "returned", id: 1, content: "All done." });
+  const open = await callExtension(() => new Response(`${returned}\n`));
+  assert.deepEqual([open.end.cause, open.finished], ["unknown", 1]);
+  assert.equal(open.records.some((record) => record.kind === "tool_returned"), false);
+});
+
+Deno.test("hostile extension options: options that are not JSON are refused where they are given, and nothing is sent", async () => {
+  const dated = tool({
+    name: "dated",
+    description: "Options parsed into a Date.",
+    input: z.object({}),
+    options: z.object({ since: z.string().transform((text) => new Date(text)) }),
+    run: (_, ctx) => ctx.finish("done"),
+  });
+  assert.throws(() => toolExtension({ tools: [dated({ since: "2026-01-01" })] }), hasCode("invalid_options"));
+  await using server = extension(() => new Response(null, { status: 500 }));
+  await using brain = new Brain({ allow: { net: [server.host] } });
+  const session = await brain.sessions.create({
+    tools: [dated({ env: extensionEnv({ name: "app", url: server.url }), since: "2026-01-01" })],
+  });
+  const end = await session.call("dated", {});
+  assert.deepEqual([end.cause, code(end)], ["error", "invalid_options"]);
+  assert.equal(server.seen.calls, 0, "a call whose options cannot travel is never sent");
+});
+
+Deno.test("extension options: an optional option given as undefined is one not given, and key order does not matter", async () => {
+  const tagged = tool({
+    name: "tagged",
+    description: "Finishes with its options.",
+    input: z.object({}),
+    options: z.object({ tag: z.string().optional(), meta: z.object({ a: z.number(), b: z.number() }) }),
+    run: (_, ctx) => ctx.finish(ctx.options),
+  });
+  await using service = extensionService([tagged({ meta: { a: 1, b: 2 } })]);
+  await using brain = new Brain({ allow: service.allow });
+  const session = await brain.sessions.create({
+    tools: [tagged({ env: service.env, tag: undefined, meta: { b: 2, a: 1 } })],
+  });
+  const end = await session.call("tagged", {});
+  assert.deepEqual(end.outcome, { status: "ok", value: { meta: { a: 1, b: 2 } } });
 });
 
 Deno.test("hostile extension: a redirect is never followed, so a call is sent once and nowhere else", async () => {
@@ -164,13 +213,17 @@ Deno.test("hostile extension requests: malformed calls are JSON refusals with co
   });
   const app = toolExtension({ tools: [slow()], lifetimeMs: 1e12 });
   const post = (body: string, path = "/calls") => app.fetch(new Request(`http://x${path}`, { method: "POST", body }));
-  const invocation = { sessionId: "s", sequence: 1, tool: "slow", input: {} };
+  const invocation = { sessionId: "s", sequence: 1, tool: "slow", input: {}, options: {} };
   const refusals: [string, number, string][] = [
     ["{not json", 400, "invalid_argument"],
     ["[]", 400, "invalid_argument"],
     [JSON.stringify({ ...invocation, sequence: 1.5 }), 400, "invalid_argument"],
     [JSON.stringify({ ...invocation, tool: "__proto__" }), 404, "unknown_tool"],
     [JSON.stringify({ ...invocation, input: JSON.parse("[".repeat(300) + "]".repeat(300)) }), 400, "invalid_argument"],
+    [JSON.stringify({ ...invocation, options: undefined }), 400, "invalid_argument"],
+    [JSON.stringify({ ...invocation, options: [] }), 400, "invalid_argument"],
+    [JSON.stringify({ ...invocation, options: "{}" }), 400, "invalid_argument"],
+    [JSON.stringify({ ...invocation, options: { verbose: true } }), 400, "invalid_options"],
   ];
   for (const [body, status, expected] of refusals) {
     const response = await post(body);

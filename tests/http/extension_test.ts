@@ -104,7 +104,7 @@ async function withExtension(
   const env = extensionEnv({ name: "app-http", url: `${server.url}/brain`, token: brainToken });
   session = await brain.sessions.create({
     tools: [
-      lookup({ env, prefix: "ignored:" }),
+      lookup({ env, prefix: "customer:" }),
       forgetful({ env }),
       sloppy({ env }),
       refusing({ env }),

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { component, ok, type TelemetryEntry, tool } from "../../mod.ts";
+import { BrainError, component, ok, type TelemetryEntry, tool } from "../../mod.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, callRecords, specTest, untilRecord } from "./_brains.ts";
 import { PROBE, probeTool, reader } from "../_support/components.ts";
@@ -35,6 +35,35 @@ specTest(
     const deadline = Date.now() + 30_000;
     assert.deepEqual((await session.call("deadline", null, { deadline })).outcome, { status: "ok", value: deadline });
     assert.deepEqual((await session.call("deadline", null)).outcome, { status: "ok", value: 0 });
+  },
+  { allow },
+);
+
+specTest(
+  "a Component's options reach it as JSON: one given as undefined is one not given; a BigInt, NaN or Date is invalid_options at creation, alike on every transport",
+  async (brain) => {
+    const options = (given: z.ZodType) =>
+      tool({
+        name: "options",
+        description: "Finishes with its options as the Outcome.",
+        input: z.unknown(),
+        options: z.object({ status: z.literal("ok"), value: given, note: z.string().optional() }),
+        implementation: component(PROBE),
+      });
+    const session = await brain.sessions.create({
+      tools: [options(z.number())({ env: reader, status: "ok", value: 1, note: undefined })],
+    });
+    assert.deepEqual((await session.call("options", null)).outcome, ok(1));
+    const refusals: string[] = [];
+    for (const [given, value] of [[z.bigint(), 5n], [z.any(), NaN], [z.date(), new Date(0)]] as const) {
+      const placed = options(given as z.ZodType)({ env: reader, status: "ok", value } as never);
+      const refused = await brain.sessions.create({ tools: [placed] }).then(() => undefined, (error) => error);
+      assert.ok(refused instanceof BrainError && refused.code === "invalid_options", String(refused));
+      refusals.push(refused.message);
+    }
+    const refused = `the Component ${PROBE.href} receives its placement's options as JSON, and $.value is`;
+    assert.deepEqual(refusals, [`${refused} bigint`, `${refused} NaN`, `${refused} an instance of Date`]);
+    assert.deepEqual((await brain.sessions.list()).length, 1, "no refused session was kept");
   },
   { allow },
 );

@@ -486,6 +486,59 @@ specTest("a finish with content that is not text ends the call with an error, ne
   assert.equal(records.some((record) => record.kind === "tool_result" && record.content !== undefined), false);
 });
 
+/** Tries to finish with content alone, then finishes with a value and content, saying what the first try got. */
+const contentAlone = (name: string) =>
+  tool({
+    name,
+    description: "Finishes with content but no value, then properly.",
+    input: z.object({}),
+    options: z.object({ where: z.enum(["local", "extension"]) }),
+    run: async (_input, ctx) => {
+      const first = await ctx.finish(undefined, { content: "All done." }).then(() => "finished", (error) => error.code);
+      return ctx.finish({ first }, { content: "Done, with a value." });
+    },
+  });
+let contentService: ReturnType<typeof extensionService>;
+specTest(
+  "finish(undefined, { content }) is refused invalid_argument at the call, which stays open and commits nothing, in the application, an extension and a Component",
+  async (brain) => {
+    await using _service = contentService;
+    const session = await brain.sessions.create({
+      tools: [
+        contentAlone("content_alone")({ where: "local" }),
+        contentAlone("content_alone_ext")({ env: contentService.env, where: "extension" }),
+      ],
+    });
+    const component = await brain.sessions.create({ tools: [probeTool("content_alone")({ env: reader })] });
+    // The probe returns and finishes with content alone, then (both refused, or it fails) with its input.
+    const probed = await component.call("content_alone", { status: "ok", value: "the input" });
+    assert.deepEqual(probed.outcome, ok("the input"));
+    assert.deepEqual(await callKinds(component, probed.call), [
+      "tool_call_started",
+      "tool_result",
+      "tool_call_finished",
+    ]);
+    for (const name of ["content_alone", "content_alone_ext"]) {
+      const end = await session.call(name, {});
+      assert.deepEqual(end.outcome, ok({ first: "invalid_argument" }), name);
+      const records = await callRecords(session, end.call);
+      assert.deepEqual(
+        records.map((r) => r.kind === "tool_result" ? [r.kind, r.outcome, r.content] : r.kind),
+        [
+          "tool_call_started",
+          ["tool_result", ok({ first: "invalid_argument" }), "Done, with a value."],
+          "tool_call_finished",
+        ],
+        name,
+      );
+    }
+  },
+  () => {
+    contentService = extensionService([contentAlone("content_alone_ext")({ where: "extension" })]);
+    return { allow: { ...contentService.allow, workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] } };
+  },
+);
+
 specTest("a second ctx.finish is recorded late and resolves late with the first terminal record", async (brain) => {
   const seen = Promise.withResolvers<{ first: [number, boolean]; second: [number, boolean] }>();
   const twice = tool({

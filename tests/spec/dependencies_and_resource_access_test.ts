@@ -3,7 +3,8 @@ import { z } from "zod";
 import { brainEnv, BrainError, type BrainSession, hostEnv, http, httpEnv, ok, tool } from "../../mod.ts";
 import { serve } from "../_support/serve.ts";
 import type { Implementation } from "../../src/env/mod.ts";
-import { specTest } from "./_brains.ts";
+import { hasCode, specTest } from "./_brains.ts";
+import { probeTool } from "../_support/components.ts";
 
 specTest(
   "preparation finishes before any call's entrypoint, also for calls that arrive together, and runs once",
@@ -151,4 +152,36 @@ specTest(
     });
     return { allow: { net: [server.host, "a.test"] } };
   },
+);
+
+specTest(
+  "one binding name given different authority in one session is refused invalid_argument, whatever runs in it; the same authority under one name is one binding",
+  async (brain) => {
+    const reader = brainEnv({ name: "b", filesystem: { workspace: "read" } });
+    const plain = tool({
+      name: "plain",
+      description: "Runs here.",
+      input: z.object({}),
+      run: (_i, ctx) => ctx.finish("here"),
+    });
+    const mixes = [
+      [probeTool("echo")({ env: reader }), plain({ env: hostEnv({ name: "b" }) })],
+      [plain({ env: hostEnv({ name: "b" }) }), probeTool("echo")({ env: reader })],
+      [probeTool("echo")({ env: reader }), probeTool("spin")({ env: brainEnv({ name: "b" }) })],
+    ];
+    for (const tools of mixes) {
+      await assert.rejects(
+        (async () => await brain.sessions.create({ tools }))(),
+        hasCode("invalid_argument"),
+        tools.map((placed) => `${placed.tool.name} in ${placed.env?.kind}`).join(", "),
+      );
+    }
+    assert.deepEqual(await brain.sessions.list(), []);
+    const again = brainEnv({ name: "b", filesystem: { workspace: "read" } });
+    const session = await brain.sessions.create({
+      tools: [probeTool("echo")({ env: reader }), probeTool("spin")({ env: again })],
+    });
+    assert.deepEqual((await session.call("echo", { status: "ok", value: 1 })).outcome, ok(1));
+  },
+  { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] } },
 );

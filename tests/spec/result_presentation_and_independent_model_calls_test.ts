@@ -1,12 +1,18 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { fail, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
+import { type BrainSession, fail, httpEnv, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
+import { MODEL_TOKEN_HEADER, MODEL_URL_HEADER } from "../../src/env/mod.ts";
+import type { ModelProvider } from "../../src/model/types.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import type { JournalRecord } from "../../src/journal/mod.ts";
 import { hanging } from "../_support/model_askers.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
 import { probeTool, reader } from "../_support/components.ts";
+import { serve } from "../_support/serve.ts";
+import { withDeadline } from "../_support/deadline.ts";
+import { gate } from "../_support/gate.ts";
+import { ofKind, until } from "../_support/until.ts";
 
 const provider = () => new ScriptedProvider(["one", "two", "three", "four"]);
 
@@ -288,4 +294,199 @@ specTest(
     loopModel = new ScriptedProvider(KINDS.flatMap(() => turn));
     return { allow: kinds.allow, models: { default: { provider: loopModel, model: "fixed" } } };
   },
+);
+
+/** A provider that streams each reply in two fragments to a caller that takes fragments, and notes who took them. */
+function streaming(): ModelProvider & { streamed: boolean[] } {
+  const streamed: boolean[] = [];
+  return {
+    name: "streaming",
+    streamed,
+    complete({ onDelta }) {
+      streamed.push(onDelta !== undefined);
+      onDelta?.("An ");
+      onDelta?.("answer.");
+      return Promise.resolve({ content: "An answer.", toolCalls: [], stopReason: "stop", model: "fixed" });
+    },
+  };
+}
+
+let streamingModel: ReturnType<typeof streaming>;
+specTest(
+  "concurrent Tool model calls keep each call's identity in origin and journal no assistant deltas; the Agentloop's streamed turn does",
+  async (brain) => {
+    const arrived = { count: 0, both: Promise.withResolvers<void>() };
+    const together = tool({
+      name: "together",
+      description: "Asks the model once the other call asks too.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        if (++arrived.count === 2) arrived.both.resolve();
+        await arrived.both.promise;
+        return ctx.finish((await ctx.model({ messages: [{ role: "user", content: "q" }] })).content);
+      },
+    });
+    const session = await brain.sessions.create({ tools: [together()], model: "default" });
+    const calls = await Promise.all([session.start("together", {}), session.start("together", {})]);
+    const ends = await Promise.all(calls.map((call) => call.ended));
+    assert.deepEqual(ends.map((end) => end.outcome), [ok("An answer."), ok("An answer.")]);
+    assert.equal((await session.send("hi")).content, "An answer.");
+    const records = await session.read();
+    const started = records.filter((record) => record.kind === "model_call_started");
+    const origins = started.map((record) => record.kind === "model_call_started" ? record.origin : undefined);
+    assert.deepEqual(origins.at(-1), { kind: "agentloop" });
+    const byCall = (origin: unknown) => (origin as { call: number }).call;
+    assert.deepEqual(
+      origins.slice(0, 2).sort((a, b) => byCall(a) - byCall(b)),
+      calls.map((call) => ({ kind: "tool", tool: "together", call: call.sequence })).sort((a, b) => a.call - b.call),
+    );
+    const deltas = records.filter((record) => record.kind === "assistant_delta");
+    assert.deepEqual(
+      [...new Set(deltas.map((delta) => delta.kind === "assistant_delta" && delta.modelCall))],
+      [started[2].sequence],
+      "only the Agentloop's own turn streams into the conversation",
+    );
+    assert.equal(deltas.map((delta) => delta.kind === "assistant_delta" && delta.content).join(""), "An answer.");
+    assert.deepEqual(streamingModel.streamed, [false, false, true]);
+  },
+  () => ({ models: { default: { provider: streamingModel = streaming(), model: "fixed" } } }),
+);
+
+let summarizer: { url: string; host: string; [Symbol.asyncDispose](): Promise<void> };
+let summaryModel: ScriptedProvider;
+specTest(
+  "an HTTP Environment granted model calls the session's model through the model execution service, under the Tool's identity; one without the grant gets no service",
+  async (brain) => {
+    await using _server = summarizer;
+    const summarize = (name: string) =>
+      tool({
+        name,
+        description: "Summarizes remotely.",
+        input: z.object({}),
+        output: z.object({ summary: z.string().nullable() }),
+        implementation: () => ({ type: "http_json", method: "POST", path: "/summarize" }),
+      });
+    const granted = httpEnv({ name: "granted", baseUrl: summarizer.url, model: true });
+    const plain = httpEnv({ name: "plain", baseUrl: summarizer.url });
+    const session = await brain.sessions.create({
+      tools: [summarize("summarize")({ env: granted }), summarize("unsummarized")({ env: plain })],
+      model: "default",
+    });
+    assert.deepEqual((await session.call("unsummarized", {})).outcome, ok({ summary: null }));
+    const end = await session.call("summarize", {});
+    assert.deepEqual(end.outcome, ok({ summary: "short" }));
+    const started = (await session.read()).find((record) => record.kind === "model_call_started");
+    assert.deepEqual(started?.kind === "model_call_started" && started.origin, {
+      kind: "tool",
+      tool: "summarize",
+      call: end.call,
+    });
+    assert.deepEqual(summaryModel.calls.map((call) => call.request), [{
+      messages: [{ role: "user", content: "Summarize." }],
+      system: "",
+      tools: [],
+    }]);
+  },
+  () => {
+    summarizer = serve(async (request) => {
+      const url = request.headers.get(MODEL_URL_HEADER);
+      if (url === null) return Response.json({ summary: null });
+      const answer = await fetch(url, {
+        method: "POST",
+        headers: { authorization: `Bearer ${request.headers.get(MODEL_TOKEN_HEADER)}` },
+        body: JSON.stringify({ messages: [{ role: "user", content: "Summarize." }] }),
+      });
+      return Response.json({ summary: (await answer.json()).content });
+    });
+    summaryModel = new ScriptedProvider(["short"]);
+    return { allow: { net: [summarizer.host] }, models: { default: { provider: summaryModel, model: "fixed" } } };
+  },
+);
+
+let budgetModel: ScriptedProvider;
+specTest(
+  "a Tool keeps its originating activation's model-call budget after the activation returns; a later activation does not renew it",
+  async (brain) => {
+    const [first, second] = [gate(), gate()];
+    const outcomes: JsonValue[] = [];
+    const asked = [Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+    const ask = (ctx: ToolContext, content: string) =>
+      ctx.model({ messages: [{ role: "user", content }] }).then((result) => result.content, (error) => error.code);
+    const background = tool({
+      name: "background",
+      description: "Calls the model after its activation returned.",
+      input: z.object({}),
+      run: (_input, ctx) => {
+        void (async () => {
+          await first.wait;
+          outcomes.push(await ask(ctx as unknown as ToolContext, "later 1"));
+          asked[0].resolve();
+          await second.wait;
+          outcomes.push(await ask(ctx as unknown as ToolContext, "later 2"));
+          asked[1].resolve();
+          await ctx.finish();
+        })();
+      },
+    });
+    const session = await brain.sessions.create({ tools: [background()], model: "default" });
+    assert.equal(
+      (await session.send("start")).content,
+      "started",
+      "the activation returned after two of its three calls",
+    );
+    first.open();
+    await withDeadline(asked[0].promise, "the Tool's first model call");
+    assert.deepEqual(outcomes, ["tool answer"]);
+    assert.equal((await session.send("again")).content, "new activation answer");
+    second.open();
+    await withDeadline(asked[1].promise, "the Tool's second model call");
+    await until(session, (seen) => ofKind(seen, "tool_call_finished").length === 1, "the background finish");
+    assert.deepEqual(outcomes, ["tool answer", "budget_exceeded"]);
+    assert.equal(budgetModel.calls.length, 4);
+  },
+  () => {
+    budgetModel = new ScriptedProvider([
+      { toolCalls: [{ id: "b", name: "background", input: {} }] },
+      "started",
+      "tool answer",
+      "new activation answer",
+      "never used",
+    ]);
+    return { maxModelCalls: 3, models: { default: { provider: budgetModel, model: "m" } } };
+  },
+);
+
+let journaledModel: ScriptedProvider;
+specTest(
+  "a Tool's model call is journaled, usage and outcome, before its response returns, and takes nothing of the conversation's prompt or tools",
+  async (brain) => {
+    const atAnswer = Promise.withResolvers<JsonValue>();
+    const held: { session?: BrainSession } = {};
+    const careful = tool({
+      name: "careful",
+      description: "Asks the model, then reads the journal.",
+      input: z.object({}),
+      run: async (_input, ctx) => {
+        const answer = await ctx.model({ messages: [{ role: "user", content: "q" }] });
+        const finished = (await held.session!.read()).filter((record) => record.kind === "model_call_finished");
+        atAnswer.resolve(
+          finished.map((record) =>
+            record.kind === "model_call_finished" && [record.outcome.status, (record.usage?.outputTokens ?? 0) > 0]
+          ),
+        );
+        return ctx.finish(answer.content);
+      },
+    });
+    const session = held.session = await brain.sessions.create({
+      tools: [careful(), asker()],
+      model: "default",
+      agentloop: { system: "Conversation prompt." },
+    });
+    assert.deepEqual((await session.call("careful", {})).outcome, ok("one"));
+    assert.deepEqual(await atAnswer.promise, [["ok", true]], "usage and outcome were committed before the answer");
+    assert.deepEqual(journaledModel.calls.map((call) => call.request), [
+      { messages: [{ role: "user", content: "q" }], system: "", tools: [] },
+    ]);
+  },
+  () => ({ models: { default: { provider: journaledModel = provider(), model: "fixed" } } }),
 );

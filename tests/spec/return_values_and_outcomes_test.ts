@@ -3,7 +3,9 @@ import { z } from "zod";
 import { type BrainSession, fail, http, isFailure, type JsonValue, ok, type Outcome, tool } from "../../mod.ts";
 import { callKinds, callRecords, hasCode, specTest, untilRecord } from "./_brains.ts";
 import { extensionService } from "../_support/extension_service.ts";
+import { extensionEnv } from "../../src/extension/mod.ts";
 import { serve } from "../_support/serve.ts";
+import { withDeadline } from "../_support/deadline.ts";
 import { gate } from "../_support/gate.ts";
 import { ofKind, until } from "../_support/until.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
@@ -401,7 +403,7 @@ Deno.test("fail() refuses parts that could not form a well-formed error envelope
 let acked = Promise.withResolvers<
   { emitted: [number, boolean]; finished: [number, boolean, boolean]; options: unknown }
 >();
-const journalOf: { session?: BrainSession } = {};
+const journalOf: { session?: BrainSession; runs: number } = { runs: 0 };
 const extensionLookup = tool({
   name: "lookup",
   description: "Looks up in the extension.",
@@ -409,6 +411,7 @@ const extensionLookup = tool({
   output: z.object({ key: z.string() }),
   options: z.object({ prefix: z.string().default("none:") }),
   run: async ({ id }, ctx) => {
+    journalOf.runs++;
     if (id === "bad") return ctx.finish({ key: 7 } as never);
     const emitted = await ctx.emitResult({ key: `${ctx.options.prefix}${id}` }, { content: "so far" });
     const seen = (await journalOf.session!.read()).map((record) => record.sequence);
@@ -429,7 +432,7 @@ specTest(
     await using _service = extension;
     acked = Promise.withResolvers();
     const session = journalOf.session = await brain.sessions.create({
-      tools: [extensionLookup({ env: extension.env })],
+      tools: [extensionLookup({ env: extension.env, prefix: "customer:" })],
     });
     const end = await session.call("lookup", { id: "7" });
     assert.deepEqual([end.cause, end.outcome], ["finish", ok({ key: "customer:7!" })]);
@@ -448,6 +451,27 @@ specTest(
     assert.equal(records[1].kind === "tool_result" && records[1].content, "so far");
     const bad = await session.call("lookup", { id: "bad" });
     assert.deepEqual([bad.cause, codeOf(bad.outcome)], ["error", "invalid_output"]);
+  },
+  () => {
+    extension = extensionService([extensionLookup({ prefix: "customer:" })]);
+    return { allow: extension.allow };
+  },
+);
+
+specTest(
+  "a placement of an extension Tool naming other options than the extension serves it with is refused invalid_options, never run with either",
+  async (brain) => {
+    await using _service = extension;
+    journalOf.runs = 0;
+    for (
+      const placed of [extensionLookup({ env: extension.env }), extensionLookup({ env: extension.env, prefix: "x" })]
+    ) {
+      const session = await brain.sessions.create({ tools: [placed] });
+      const end = await session.call("lookup", { id: "7" });
+      assert.deepEqual([end.cause, codeOf(end.outcome)], ["error", "invalid_options"], String(placed.options.prefix));
+      assert.deepEqual(await callKinds(session, end.call), ["tool_call_started", "tool_result", "tool_call_finished"]);
+    }
+    assert.equal(journalOf.runs, 0, "the handler never ran with options its placement did not name");
   },
   () => {
     extension = extensionService([extensionLookup({ prefix: "customer:" })]);
@@ -725,4 +749,61 @@ specTest(
       },
     },
   }),
+);
+
+/** What an extension Tool got from each grant it asked for, and from a result after its request ended. */
+let refusals = Promise.withResolvers<JsonValue>();
+let afterLifetime = Promise.withResolvers<JsonValue>();
+const overreaching = tool({
+  name: "overreaching",
+  description: "Asks the extension for what it does not grant.",
+  input: z.object({ outlive: z.boolean() }),
+  run: async ({ outlive }, ctx) => {
+    if (outlive) {
+      ctx.signal.addEventListener("abort", () => {
+        ctx.emitResult("too late").then(() => "committed", (error) => error.code).then(afterLifetime.resolve);
+      });
+      return;
+    }
+    const code = (promise: Promise<unknown>) => promise.then(() => "granted", (error) => error.code);
+    refusals.resolve({
+      emit: await code(ctx.emit("progress", { step: 1 })),
+      model: await code(ctx.model({ messages: [{ role: "user", content: "hi" }] })),
+      environments: await code(ctx.environments.list()),
+    });
+    return ctx.finish("done");
+  },
+});
+let overreach: ReturnType<typeof extensionService>;
+let overreachModel: ScriptedProvider;
+specTest(
+  "the Application tool extension grants no model calls, arbitrary events, Environment control or work beyond the request lifetime",
+  async (brain) => {
+    await using _service = overreach;
+    const session = await brain.sessions.create({ tools: [overreaching({ env: overreach.env })], model: "default" });
+    const end = await session.call("overreaching", { outlive: false });
+    assert.deepEqual(end.outcome, ok("done"));
+    assert.deepEqual(await refusals.promise, {
+      emit: "permission_denied",
+      model: "permission_denied",
+      environments: "permission_denied",
+    });
+    const outlived = await session.call("overreaching", { outlive: true });
+    assert.deepEqual([outlived.cause, codeOf(outlived.outcome)], ["error", "lifetime_exceeded"]);
+    assert.equal(await withDeadline(afterLifetime.promise, "the result after the lifetime"), "lifetime_exceeded");
+    const records = await session.read();
+    assert.equal(records.some((record) => record.kind === "tool_event" || record.kind === "model_call_started"), false);
+    assert.equal(overreachModel.calls.length, 0);
+    assert.throws(
+      () => extensionEnv({ name: "app", url: "http://127.0.0.1:1", control: ["list"] } as never),
+      hasCode("invalid_argument"),
+    );
+  },
+  () => {
+    refusals = Promise.withResolvers();
+    afterLifetime = Promise.withResolvers();
+    overreach = extensionService([overreaching()], { lifetimeMs: 1_000 });
+    overreachModel = new ScriptedProvider(["never"]);
+    return { allow: overreach.allow, models: { default: { provider: overreachModel, model: "fixed" } } };
+  },
 );

@@ -3,7 +3,10 @@ import { z } from "zod";
 import {
   Brain,
   BRAIN_MAX_INPUT_BYTES,
+  brainEnv,
   BrainError,
+  type BrainErrorCode,
+  component,
   hostEnv,
   type JsonValue,
   ok,
@@ -17,7 +20,7 @@ import { scratchDir } from "../_support/scratch.ts";
 import { withDeadline } from "../_support/deadline.ts";
 import { callKinds, hasCode, postgres, specTest } from "./_brains.ts";
 import { type Kind, KINDS, toolKinds } from "./_kinds.ts";
-import { probeTool } from "../_support/components.ts";
+import { probeTool, reader } from "../_support/components.ts";
 
 const echo = tool({
   name: "echo",
@@ -385,3 +388,24 @@ for (const store of ["memory", "Deno KV", "PostgreSQL"] as const) {
     },
   );
 }
+
+specTest(
+  "a session creation that fails leaves nothing behind: no session, no handler; the same id is created after it, and the Brain still closes",
+  async (brain) => {
+    const missing = component(new URL("../../.tmp/no-such-component.wasm", import.meta.url));
+    const failures: [BrainErrorCode, Parameters<typeof brain.sessions.create>[0]][] = [
+      ["duplicate_tool", { tools: [echo(), echo()] }],
+      ["unsupported_runtime", { tools: [echo({ env: brainEnv({ name: "ws", filesystem: { workspace: "read" } }) })] }],
+      ["invalid_tool", { tools: [echo(), probeTool("probe", missing)({ env: reader })] }],
+      ["model_unavailable", { tools: [echo()], model: "no-such-model" }],
+    ];
+    for (const [code, options] of failures) {
+      await assert.rejects((async () => await brain.sessions.create({ id: "s", ...options }))(), hasCode(code), code);
+    }
+    assert.deepEqual(await brain.sessions.list(), []);
+    const session = await brain.sessions.create({ id: "s", tools: [echo()] });
+    assert.deepEqual((await session.call("echo", { text: "still here" })).outcome, ok("still here"));
+    assert.deepEqual((await brain.sessions.list()).map((meta) => meta.id), ["s"]);
+  },
+  { allow: { workspaceRoot: ".tmp/ws-spec", filesystem: ["read"] } },
+);

@@ -1,4 +1,4 @@
-import { checkComponentEnv, Component } from "../../component/component.ts";
+import { checkComponentEnv, checkComponentOptions, Component } from "../../component/component.ts";
 import type { PlacedTool } from "../../contract/placement.ts";
 import { BrainError } from "../../outcome/errors.ts";
 import type { JsonValue } from "../../outcome/json.ts";
@@ -21,6 +21,7 @@ export async function componentUpload(
   { tool, implementation, env, options }: PlacedTool & { implementation: Component },
 ): Promise<ComponentUpload> {
   checkComponentEnv(implementation.url, env);
+  checkComponentOptions(implementation.url, options);
   if (env && (env.setup || env.control?.length)) {
     throw new BrainError(
       "unsupported_runtime",
