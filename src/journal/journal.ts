@@ -104,7 +104,9 @@ const appendNow: unique symbol = Symbol("appendNow");
 
 /**
  * A journal's synchronous append: commits exactly as `append` does and returns
- * the records, or throws what `append` would reject with.
+ * the records, or throws what `append` would reject with. The records may hold
+ * the bodies' own values rather than frozen copies: Brain reads them and hands
+ * none on.
  */
 export type AppendNow = (sessionId: string, bodies: RecordBody[], options?: AppendOptions) => JournalRecord[];
 

@@ -40,21 +40,41 @@ function listOf(object: object): number {
   let hash = 0, count = 0;
   for (const key in object) {
     if (++count > LIST_KEYS_MAX) return -1;
-    hash = (Math.imul(hash, 31) + key.length * 131 + key.charCodeAt(0) * 7 + key.charCodeAt(key.length - 1)) | 0;
+    hash = hashed(hash, key);
   }
   const known = BY_HASH.get(hash);
   if (known !== undefined) {
     for (let index = 0; index < known.length; index++) if (enumerates(object, LISTS[known[index]])) return known[index];
   }
   // A new list, or a known one followed by keys `for in` finds on Object.prototype.
-  const keys = Object.keys(object);
+  return keyListNumber(Object.keys(object));
+}
+
+/**
+ * The number of the list `keys` (distinct, in the order `Object.keys` gives
+ * them), kept from now on when it is new, or -1 when the process keeps no more.
+ */
+export function keyListNumber(keys: readonly string[]): number {
+  if (keys.length > LIST_KEYS_MAX) return -1;
+  const hash = keysHash(keys);
+  const known = BY_HASH.get(hash);
   const same = known?.find((id) => sameKeys(LISTS[id], keys));
   if (same !== undefined) return same;
   if (LISTS.length >= LISTS_MAX || (known !== undefined && known.length >= SHARING_HASH_MAX)) return -1;
-  LISTS.push(Object.freeze(keys));
+  LISTS.push(Object.freeze([...keys]));
   if (known === undefined) BY_HASH.set(hash, [LISTS.length - 1]);
   else known.push(LISTS.length - 1);
   return LISTS.length - 1;
+}
+
+function keysHash(keys: readonly string[]): number {
+  let hash = 0;
+  for (let index = 0; index < keys.length; index++) hash = hashed(hash, keys[index]);
+  return hash;
+}
+
+function hashed(hash: number, key: string): number {
+  return (Math.imul(hash, 31) + key.length * 131 + key.charCodeAt(0) * 7 + key.charCodeAt(key.length - 1)) | 0;
 }
 
 /** The key list numbered `id` by {@linkcode keyListOf}. */

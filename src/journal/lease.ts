@@ -46,8 +46,8 @@ export interface StoredLease {
 }
 
 /** True while `stored` keeps others from taking its session. */
-export function live(stored: StoredLease | undefined, now = Date.now()): stored is StoredLease {
-  return stored !== undefined && stored.expiresAt > now;
+export function live(stored: StoredLease | undefined, now?: number): stored is StoredLease {
+  return stored !== undefined && stored.expiresAt > (now ?? Date.now());
 }
 
 /** The error for taking a session another live owner holds. */

@@ -72,21 +72,36 @@ export class MemoryJournal implements Journal {
     offerAppendNow(
       this,
       MemoryJournal.prototype.append,
-      (sessionId, bodies, options) => this.#commit(sessionId, bodies, leaseOption(options)),
+      (sessionId, bodies, options) => this.#commit(sessionId, bodies, leaseOption(options), sharedRecords),
     );
   }
 
-  #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): JournalRecord[] {
+  /**
+   * Commits `bodies`: packed straight from them when `answer` is given, which
+   * builds the records returned; else (or when a body is not one the list
+   * packs) as deep-frozen copies, which the list keeps and the caller gets.
+   */
+  #commit(
+    sessionId: string,
+    bodies: RecordBody[],
+    lease: Lease | undefined,
+    answer?: typeof sharedRecords,
+  ): JournalRecord[] {
     checkBodies(bodies);
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
     checkCloses(sessionId, session.open, bodies, start);
-    const committed = frozenRecords(bodies, sessionId, start, Date.now());
-    // Only now that every record is built: a refused append leaves the open calls as they were.
+    const at = Date.now();
+    let committed: JournalRecord[];
+    if (answer && session.records.pushBodies(bodies, at)) committed = answer(bodies, sessionId, start, at);
+    else {
+      committed = frozenRecords(bodies, sessionId, start, at);
+      for (let index = 0; index < committed.length; index++) session.records.push(committed[index]);
+    }
+    // Only now that every record is kept: a refused append leaves the open calls as they were.
     for (let index = 0; index < committed.length; index++) {
       const record = committed[index];
-      session.records.push(record);
       const ended = closes(record);
       if (ended !== undefined) session.open.delete(ended);
       else if (opens(record)) session.open.add(record.sequence);
@@ -286,6 +301,19 @@ export class MemoryJournal implements Journal {
 function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {
   const start = Math.max(from, 1) - 1;
   return session.records.slice(start, limit === undefined ? undefined : start + limit);
+}
+
+/**
+ * The records of a commit packed from its bodies, as the synchronous append
+ * gives them to Brain: the bodies' fields, not copies (what the journal keeps
+ * is the packed copy; a reader gets records built from it).
+ */
+function sharedRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
+  const records = new Array<JournalRecord>(bodies.length);
+  for (let index = 0; index < bodies.length; index++) {
+    records[index] = { ...bodies[index], sessionId, sequence: start + index, at } as JournalRecord;
+  }
+  return records;
 }
 
 function leaseOf(sessionId: string, stored: StoredLease): Lease {

@@ -1,6 +1,7 @@
 import { keyList, keyListOf } from "./key_lists.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
+import { MAX_JSON_DEPTH } from "../outcome/json.ts";
 
 /** What a packed value starts with. */
 const enum Tag {
@@ -72,38 +73,73 @@ export class PackedChunk {
     return this.#used;
   }
 
-  /** Packs a JSON value (as `frozenJson` copies it: finite numbers, plain objects and arrays, no holes). */
-  write(value: unknown, strings: StringTable): void {
+  /**
+   * Packs `value` when it is plain JSON as `frozenJson` takes it (finite
+   * numbers, plain objects' own keys, arrays without holes, nesting below
+   * `MAX_JSON_DEPTH` from `depth`); false when it is not, having written part
+   * of it (see {@linkcode truncate}).
+   */
+  write(value: unknown, strings: StringTable, depth = 0): boolean {
     switch (typeof value) {
       case "string":
-        return this.#string(value, strings);
+        this.#string(value, strings);
+        return true;
       case "number":
-        return this.number(value);
+        if (!Number.isFinite(value)) return false;
+        this.number(value);
+        return true;
       case "boolean":
-        return this.#byte(value ? Tag.True : Tag.False);
+        this.#byte(value ? Tag.True : Tag.False);
+        return true;
+      case "object":
+        break;
+      default:
+        return false;
     }
-    if (value === null) return this.#byte(Tag.Null);
+    if (value === null) {
+      this.#byte(Tag.Null);
+      return true;
+    }
+    if (depth >= MAX_JSON_DEPTH) return false;
     if (Array.isArray(value)) {
       this.#byte(Tag.Array);
       this.#varint(value.length);
-      for (let index = 0; index < value.length; index++) this.write(value[index], strings);
-      return;
+      for (let index = 0; index < value.length; index++) {
+        if (!(index in value) || !this.write(value[index], strings, depth + 1)) return false;
+      }
+      return true;
     }
-    const list = keyListOf(value as object);
+    const prototype = Object.getPrototypeOf(value);
+    if (prototype !== Object.prototype && prototype !== null) return false;
+    const list = keyListOf(value);
     if (list >= 0) {
       this.#byte(Tag.Object);
       this.#varint(list);
       const keys = keyList(list);
-      for (let index = 0; index < keys.length; index++) this.write((value as Fields)[keys[index]], strings);
-      return;
+      for (let index = 0; index < keys.length; index++) {
+        if (!this.write((value as Fields)[keys[index]], strings, depth + 1)) return false;
+      }
+      return true;
     }
-    const keys = Object.keys(value as object);
+    const keys = Object.keys(value);
     this.#byte(Tag.Keyed);
     this.#varint(keys.length);
     for (const key of keys) {
       this.#string(key, strings);
-      this.write((value as Fields)[key], strings);
+      if (!this.write((value as Fields)[key], strings, depth + 1)) return false;
     }
+    return true;
+  }
+
+  /** Forgets what was written after `used` bytes and `longs` long strings: a record that turned out not to be JSON. */
+  truncate(used: number, longs: number): void {
+    this.#used = used;
+    this.#longs.length = longs;
+  }
+
+  /** How many long strings the chunk keeps. */
+  get longs(): number {
+    return this.#longs.length;
   }
 
   /** Packs a number exactly: -0 and fractions included. */
@@ -139,15 +175,16 @@ export class PackedChunk {
    * Packs a field of the record numbered `sequence`: an integer just below it
    * (the call an event names, say) as the distance, else as {@linkcode write}.
    */
-  field(value: unknown, sequence: number, strings: StringTable): void {
+  field(value: unknown, sequence: number, strings: StringTable): boolean {
     if (typeof value === "number") {
       const distance = sequence - value;
       if (distance > 0 && distance < 2 ** 32 && Number.isInteger(distance) && Object.is(sequence - distance, value)) {
         this.#byte(Tag.Before);
-        return this.#varint(distance);
+        this.#varint(distance);
+        return true;
       }
     }
-    this.write(value, strings);
+    return this.write(value, strings);
   }
 
   /** The field packed at `cursor.at` by {@linkcode field} for the record numbered `sequence`. */

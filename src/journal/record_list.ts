@@ -1,5 +1,5 @@
-import type { JournalRecord } from "./records.ts";
-import { keyList, keyListOf } from "./key_lists.ts";
+import type { JournalRecord, RecordBody } from "./records.ts";
+import { keyList, keyListNumber, keyListOf } from "./key_lists.ts";
 import { type Cursor, PackedChunk } from "./packed_chunk.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
@@ -48,18 +48,8 @@ export class RecordList {
 
   /** Adds the next record. */
   push(record: JournalRecord): void {
-    const place = this.#length & (CHUNK - 1);
-    const chunk = place === 0 ? this.#nextChunk(record.at) : this.#chunks[this.#length >> CHUNK_BITS];
+    const chunk = this.#chunkFor(record.at);
     const { packed } = chunk;
-    if ((place & (STRIDE - 1)) === 0) {
-      const stride = place >> STRIDE_BITS;
-      if (stride === chunk.starts.length) {
-        const starts = new Int32Array(stride * 2);
-        starts.set(chunk.starts);
-        chunk.starts = starts;
-      }
-      chunk.starts[stride] = packed.used;
-    }
     packed.time(record.at, chunk.base);
     const list = keyListOf(record, record.kind);
     const keys = list >= 0 ? keyList(list) : Object.keys(record);
@@ -70,6 +60,66 @@ export class RecordList {
       if (!DERIVED.has(key)) packed.field((record as unknown as Fields)[key], this.#length + 1, this.#strings);
     }
     this.#length++;
+  }
+
+  /**
+   * Adds the records of one commit from their bodies, committed at `at`: each
+   * the record `frozenRecord` would build, packed in the one traversal that
+   * checks it is JSON. False, having added none, when a body is not one this
+   * packs (a field that is not plain JSON or is undefined, a key the record
+   * derives, too many keys): {@linkcode push} then takes the records built.
+   */
+  pushBodies(bodies: readonly RecordBody[], at: number): boolean {
+    const length = this.#length, chunks = this.#chunks.length;
+    const last = this.#chunks[chunks - 1];
+    const used = last?.packed.used ?? 0, longs = last?.packed.longs ?? 0;
+    let packed = false;
+    try {
+      packed = true;
+      for (let index = 0; packed && index < bodies.length; index++) packed = this.#pushBody(bodies[index], at);
+    } catch {
+      packed = false;
+    } finally {
+      if (!packed) {
+        this.#length = length;
+        this.#chunks.length = chunks;
+        last?.packed.truncate(used, longs);
+      }
+    }
+    return packed;
+  }
+
+  #pushBody(body: RecordBody, at: number): boolean {
+    const bodyList = keyListOf(body, body.kind);
+    const list = bodyList >= 0 ? recordListOf(bodyList) : -1;
+    if (list < 0) return false;
+    const chunk = this.#chunkFor(at);
+    const { packed } = chunk;
+    packed.time(at, chunk.base);
+    packed.count(list + 1);
+    const keys = keyList(bodyList), sequence = this.#length + 1;
+    for (let index = 0; index < keys.length; index++) {
+      const value = (body as unknown as Fields)[keys[index]];
+      if (value === undefined || !packed.field(value, sequence, this.#strings)) return false;
+    }
+    this.#length++;
+    return true;
+  }
+
+  /** The chunk the next record goes to, its start kept when it starts a stride. */
+  #chunkFor(at: number): Chunk {
+    const place = this.#length & (CHUNK - 1);
+    const chunk = place === 0 ? this.#nextChunk(at) : this.#chunks[this.#length >> CHUNK_BITS];
+    if ((place & (STRIDE - 1)) === 0) {
+      const stride = place >> STRIDE_BITS;
+      if (stride === chunk.starts.length) {
+        const starts = new Int32Array(stride * 2);
+        starts.set(chunk.starts);
+        chunk.starts = starts;
+      }
+      chunk.starts[stride] = chunk.packed.used;
+    }
+    return chunk;
   }
 
   /** A new last chunk: the first with room for a few records, a later one for a little more than the one before it held. */
@@ -139,7 +189,22 @@ export class RecordList {
   }
 }
 
-/** The fields a record is not packed with: the list knows them. */
-const DERIVED: ReadonlySet<string> = new Set(["sessionId", "sequence", "at"]);
+/** The fields a record is not packed with, in the order a record built from a body ends with them: the list knows them. */
+const DERIVED_KEYS = ["sessionId", "sequence", "at"] as const;
+const DERIVED: ReadonlySet<string> = new Set(DERIVED_KEYS);
+
+/** The list of the records built from bodies of each key list, by the body's list: -1 where there is none. */
+const RECORD_LISTS: number[] = [];
+
+/** The key list of a record built from a body whose keys are list `bodyList`: theirs, then the derived ones. */
+function recordListOf(bodyList: number): number {
+  let list = RECORD_LISTS[bodyList];
+  if (list === undefined) {
+    const keys = keyList(bodyList);
+    list = keys.some((key) => DERIVED.has(key)) ? -1 : keyListNumber([...keys, ...DERIVED_KEYS]);
+    RECORD_LISTS[bodyList] = list;
+  }
+  return list;
+}
 
 type Fields = Record<string, unknown>;

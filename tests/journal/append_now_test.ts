@@ -27,9 +27,11 @@ Deno.test("the memory journal's synchronous append commits what append commits, 
   await journal.createSession({ id: "s", createdAt: Date.now(), tools: [] });
   const now = appendNowOf(journal);
   assert.ok(now);
-  const [started] = now("s", [{ kind: "tool_call_started", tool: "t", input: {}, activation: "a" }]);
+  const input = { items: [1] };
+  const [started] = now("s", [{ kind: "tool_call_started", tool: "t", input, activation: "a" }]);
   assert.equal(started.sequence, 1);
-  assert.ok(Object.isFrozen(started));
+  // What the journal keeps is its own copy: the caller's later change to the body is not committed.
+  input.items.push(2);
   const [finished] = await journal.append("s", [{
     kind: "tool_call_finished",
     call: 1,
@@ -41,7 +43,9 @@ Deno.test("the memory journal's synchronous append commits what append commits, 
     () => now("s", [{ kind: "tool_call_finished", call: 1, cause: "finish", outcome: { status: "ok", value: 1 } }]),
     (error: Error & { code?: string }) => error.code === "call_finished",
   );
-  assert.deepEqual(await journal.read("s"), [started, finished]);
+  const records = await journal.read("s");
+  assert.deepEqual(records, [{ ...started, input: { items: [1] } }, finished]);
+  assert.ok(Object.isFrozen(records[0]) && Object.isFrozen((records[0] as { input: unknown }).input));
 });
 
 Deno.test("a journal that replaces append keeps every commit of a call going through it", async () => {

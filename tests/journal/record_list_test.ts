@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { RecordList } from "../../src/journal/record_list.ts";
-import type { JournalRecord } from "../../src/journal/records.ts";
+import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
+import { frozenRecords } from "../../src/journal/frozen_record.ts";
 
 Deno.test("a RecordList answers at and slice as one array would, across its chunks", () => {
   const list = new RecordList("s");
@@ -84,4 +85,91 @@ Deno.test("a RecordList packs objects without converting them to numbers, so a t
     Object.prototype.valueOf = valueOf;
   }
   assert.deepEqual((list.at(0) as { data?: unknown }).data, { a: 1 });
+});
+
+/** Bodies of the shapes a commit takes: JSON of every kind, nested, near the sequence, and odd ones. */
+function sampleBodies(sequence: number): RecordBody[] {
+  return [
+    {
+      kind: "tool_call_started",
+      tool: "t",
+      input: { a: [1, -0, 2.5, null, true], b: { "": "é\u{1F600}" } },
+      activation: "x",
+    },
+    { kind: "tool_event", call: sequence - 1, event: "step", data: "x".repeat(300) },
+    { kind: "tool_result", call: sequence - 2, outcome: { status: "ok", value: Object.create(null) } },
+    JSON.parse('{"kind":"user_message","__proto__":{"a":1},"content":"hi"}'),
+    { kind: "tool_returned", call: 9, extra: undefined } as unknown as RecordBody,
+    { kind: "tool_returned", call: 1, sequence: 99, at: 3 } as unknown as RecordBody,
+  ];
+}
+
+Deno.test("a RecordList packs a commit from its bodies into the records frozenRecord builds, or takes them built", () => {
+  const packed = new RecordList("s"), built = new RecordList("s");
+  const at = 1_700_000_000_000;
+  for (let round = 0; round < 1_500; round++) {
+    const start = packed.length + 1;
+    const bodies = sampleBodies(start);
+    // JSON of every kind packs as it is; a field set to undefined or one the record derives is built first.
+    assert.ok(packed.pushBodies(bodies.slice(0, 4), at + round));
+    for (const odd of bodies.slice(4)) {
+      assert.equal(packed.pushBodies([odd], at + round), false);
+      packed.push(frozenRecords([odd], "s", packed.length + 1, at + round)[0]);
+    }
+    for (const record of frozenRecords(bodies, "s", start, at + round)) built.push(record);
+  }
+  assert.equal(packed.length, built.length);
+  const records = packed.slice(0);
+  assert.deepEqual(records, built.slice(0));
+  assert.deepEqual(
+    records.slice(0, 6).map((record) => JSON.stringify(record)),
+    [
+      ...frozenRecords(sampleBodies(1), "s", 1, at),
+    ].map((record) => JSON.stringify(record)),
+  );
+});
+
+Deno.test("a RecordList packs no record of a commit whose body is not JSON, across a chunk's end too", () => {
+  const list = new RecordList("s");
+  const fine = (call: number): RecordBody => ({ kind: "tool_returned", call });
+  for (let index = 0; index < 4_095; index++) assert.ok(list.pushBodies([fine(index)], 1));
+  const deep: Record<string, unknown> = {};
+  let inner = deep;
+  for (let depth = 0; depth < 300; depth++) inner = (inner.next = {}) as Record<string, unknown>;
+  const refused: unknown[] = [
+    NaN,
+    [1, , 3],
+    new Date(0),
+    deep,
+    { a: 1n },
+    { f: () => 1 },
+    Object.defineProperty({}, "x", {
+      enumerable: true,
+      get: () => {
+        throw new Error("getter");
+      },
+    }),
+  ];
+  const throwingData = Object.defineProperty({ kind: "tool_event", call: 1, event: "e" }, "data", {
+    enumerable: true,
+    get: () => {
+      throw new Error("no");
+    },
+  }) as unknown as RecordBody;
+  for (const data of refused) {
+    const bodies = [fine(1), fine(2), { kind: "tool_event", call: 1, event: "e", data } as RecordBody];
+    assert.equal(list.pushBodies(bodies, 2), false);
+    assert.equal(list.length, 4_095);
+  }
+  assert.equal(
+    list.pushBodies([fine(1), throwingData], 2),
+    false,
+  );
+  assert.equal(list.length, 4_095);
+  assert.ok(list.pushBodies([fine(7), fine(8)], 3));
+  assert.deepEqual(list.slice(4_094), [
+    { kind: "tool_returned", call: 4_094, sessionId: "s", sequence: 4_095, at: 1 },
+    { kind: "tool_returned", call: 7, sessionId: "s", sequence: 4_096, at: 3 },
+    { kind: "tool_returned", call: 8, sessionId: "s", sequence: 4_097, at: 3 },
+  ]);
 });
