@@ -54,7 +54,7 @@ export class RegisteredHost {
   /** Open session handles by the client's handle id. */
   readonly handles: Map<string, Session> = new Map();
   /** Activations named by this host's calls, by session and activation id; each is one server-side budget. */
-  readonly activations: Map<string, Map<string, Activation>> = new Map();
+  readonly #activations: Map<string, Map<string, Activation>> = new Map();
   /** Components this host uploaded, by content hash; another host never sees them. */
   readonly components: UploadedComponents;
   #socket: WebSocket | undefined;
@@ -341,9 +341,29 @@ export class RegisteredHost {
     this.#stopping = true;
   }
 
+  /**
+   * The activation this host names `id` in `session` (a journal key), `made`
+   * the first time. Only the last `MAX_NAMED_ACTIVATIONS` named
+   * per session are kept: a host naming one it named before those gets new
+   * budgets, as it would with a new id, and no host grows the server's memory
+   * by naming ids.
+   */
+  activation(session: string, id: string, made: () => Activation): Activation {
+    let named = this.#activations.get(session);
+    if (!named) this.#activations.set(session, named = new Map());
+    let activation = named.get(id);
+    if (activation) named.delete(id);
+    else {
+      activation = made();
+      if (named.size >= MAX_NAMED_ACTIVATIONS) named.delete(named.keys().next().value!);
+    }
+    named.set(id, activation);
+    return activation;
+  }
+
   /** Forgets a session's activations once no handle holds it. */
   forget(session: string): void {
-    if (![...this.handles.values()].some((open) => open.id === session)) this.activations.delete(session);
+    if (![...this.handles.values()].some((open) => open.id === session)) this.#activations.delete(session);
   }
 
   /** An invoke as this host reads it: under its own session id (held invokes keep the journal key). */
@@ -394,6 +414,9 @@ export function outboxOf(socket: WebSocket): Outbox {
 
 /** Finished calls per host whose later reports still reach their call (to be recorded late, or refused as ended). */
 const SETTLED_KEPT = 256;
+
+/** How many activations a host has named per session are kept (see `RegisteredHost.activation`). */
+export const MAX_NAMED_ACTIVATIONS = 1_024;
 
 /** Who a server admits: the operator credential that registers new host ids, and hosts configured up front. */
 export interface HostAdmission {

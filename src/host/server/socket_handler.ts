@@ -587,15 +587,7 @@ export class HostSocketHandler {
   }
 
   #activation(session: Session, id: string): Activation {
-    let activations = this.#host.activations.get(session.id);
-    if (!activations) this.#host.activations.set(session.id, activations = new Map());
-    let found = activations.get(id);
-    if (!found) {
-      const { maxEmittedBytes, maxModelCalls } = session.activation();
-      found = new Activation({ id, maxEmittedBytes, maxModelCalls });
-      activations.set(id, found);
-    }
-    return found;
+    return this.#host.activation(session.id, id, () => new Activation({ id, ...budgets(session) }));
   }
 
   // -- records -----------------------------------------------------------------------------------
