@@ -13,7 +13,12 @@ export type AssistantMessage = Extract<JournalRecord, { kind: "assistant_message
 
 /** Options for `session.send`. */
 export interface SendOptions {
-  /** Aborting stops waiting for the reply; the loop keeps going (use `session.interrupt()` to stop it). */
+  /**
+   * Aborting stops waiting for the reply: `send` rejects with the abort's
+   * reason when that is a `BrainError`, else with `cancelled`, and the loop
+   * keeps going (use `session.interrupt()` to stop it). A signal already
+   * aborted commits nothing.
+   */
   signal?: AbortSignal;
 }
 
