@@ -1,4 +1,5 @@
 import net from "node:net";
+import { setImmediate } from "node:timers";
 import { BrainError } from "../outcome/errors.ts";
 
 /** What postgres.js tells a socket factory of where its database is (host and port lists, or a Unix socket path). */
@@ -66,9 +67,18 @@ export class JournalSockets {
     const heard = messageTypes(false, (type) => {
       if (type === READY_FOR_QUERY && owed > 0) owed--;
     });
+    let writes = 0, connected = false;
+    socket.once("connect", () => connected = true);
+    // A connection postgres.js left unable to write (see closesAfterItsWrites) writes no startup on its next socket:
+    // failing the socket fails the query waiting for it as lost (read or sent again) at once, not at connect_timeout.
+    const mute = setTimeout(() => {
+      socket.destroy(Object.assign(new Error("nothing was written to connect"), { code: "ECONNRESET" }));
+    }, STARTUP_WRITE_MS);
+    socket.on("close", () => clearTimeout(mute));
     const write = socket.write;
     socket.write = ((...args: Parameters<net.Socket["write"]>) => {
       const [data] = args;
+      if (writes++ === 0) clearTimeout(mute);
       written(typeof data === "string" ? encoder.encode(data) : data as Uint8Array);
       if (silence === undefined) wait();
       return write.apply(socket, args);
@@ -78,6 +88,7 @@ export class JournalSockets {
       wait();
     });
     socket.on("close", () => clearTimeout(silence));
+    closesAfterItsWrites(socket, () => writes, () => connected);
     return socket;
   }
 
@@ -87,7 +98,40 @@ export class JournalSockets {
   }
 }
 
+/**
+ * Tells postgres.js of `socket`'s close once no write it scheduled is pending.
+ * postgres.js 3.4 writes a connection's messages in a setImmediate that it
+ * clears when the socket closes, keeping the timer's handle: the connection
+ * never writes again (its next socket gets no startup, and each query given it
+ * waits out connect_timeout, time after time). So the close waits at least one
+ * turn, then until a turn with no write. A socket that was connected closes as
+ * without error, so postgres.js also fails the queries it gave the connection
+ * after the error it heard: on an error it fails the current ones only, and on
+ * a close that says there was one it leaves the later ones waiting for good.
+ */
+function closesAfterItsWrites(socket: net.Socket, writes: () => number, connected: () => boolean): void {
+  const emit = socket.emit as (this: net.Socket, event: string | symbol, ...args: unknown[]) => boolean;
+  socket.emit = function (this: net.Socket, event: string | symbol, ...args: unknown[]): boolean {
+    if (event !== "close") return emit.call(this, event, ...args);
+    let seen = -1;
+    const tell = (turns: number) =>
+      setImmediate(() => {
+        if (writes() !== seen && turns > 0) {
+          seen = writes();
+          return tell(turns - 1);
+        }
+        emit.call(this, "close", connected() ? false : args[0]);
+      });
+    tell(CLOSE_TURNS_MAX);
+    return true;
+  } as net.Socket["emit"];
+}
+
 const encoder = new TextEncoder();
+/** How many turns a socket's close may wait for the writes postgres.js still makes on it. */
+const CLOSE_TURNS_MAX = 16;
+/** How long a new socket may go without postgres.js writing its startup (it writes it in the next turn). */
+const STARTUP_WRITE_MS = 2_000;
 /** The type postgres.js's untyped first message (its startup) is given here. */
 const STARTUP = 0;
 const SYNC = 0x53;

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
 import { PostgresJournal } from "../../src/journal/postgres.ts";
+import { JournalSockets, type SocketTarget } from "../../src/journal/postgres_sockets.ts";
+import type net from "node:net";
 import { startPostgres } from "../_support/postgres.ts";
 import { journalSuite } from "./journal_suite.ts";
 import { hasCode } from "../_support/has_code.ts";
@@ -453,6 +455,60 @@ Deno.test("PostgresJournal: a commit inside its statement when the database rest
     2,
     3,
   ]);
+});
+
+Deno.test("PostgresJournal's sockets: a connection whose socket closed with a query's write pending answers its next query, and fails what was given it meanwhile (postgres.js kept the cleared write's timer and never wrote on the connection again)", async () => {
+  const sockets = new JournalSockets(10_000);
+  let last: net.Socket | undefined;
+  const sql = postgres(pg.url, {
+    socket: (target: SocketTarget) => (last = sockets.open(target)),
+    max: 1,
+    fetch_types: false,
+    connect_timeout: 10,
+    onnotice: () => {},
+    backoff: () => 0.01,
+  } as postgres.Options<Record<string, never>>);
+  try {
+    assert.deepEqual([...await sql`SELECT 1 AS one`], [{ one: 1 }]);
+    // Its write is scheduled for the next turn; the socket is reset before that turn.
+    const doomed = sql`SELECT 2 AS two`;
+    last!.destroy(Object.assign(new Error("reset by the test"), { code: "ECONNRESET" }));
+    await assert.rejects(doomed, (error: { code?: string }) => error.code === "ECONNRESET");
+    // Given the connection before its close reached postgres.js: failed as lost, never left waiting.
+    await assert.rejects(
+      withDeadline(sql`SELECT 3 AS three`, "the query given the closing connection to fail", 3_000),
+      (error: { code?: string }) => error.code === "CONNECTION_CLOSED",
+    );
+    const next = await withDeadline(sql`SELECT 4 AS four`, "the connection's next query to be answered", 3_000);
+    assert.deepEqual([...next], [{ four: 4 }]);
+    // A query given the idle connection just as its socket closes: its write is scheduled after the close is.
+    const late = Promise.withResolvers<{ code?: string }>();
+    const socket = last!, emit = socket.emit as (event: string | symbol, ...args: unknown[]) => boolean;
+    socket.emit = ((event: string | symbol, ...args: unknown[]) => {
+      const emitted = emit.call(socket, event, ...args);
+      if (event === "close") queueMicrotask(() => late.resolve(sql`SELECT 5 AS five`.catch((error) => error)));
+      return emitted;
+    }) as net.Socket["emit"];
+    socket.destroy(Object.assign(new Error("reset by the test"), { code: "ECONNRESET" }));
+    assert.equal((await withDeadline(late.promise, "the late query to settle", 3_000)).code, "CONNECTION_CLOSED");
+    const after = await withDeadline(sql`SELECT 6 AS six`, "the query after the late one to be answered", 3_000);
+    assert.deepEqual([...after], [{ six: 6 }]);
+  } finally {
+    sockets.close();
+    await sql.end({ timeout: 0 });
+  }
+});
+
+Deno.test("PostgresJournal's sockets: a socket on which nothing is written to connect is reset within seconds, failing the query waiting for it as lost", async () => {
+  const sockets = new JournalSockets(10_000);
+  const { hostname, port } = new URL(pg.url);
+  const socket = sockets.open({ host: [hostname], port: [Number(port)] });
+  const reset = Promise.withResolvers<{ code?: string }>();
+  socket.once("error", reset.resolve);
+  const started = Date.now();
+  assert.equal((await withDeadline(reset.promise, "the silent socket to be reset")).code, "ECONNRESET");
+  assert.ok(Date.now() - started >= 1_000, "reset only once the turn that writes a startup is long past");
+  sockets.close();
 });
 
 Deno.test("PostgresJournal: a follower whose LISTEN the database ended mid-statement still sees other processes' commits", async () => {
