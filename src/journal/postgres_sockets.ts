@@ -74,7 +74,6 @@ export class JournalSockets {
     const mute = setTimeout(() => {
       socket.destroy(Object.assign(new Error("nothing was written to connect"), { code: "ECONNRESET" }));
     }, STARTUP_WRITE_MS);
-    socket.on("close", () => clearTimeout(mute));
     const write = socket.write;
     socket.write = ((...args: Parameters<net.Socket["write"]>) => {
       const [data] = args;
@@ -87,7 +86,10 @@ export class JournalSockets {
       heard(data);
       wait();
     });
-    socket.on("close", () => clearTimeout(silence));
+    socket.on("close", () => {
+      clearTimeout(silence);
+      clearTimeout(mute);
+    });
     closesAfterItsWrites(socket, () => writes, () => connected);
     return socket;
   }

@@ -73,18 +73,16 @@ export class RecordList {
     const length = this.#length, chunks = this.#chunks.length;
     const last = this.#chunks[chunks - 1];
     const used = last?.packed.used ?? 0, longs = last?.packed.longs ?? 0;
-    let packed = false;
+    let packed = true;
     try {
-      packed = true;
       for (let index = 0; packed && index < bodies.length; index++) packed = this.#pushBody(bodies[index], at);
     } catch {
       packed = false;
-    } finally {
-      if (!packed) {
-        this.#length = length;
-        this.#chunks.length = chunks;
-        last?.packed.truncate(used, longs);
-      }
+    }
+    if (!packed) {
+      this.#length = length;
+      this.#chunks.length = chunks;
+      last?.packed.truncate(used, longs);
     }
     return packed;
   }
