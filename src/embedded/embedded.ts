@@ -406,11 +406,10 @@ export class EmbeddedBackend implements BrainBackend {
   async #lose(id: string, ownership: Ownership): Promise<void> {
     this.#owned.delete(id);
     const lost = ownership.lost.reason as BrainError;
-    // A commit that found the session gone says so itself; a fenced one may also mean it was deleted.
-    const reason =
-      lost.code === "session_not_found" || await this.journal.getSession(id).catch(() => "unknown") !== undefined
-        ? lost
-        : new BrainError("session_not_found", `session ${id} was deleted`, { cause: lost });
+    // A commit that found the session gone said so (the cause); a renewal refused `fenced` may also mean it was deleted.
+    const deleted = (lost.cause as BrainError | undefined)?.code === "session_not_found" ||
+      await this.journal.getSession(id).catch(() => "unknown") === undefined;
+    const reason = deleted ? new BrainError("session_not_found", `session ${id} was deleted`, { cause: lost }) : lost;
     for (const session of this.#live.get(id) ?? []) {
       if (this.#writers.get(session) === ownership) void session.lose(reason);
     }

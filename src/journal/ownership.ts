@@ -109,12 +109,25 @@ export class Ownership {
     if (!this.lost.aborted) await this.#journal.release(this.#lease).catch(() => {});
   }
 
-  /** Marks the session lost to another owner, or deleted; called with the error of a renewal or an append. */
+  /**
+   * Marks the session lost to another owner, or deleted; called with the error of a renewal or an append.
+   * Either way `lost` aborts `fenced` (a deletion is its cause), so every later write fails alike, whichever
+   * of the owner's commits or renewals found the session gone first.
+   */
   lose(error: BrainError): void {
     this.#cancel();
     this.#stopping.abort();
     this.#opening?.stop();
-    if (!this.lost.aborted) this.#lost.abort(error);
+    if (this.lost.aborted) return;
+    const { sessionId, owner, token } = this.#lease;
+    this.#lost.abort(
+      error.code === "fenced"
+        ? error
+        : new BrainError("fenced", `session ${sessionId} was deleted: this node writes no more to it`, {
+          cause: error,
+          details: { owner, token },
+        }),
+    );
   }
 
   /** The owner stops: the commits whose outcome is being decided are decided by one read made at once. */

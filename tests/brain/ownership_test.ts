@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, tool } from "../../mod.ts";
+import { Brain, type BrainError, tool } from "../../mod.ts";
 import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import { KvJournal } from "../../src/journal/kv.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
@@ -250,6 +250,34 @@ Deno.test("a deadline's or a signal's end that the store refuses for good reject
   signal.abort();
   await assert.rejects(cancelled.ended, hasCode("journal_closed"));
   hold.release.resolve();
+});
+
+Deno.test("a session another Brain deletes: its open calls settle fenced, caused by the deletion, when a Tool's own commit found it gone first", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  const go = Promise.withResolvers<void>();
+  const emitted = Promise.withResolvers<unknown>();
+  const gated = tool({
+    name: "gated",
+    description: "Emits once told to, and holds.",
+    input: z.object({}),
+    run: async (_input, ctx) => {
+      await go.promise;
+      await ctx.emit("after", 1).then(() => emitted.resolve("committed"), emitted.resolve);
+    },
+  });
+  // A lease long enough that no renewal runs first: the Tool's emit is what finds the session gone.
+  await using owner = await Brain.open({ path, leaseMs: 60_000 });
+  const session = await owner.sessions.create({ tools: [gated()] });
+  const call = await session.start("gated", {});
+  const other = await Brain.open({ path });
+  await other.sessions.delete(session.id);
+  await other.close();
+  go.resolve();
+  assert.ok(hasCode("session_not_found")(await emitted.promise), "the commit that found it gone says so");
+  const ended = await call.ended.then(() => undefined, (error: BrainError) => error);
+  assert.equal(ended?.code, "fenced", "the call's end could not be committed: its Brain writes no more to the session");
+  assert.equal((ended?.cause as BrainError | undefined)?.code, "session_not_found");
+  await assert.rejects(session.call("gated", {}), hasCode("session_closed", /deleted/));
 });
 
 for (const kind of ["embedded", "remote"] as const) {
