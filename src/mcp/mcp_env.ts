@@ -82,7 +82,8 @@ const MCP_ENV_OPTIONS = [
  * as an MCP cancellation; a connection lost after sending ends the call `unknown`
  * and nothing is sent again. A stdio server runs with a cleared environment
  * (only the granted variables), in the session workspace when one is granted,
- * and, when `command` is Deno (`Deno.execPath()` or `deno`) with `run`, with exactly the grant's permissions.
+ * and, when `command` is Deno (`Deno.execPath()` or `deno`), with exactly the grant's permissions: its
+ * `args` start with `run` (any other start of Deno is refused `invalid_argument`, as are permission flags).
  * A server that cannot start fails session creation with `setup_failed`; when a
  * connection closes, the next call connects again and a failure ends that call
  * `setup_failed`. The session's end closes the connection (and the process).
@@ -204,7 +205,14 @@ function stdioServer(options: McpStdioOptions, invalid: (why: string) => never):
   if (options.filesystem && mode !== "read" && mode !== "write") {
     invalid(`filesystem.workspace must be "read" or "write"`);
   }
-  const deno = isDeno(command) && args[0] === "run";
+  const deno = isDeno(command);
+  // Any other start of Deno (`eval`, `task`, a flag such as -A before the subcommand) would run with permissions of its own.
+  if (deno && args[0] !== "run") {
+    invalid(
+      `a Deno server starts with args ["run", module, ...], so that it runs with exactly its grant's permissions; ` +
+        `got ${args.length ? shownValue(args[0]) : "no args"}`,
+    );
+  }
   if (net.length > 0 && !deno) invalid("net can be granted only to a Deno server started with run");
   if (deno && args.some((arg) => DENO_PERMISSION_FLAG.test(arg))) {
     invalid("a Deno server's permissions come from its grant: remove permission flags from args");

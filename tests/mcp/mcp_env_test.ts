@@ -295,6 +295,14 @@ Deno.test("mcpEnv refuses malformed options and permission flags in a Deno serve
   for (const flags of [["-q"], ["--quiet"], ["-c=deno.json"], ["-L", "info"], ["-r"], ["--cached-only"]]) {
     assert.equal(mcpEnv({ name: "x", command: Deno.execPath(), args: ["run", ...flags, "server.ts"] }).name, "x");
   }
+  // Deno started any other way runs with permissions its grant does not give: eval and task with all of them.
+  for (const command of [Deno.execPath(), "deno", "/usr/local/bin/deno"]) {
+    for (
+      const args of [["eval", "1"], ["task", "serve"], ["-A", "run", "server.ts"], ["--allow-all", "run", "s.ts"], []]
+    ) {
+      refused({ name: "x", command, args }, /starts with args \["run", module/);
+    }
+  }
   refused({ name: "x", command: "node", args: ["server.js"], net: ["example.com"] }, /net can be granted only/);
   refused({ name: "x", command: "node", url: "http://127.0.0.1/mcp" }, /exactly one of command/);
   refused({ name: "x", url: "ftp://example.com" }, /http/);
