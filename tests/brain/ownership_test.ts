@@ -258,7 +258,7 @@ Deno.test("a session another Brain deletes: its open calls settle fenced, caused
   const emitted = Promise.withResolvers<unknown>();
   const gated = tool({
     name: "gated",
-    description: "Emits once told to, and holds.",
+    description: "Emits once told to.",
     input: z.object({}),
     run: async (_input, ctx) => {
       await go.promise;
