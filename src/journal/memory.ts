@@ -56,6 +56,8 @@ export class MemoryJournal implements Journal {
   /** The last fencing token issued: journal-wide, so a re-created session never reissues an old incarnation's. */
   #token = 0;
   #closed = false;
+  /** True while a commit reads its bodies: a getter there that appends is refused, not interleaved with it. */
+  #committing = false;
 
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
@@ -82,6 +84,23 @@ export class MemoryJournal implements Journal {
    * packs) as deep-frozen copies, which the list keeps and the caller gets.
    */
   #commit(
+    sessionId: string,
+    bodies: RecordBody[],
+    lease: Lease | undefined,
+    answer?: typeof sharedRecords,
+  ): JournalRecord[] {
+    if (this.#committing) {
+      throw new BrainError("invalid_argument", `session ${sessionId}: an append began while another read its records`);
+    }
+    this.#committing = true;
+    try {
+      return this.#committed(sessionId, bodies, lease, answer);
+    } finally {
+      this.#committing = false;
+    }
+  }
+
+  #committed(
     sessionId: string,
     bodies: RecordBody[],
     lease: Lease | undefined,

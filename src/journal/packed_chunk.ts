@@ -45,7 +45,7 @@ const LONG = 256;
 
 const DASH = 0x2d;
 /** The value of each lowercase hex digit, by its code unit. */
-const HEX_VALUES: (number | undefined)[] = [];
+const HEX_VALUES = new Int8Array(0x10000).fill(-1);
 for (let digit = 0; digit < 16; digit++) HEX_VALUES[digit.toString(16).charCodeAt(0)] = digit;
 /** Each byte as two lowercase hex digits. */
 const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
@@ -255,7 +255,7 @@ export class PackedChunk {
         continue;
       }
       const high = HEX_VALUES[text.charCodeAt(index)], low = HEX_VALUES[text.charCodeAt(index + 1)];
-      if (high === undefined || low === undefined) return false;
+      if ((high | low) < 0) return false;
       bytes[at++] = (high << 4) | low;
     }
     bytes[this.#used] = Tag.Uuid;

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { BrainError, type Journal, type RecordBody } from "../../mod.ts";
+import { z } from "zod";
+import { Brain, BrainError, type Journal, type RecordBody, tool } from "../../mod.ts";
 import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { trap } from "../_support/trap.ts";
@@ -156,5 +157,62 @@ Deno.test("hostile journal calls: a finish of call 0 is call_finished in every s
     } finally {
       await journal.close();
     }
+  }
+});
+
+Deno.test("hostile journal calls: a record whose getter appends to the same session shares no sequence, and the session reads back whole", async () => {
+  for (const [store, open] of stores) {
+    const journal = await open();
+    try {
+      await journal.createSession({ id: "s", createdAt: 1, tools: [] } as never);
+      let inner: Promise<unknown> | undefined;
+      const data = {
+        get nested() {
+          inner ??= journal.append("s", [{ kind: "user_message", content: "inner" }]).catch((error) => error);
+          return 1;
+        },
+      };
+      const outer = await journal.append("s", [{ kind: "tool_event", call: 0, event: "outer", data } as never])
+        .catch((error) => error);
+      const settled = [outer, await inner];
+      const read = await journal.read("s");
+      assert.deepEqual(read.map((record) => record.sequence), read.map((_, index) => index + 1), store);
+      for (const answer of settled) {
+        if (answer instanceof BrainError) assert.equal(answer.code, "invalid_argument", store);
+        else assert.deepEqual(answer, [read[(answer as { sequence: number }[])[0].sequence - 1]], store);
+      }
+    } finally {
+      await journal.close();
+    }
+  }
+});
+
+Deno.test("hostile journal calls: a Tool's event data whose getter emits again leaves a session that reads back whole", async () => {
+  const emits: Promise<unknown>[] = [];
+  const reentrant = tool({
+    name: "reentrant",
+    description: "Emit data whose getter emits on each of its first reads.",
+    input: z.object({}),
+    run: async (_, ctx) => {
+      const data = {
+        get value() {
+          if (emits.length < 4) emits.push(ctx.emit("inner", emits.length).catch((error) => error));
+          return 1;
+        },
+      };
+      await ctx.emit("outer", data as never).catch((error) => error);
+      await Promise.all(emits);
+      return ctx.finish("done");
+    },
+  });
+  await using brain = new Brain();
+  const session = await brain.sessions.create({ tools: [reentrant()] });
+  assert.deepEqual((await session.call("reentrant", {})).outcome, { status: "ok", value: "done" });
+  const read = await session.read();
+  assert.deepEqual(read.map((record) => record.sequence), read.map((_, index) => index + 1));
+  assert.ok(read.some((record) => record.kind === "tool_event" && record.event === "outer"));
+  for (const settled of await Promise.all(emits)) {
+    if (settled instanceof BrainError) assert.equal(settled.code, "invalid_argument");
+    else assert.equal(read[(settled as number) - 1]?.kind, "tool_event");
   }
 });
