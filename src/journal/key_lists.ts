@@ -36,6 +36,33 @@ export function keyListOf(object: object, hint?: string): number {
   return list;
 }
 
+/**
+ * {@linkcode keyListOf}, putting `object`'s values in `values` in the list's
+ * order as it finds its keys: one `for in`, whose loads are the fastest a
+ * shape the call site has not seen before can have.
+ */
+export function keyListValues(object: object, values: unknown[], hint?: string): number {
+  let list = hint === undefined ? -1 : LAST_BY_FIRST_KEY.get(hint) ?? -1;
+  let keys = list >= 0 ? LISTS[list] : undefined, index = 0;
+  for (const key in object) {
+    if (index === 0 && hint === undefined) {
+      list = LAST_BY_FIRST_KEY.get(key) ?? -1;
+      keys = list >= 0 ? LISTS[list] : undefined;
+    }
+    if (keys === undefined || key !== keys[index]) {
+      index = -1;
+      break;
+    }
+    values[index++] = (object as Fields)[key];
+  }
+  if (keys !== undefined && index === keys.length) return list;
+  list = keyListOf(object, hint);
+  if (list < 0) return list;
+  keys = LISTS[list];
+  for (index = 0; index < keys.length; index++) values[index] = (object as Fields)[keys[index]];
+  return list;
+}
+
 function listOf(object: object): number {
   let hash = 0, count = 0;
   for (const key in object) {
@@ -94,3 +121,5 @@ function sameKeys(a: readonly string[], b: readonly string[]): boolean {
   for (let index = 0; index < a.length; index++) if (a[index] !== b[index]) return false;
   return true;
 }
+
+type Fields = Record<string, unknown>;

@@ -1,4 +1,4 @@
-import { keyList, keyListOf } from "./key_lists.ts";
+import { keyList, keyListValues } from "./key_lists.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
 import { MAX_JSON_DEPTH } from "../outcome/json.ts";
@@ -49,6 +49,9 @@ const HEX_VALUES = new Int8Array(0x10000).fill(-1);
 for (let digit = 0; digit < 16; digit++) HEX_VALUES[digit.toString(16).charCodeAt(0)] = digit;
 /** Each byte as two lowercase hex digits. */
 const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+
+/** The values of the object being packed at each depth, in its key list's order: packing never runs twice at once. */
+const VALUES: unknown[][] = Array.from({ length: MAX_JSON_DEPTH }, () => []);
 
 const scratch = new Float64Array(1);
 const scratchBytes = new Uint8Array(scratch.buffer);
@@ -111,14 +114,13 @@ export class PackedChunk {
     }
     const prototype = Object.getPrototypeOf(value);
     if (prototype !== Object.prototype && prototype !== null) return false;
-    const list = keyListOf(value);
+    const values = VALUES[depth];
+    const list = keyListValues(value, values);
     if (list >= 0) {
       this.#byte(Tag.Object);
       this.#varint(list);
-      const keys = keyList(list);
-      for (let index = 0; index < keys.length; index++) {
-        if (!this.write((value as Fields)[keys[index]], strings, depth + 1)) return false;
-      }
+      const count = keyList(list).length;
+      for (let index = 0; index < count; index++) if (!this.write(values[index], strings, depth + 1)) return false;
       return true;
     }
     const keys = Object.keys(value);

@@ -1,5 +1,5 @@
 import type { JournalRecord, RecordBody } from "./records.ts";
-import { keyList, keyListNumber, keyListOf } from "./key_lists.ts";
+import { keyList, keyListNumber, keyListOf, keyListValues } from "./key_lists.ts";
 import { type Cursor, PackedChunk } from "./packed_chunk.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
@@ -88,16 +88,16 @@ export class RecordList {
   }
 
   #pushBody(body: RecordBody, at: number): boolean {
-    const bodyList = keyListOf(body, body.kind);
+    const bodyList = keyListValues(body, BODY_VALUES, body.kind);
     const list = bodyList >= 0 ? recordListOf(bodyList) : -1;
     if (list < 0) return false;
     const chunk = this.#chunkFor(at);
     const { packed } = chunk;
     packed.time(at, chunk.base);
     packed.count(list + 1);
-    const keys = keyList(bodyList), sequence = this.#length + 1;
-    for (let index = 0; index < keys.length; index++) {
-      const value = (body as unknown as Fields)[keys[index]];
+    const count = keyList(bodyList).length, sequence = this.#length + 1;
+    for (let index = 0; index < count; index++) {
+      const value = BODY_VALUES[index];
       if (value === undefined || !packed.field(value, sequence, this.#strings)) return false;
     }
     this.#length++;
@@ -190,6 +190,9 @@ export class RecordList {
 /** The fields a record is not packed with, in the order a record built from a body ends with them: the list knows them. */
 const DERIVED_KEYS = ["sessionId", "sequence", "at"] as const;
 const DERIVED: ReadonlySet<string> = new Set(DERIVED_KEYS);
+
+/** The values of the body being packed, in its key list's order: a commit packs one body at a time. */
+const BODY_VALUES: unknown[] = [];
 
 /** The list of the records built from bodies of each key list, by the body's list: -1 where there is none. */
 const RECORD_LISTS: number[] = [];
