@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type EnvironmentControl, refusedControl } from "../contract/control.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
-import type { JsonValue } from "../outcome/json.ts";
+import { frozenJson, type JsonValue } from "../outcome/json.ts";
 import type { ModelRequest } from "../model/types.ts";
 import { fail } from "../outcome/outcome.ts";
 import { isInstance } from "../outcome/known_keys.ts";
@@ -161,14 +161,18 @@ class ReportQueue {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
         const refused = refusedEvent(event, data);
         if (refused) return handled(Promise.reject(refused));
-        return this.#emitNow(event, data) ?? this.#enqueue(() => this.#sink.emit(event, data));
+        const emitted = this.#emitNow(event, data);
+        if (emitted) return emitted;
+        const held = this.#held(data);
+        return this.#enqueue(() => this.#sink.emit(event, held));
       },
       emitResult: (value: unknown, options?: ResultOptions) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emitResult")));
         const content = resultContent(options);
         if (content instanceof BrainError) return handled(Promise.reject(content));
+        const held = this.#held(value);
         return this.#enqueue(() =>
-          this.#normalized(value, ({ outcome, invalid }) => {
+          this.#normalized(held, ({ outcome, invalid }) => {
             if (invalid) {
               const error = outcome.status === "error" ? outcome.error : undefined;
               throw new BrainError("invalid_output", error?.message ?? "invalid output", { details: error?.details });
@@ -186,7 +190,8 @@ class ReportQueue {
         if (content instanceof BrainError) return handled(Promise.reject(content));
         this.#finishing = true;
         if (this.#inFlight !== 0 || !this.#sink.finishNow) {
-          return this.#enqueue(() => this.#finish(value, content, false));
+          const held = this.#held(value);
+          return this.#enqueue(() => this.#finish(held, content, false));
         }
         // Nothing in flight to order after: a sink whose journal commits at once ends the call before this returns.
         let finished;
@@ -216,7 +221,8 @@ class ReportQueue {
   }
 
   /** Reports what `run` returned: nothing, a result, or a non-success outcome. */
-  async returned(value: unknown): Promise<void> {
+  async returned(returned: unknown): Promise<void> {
+    const value = this.#held(returned);
     await this.#enqueue(() => {
       if (value === undefined) return this.#sink.returned();
       return this.#normalized(value, ({ outcome, invalid }): Promise<unknown> => {
@@ -297,6 +303,15 @@ class ReportQueue {
    * is in flight. The queue watches each report's end, so one the Tool never
    * awaits does not become an unhandled rejection.
    */
+  /**
+   * `value` as a report that waits for the ones in flight keeps it: a frozen copy
+   * when it is JSON, so the record is what the Tool reported, not what its object
+   * holds when the report's turn comes.
+   */
+  #held<T>(value: T): T {
+    return this.#inFlight === 0 ? value : (frozenJson(value) as T | undefined) ?? value;
+  }
+
   #enqueue<T>(operation: () => T | Promise<T>): Promise<T> {
     return this.#track(this.#inFlight === 0 ? started(operation) : after(this.#last!, operation));
   }

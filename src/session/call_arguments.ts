@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, jsonSize, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJson, jsonSize, type JsonValue } from "../outcome/json.ts";
 import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
@@ -104,21 +104,33 @@ function namesShown(names: string[], shown = 20): string {
 }
 
 /**
- * Checks a call's input and options before anything is committed and returns
- * the options with `timeoutMs` turned into an absolute `deadline`. Throws
- * `invalid_input` for input that is not JSON and `invalid_argument` for an
- * unknown option or a deadline that is not an absolute time.
+ * Checks a call's input and options before anything is committed: the input
+ * as {@linkcode checkCallInput} keeps it, and the options with `timeoutMs`
+ * turned into an absolute `deadline`. Throws `invalid_input` for input that is
+ * not JSON and `invalid_argument` for an unknown option or a deadline that is
+ * not an absolute time.
  */
-export function checkCallArguments(tool: string, input: JsonValue, options: CallOptions = NO_OPTIONS): CallOptions {
-  checkCallInput(tool, input);
-  return checkCallOptions(options);
+export function checkCallArguments(
+  tool: string,
+  input: JsonValue,
+  options: CallOptions = NO_OPTIONS,
+): { input: JsonValue; options: CallOptions } {
+  return { input: checkCallInput(tool, input).input, options: checkCallOptions(options) };
 }
 
-/** Returns the UTF-8 size of a call's input JSON text; throws `invalid_input` for input that is not JSON. */
-export function checkCallInput(tool: string, input: JsonValue): number {
-  const size = jsonSize(input);
-  if (size < 0) throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input)}`);
-  return size;
+/**
+ * A call's input as the call keeps it, and the UTF-8 size of its JSON text:
+ * a deep-frozen copy made in the one read that checks it is JSON, so the
+ * intent journaled and the input the Tool gets are the same whatever the
+ * caller's object does next (a field set after the call, a getter that
+ * answers differently). Throws `invalid_input` for input that is not JSON.
+ */
+export function checkCallInput(tool: string, input: JsonValue): { input: JsonValue; size: number } {
+  const copied = frozenJson(input);
+  if (copied === undefined) {
+    throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input)}`);
+  }
+  return { input: copied, size: jsonSize(copied) };
 }
 
 /**

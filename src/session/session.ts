@@ -227,10 +227,10 @@ export class Session implements BrainSession {
   }
 
   /** Checks a call's target, input and options and builds its intent; throws a BrainError for bad ones. */
-  #request(target: PlacedTool | string, input: JsonValue, options: CallOptions | undefined): CallRequest {
+  #request(target: PlacedTool | string, given: JsonValue, options: CallOptions | undefined): CallRequest {
     if (this.#ended) throw this.#endedError();
     const placed = resolveTarget(this.id, this.#tools, target);
-    const size = checkCallInput(placed.tool.name, input);
+    const { input, size } = checkCallInput(placed.tool.name, given);
     const checked = checkCallOptions(options);
     checkActivationOf(this.id, checked.activation);
     checkInputSize(placed.tool.name, size, this.#maxInputBytes);

@@ -437,10 +437,10 @@ class RemoteSession implements BrainSession {
    * A call's `start` frame, `cancelled` when the caller's signal had aborted already;
    * throws a bad argument before anything is sent.
    */
-  #startFrame(target: PlacedTool | string, input: JsonValue, options: CallOptions = {}): StartFrame {
+  #startFrame(target: PlacedTool | string, given: JsonValue, options: CallOptions = {}): StartFrame {
     this.#assertOpen();
     const placed = resolveTarget(this.id, this.#tools, target);
-    const checked = checkCallArguments(placed.tool.name, input, options);
+    const { input, options: checked } = checkCallArguments(placed.tool.name, given, options);
     checkActivationOf(this.id, checked.activation);
     const { deadline, signal } = checked;
     const traceparent = checked.traceparent ?? traceparentOf();

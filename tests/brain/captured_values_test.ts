@@ -1,0 +1,80 @@
+import assert from "node:assert/strict";
+import { z } from "zod";
+import { Brain, type JsonValue, tool } from "../../mod.ts";
+import { KvJournal } from "../../src/journal/mod.ts";
+import { serveBrain } from "../../src/host/server/server.ts";
+import { scratchDir } from "../_support/scratch.ts";
+
+const dir = scratchDir("captured_values");
+
+/** Reports four values without awaiting them, changing each object right after passing it. */
+const reporter = tool({
+  name: "reporter",
+  description: "Emit twice, emit a result and finish, changing each value after passing it.",
+  input: z.any(),
+  run: async (input, ctx) => {
+    const data = { n: 1 };
+    const first = ctx.emit("step", data);
+    data.n = 2;
+    const second = ctx.emit("step", data);
+    data.n = 3;
+    const result = { v: 1 };
+    const emitted = ctx.emitResult(result);
+    result.v = 2;
+    const final = { input, v: 10 };
+    const finished = ctx.finish(final);
+    final.v = 20;
+    await Promise.all([first, second, emitted, finished]);
+  },
+});
+
+const brains: [string, () => Promise<{ brain: Brain; dispose(): Promise<void> }>][] = [
+  ["embedded, memory journal", () => Promise.resolve({ brain: new Brain(), dispose: () => Promise.resolve() })],
+  ["embedded, kv journal", async () => ({
+    brain: new Brain({ journal: await KvJournal.open(`${dir}/${crypto.randomUUID()}.kv`) }),
+    dispose: () => Promise.resolve(),
+  })],
+  ["remote", async () => {
+    const server = await serveBrain({ serverToken: "operator-secret" });
+    return {
+      brain: new Brain({ url: server.url, serverToken: "operator-secret", token: "captured-token" }),
+      dispose: server.shutdown,
+    };
+  }],
+];
+
+for (const [name, open] of brains) {
+  Deno.test(`${name}: a call keeps its input, events, results and finish as they were when passed, whatever the objects do next`, async () => {
+    const { brain, dispose } = await open();
+    try {
+      const session = await brain.sessions.create({ tools: [reporter()] });
+      const input = { a: 1 };
+      let reads = 0;
+      const fickle = {
+        get b() {
+          return ++reads;
+        },
+      };
+      const pending = session.call("reporter", { input, fickle } as unknown as JsonValue);
+      input.a = 99;
+      const end = await pending;
+      assert.deepEqual(end.outcome, { status: "ok", value: { input: { input: { a: 1 }, fickle: { b: 1 } }, v: 10 } });
+      const records = await session.read();
+      const [started] = records;
+      assert.deepEqual(started.kind === "tool_call_started" && started.input, { input: { a: 1 }, fickle: { b: 1 } });
+      assert.deepEqual(
+        records.flatMap((record) =>
+          record.kind === "tool_event"
+            ? [record.data]
+            : record.kind === "tool_result"
+            ? [record.outcome as unknown]
+            : []
+        ),
+        [{ n: 1 }, { n: 2 }, { status: "ok", value: { v: 1 } }, end.outcome],
+      );
+    } finally {
+      await brain.close();
+      await dispose();
+    }
+  });
+}
