@@ -141,22 +141,26 @@ Deno.test("a cluster on one PostgreSQL sends a host to the server that owns its 
 });
 
 /** A loopback port nothing listens on right now. */
-function freePort(): number {
-  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
-  const { port } = listener.addr as Deno.NetAddr;
-  listener.close();
-  return port;
+/** Ports free now, each held by a listener until `release`: what starts meanwhile (a proxy) cannot take them. */
+function heldPorts(count: number): { ports: number[]; release(): void } {
+  const listeners = Array.from({ length: count }, () => Deno.listen({ hostname: "127.0.0.1", port: 0 }));
+  return {
+    ports: listeners.map((listener) => (listener.addr as Deno.NetAddr).port),
+    release: () => listeners.forEach((listener) => listener.close()),
+  };
 }
 
 Deno.test("--advertise-url (or BRAIN_ADVERTISE_URL) is the URL a server beats into the journal, where hosts are sent", async () => {
   const path = `${dir}/${crypto.randomUUID()}.kv`;
   await using journal = closing(await KvJournal.open(path));
   // Each server is reached through a proxy of its own, as behind a load balancer: hosts must be sent to the proxy.
-  const [ownerPort, otherPort] = [freePort(), freePort()];
+  const held = heldPorts(2);
+  const [ownerPort, otherPort] = held.ports;
   const ownerProxy = faultProxy(`http://127.0.0.1:${ownerPort}`);
   await using _ownerProxy = { [Symbol.asyncDispose]: () => ownerProxy.close() };
   const otherProxy = faultProxy(`http://127.0.0.1:${otherPort}`);
   await using _otherProxy = { [Symbol.asyncDispose]: () => otherProxy.close() };
+  held.release();
   const common = ["--journal", path, "--lease-ms", `${LEASE_MS}`];
   await using owner = await serverProcess(["--port", `${ownerPort}`, ...common, "--advertise-url", ownerProxy.url]);
   await using other = await serverProcess(["--port", `${otherPort}`, ...common], {
