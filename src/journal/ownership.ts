@@ -37,6 +37,7 @@ export class Ownership {
   #lease: Lease;
   #ttlMs: number;
   #lost = new AbortController();
+  #lostBy: BrainError | undefined;
   /** Aborted once the owner stops (see {@linkcode OwnOptions.signal}), releases the session or loses it. */
   #stopping = new AbortController();
   /** Cancels the scheduled renewal. */
@@ -91,6 +92,11 @@ export class Ownership {
     return this.#lost.signal;
   }
 
+  /** The reason `lost` aborted with, once it has: read on every append, without the signal's getters. */
+  get lostBy(): BrainError | undefined {
+    return this.#lostBy;
+  }
+
   /**
    * Aborts once the owner stops, releases the session or loses it: a read-back
    * of a commit's doubtful outcome then reads once more at once, and decides.
@@ -120,14 +126,13 @@ export class Ownership {
     this.#opening?.stop();
     if (this.lost.aborted) return;
     const { sessionId, owner, token } = this.#lease;
-    this.#lost.abort(
-      error.code === "fenced"
-        ? error
-        : new BrainError("fenced", `session ${sessionId} was deleted: this node writes no more to it`, {
-          cause: error,
-          details: { owner, token },
-        }),
-    );
+    this.#lostBy = error.code === "fenced"
+      ? error
+      : new BrainError("fenced", `session ${sessionId} was deleted: this node writes no more to it`, {
+        cause: error,
+        details: { owner, token },
+      });
+    this.#lost.abort(this.#lostBy);
   }
 
   /** The owner stops: the commits whose outcome is being decided are decided by one read made at once. */
@@ -223,7 +228,8 @@ class FencedJournal implements Journal {
   #options(sessionId: string, options: AppendOptions | undefined): AppendOptions | undefined {
     const lease = this.#ownership.lease;
     if (sessionId !== lease.sessionId) return options;
-    if (this.#ownership.lost.aborted) throw this.#ownership.lost.reason;
+    const lost = this.#ownership.lostBy;
+    if (lost) throw lost;
     if (this.#leased?.lease !== lease) this.#leased = { lease };
     return this.#leased;
   }
