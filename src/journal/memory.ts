@@ -26,6 +26,13 @@ import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { RecordList } from "./record_list.ts";
 import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } from "./host_sessions.ts";
 
+/**
+ * True while a memory journal commits: a getter in a record it reads that
+ * appends (to it or to another memory journal, whose records pack through the
+ * same scratch) is refused, not interleaved with it.
+ */
+let committing = false;
+
 interface StoredSession {
   meta: SessionMeta;
   records: RecordList;
@@ -56,8 +63,6 @@ export class MemoryJournal implements Journal {
   /** The last fencing token issued: journal-wide, so a re-created session never reissues an old incarnation's. */
   #token = 0;
   #closed = false;
-  /** True while a commit reads its bodies: a getter there that appends is refused, not interleaved with it. */
-  #committing = false;
 
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
@@ -89,14 +94,14 @@ export class MemoryJournal implements Journal {
     lease: Lease | undefined,
     answer?: typeof sharedRecords,
   ): JournalRecord[] {
-    if (this.#committing) {
+    if (committing) {
       throw new BrainError("invalid_argument", `session ${sessionId}: an append began while another read its records`);
     }
-    this.#committing = true;
+    committing = true;
     try {
       return this.#committed(sessionId, bodies, lease, answer);
     } finally {
-      this.#committing = false;
+      committing = false;
     }
   }
 

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type Journal, type RecordBody, tool } from "../../mod.ts";
 import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
+import { appendNowOf } from "../../src/journal/journal.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { trap } from "../_support/trap.ts";
 
@@ -184,6 +185,37 @@ Deno.test("hostile journal calls: a record whose getter appends to the same sess
     } finally {
       await journal.close();
     }
+  }
+});
+
+Deno.test("hostile journal calls: a getter that appends to another memory journal while one packs its record leaves both whole", async () => {
+  const [outer, other] = [new MemoryJournal(), new MemoryJournal()];
+  try {
+    await outer.createSession({ id: "s", createdAt: 1, tools: [] } as never);
+    await other.createSession({ id: "s", createdAt: 1, tools: [] } as never);
+    const emit = (journal: Journal, data: unknown) =>
+      appendNowOf(journal)!("s", [{ kind: "tool_event", call: 0, event: "e", data } as never]);
+    let inner: unknown;
+    const data = {
+      first: "kept",
+      get second() {
+        try {
+          inner = emit(other, { other: "inner" });
+        } catch (error) {
+          inner = error;
+        }
+        return "also kept";
+      },
+    };
+    emit(outer, data);
+    const [record] = await outer.read("s");
+    assert.deepEqual(record.kind === "tool_event" && record.data, { first: "kept", second: "also kept" });
+    const read = await other.read("s");
+    if (inner instanceof BrainError) assert.deepEqual([inner.code, read], ["invalid_argument", []]);
+    else assert.deepEqual(read.map((record) => record.kind === "tool_event" && record.data), [{ other: "inner" }]);
+  } finally {
+    await outer.close();
+    await other.close();
   }
 });
 
