@@ -114,11 +114,14 @@ export class SessionEnvironments {
     return Object.freeze({
       list: guard("list", () => Promise.resolve([...this.#entries.values()].map(info))),
       get: guard("get", (name: string) => Promise.resolve(info(this.#entry(name)))),
-      create: guard("create", (spec: EnvironmentSpec) => this.#change(() => this.#create(spec, call, record))),
-      update: guard(
-        "update",
-        (name: string, spec: EnvironmentSpec) => this.#change(() => this.#update(name, spec, call, record)),
-      ),
+      create: guard("create", (spec: EnvironmentSpec) => {
+        const held = heldSpec(spec);
+        return this.#change(() => this.#create(held, call, record));
+      }),
+      update: guard("update", (name: string, spec: EnvironmentSpec) => {
+        const held = heldSpec(spec);
+        return this.#change(() => this.#update(name, held, call, record));
+      }),
       setup: guard("setup", (name: string) => {
         const entry = this.#entry(name);
         entry.setup = this.#runSetup(entry);
@@ -251,4 +254,13 @@ export class SessionEnvironments {
 
 function info({ env, created }: Entry): EnvironmentInfo {
   return { name: env.name, kind: env.kind, description: env.describe(), created };
+}
+
+/**
+ * `spec` as a change waiting for the ones before it keeps it: a frozen copy, so
+ * what is created is what the Tool passed, not what its object holds by then.
+ * A spec that is not JSON is kept as it is, for `fromSpec` to refuse.
+ */
+function heldSpec(spec: EnvironmentSpec): EnvironmentSpec {
+  return (frozenJson(spec) as EnvironmentSpec | undefined) ?? spec;
 }

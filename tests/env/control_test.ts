@@ -161,3 +161,24 @@ Deno.test("an HTTP Environment's Tools get its control too (separate binding, se
   const env = httpEnv({ name: "api", baseUrl: "http://127.0.0.1:1", control: ["get"] });
   assert.deepEqual(env.control, ["get"]);
 });
+
+Deno.test("ctx.environments.create and update use the spec as it was when passed, not as the Tool's object is changed after", async () => {
+  const seen = await run(
+    hostEnv({ name: "ops", control: ["create", "update"] }),
+    async (environments) => {
+      const spec = { kind: "http" as const, name: "store", baseUrl: "http://127.0.0.1:1/v1" };
+      const created = environments.create(spec);
+      spec.baseUrl = "http://127.0.0.1:1/changed";
+      spec.name = "renamed";
+      const update = { kind: "http" as const, name: "store", baseUrl: "http://127.0.0.1:1/v2" };
+      const updated = environments.update("store", update);
+      update.baseUrl = "http://127.0.0.1:1/changed";
+      return (await Promise.all([created, updated])).map((info) => [info.name, info.description]);
+    },
+    new Brain({ allow: { net: ["127.0.0.1:1"] } }),
+  );
+  assert.deepEqual(seen, [
+    ["store", { kind: "http", name: "store", baseUrl: "http://127.0.0.1:1/v1", headers: [], control: [] }],
+    ["store", { kind: "http", name: "store", baseUrl: "http://127.0.0.1:1/v2", headers: [], control: [] }],
+  ]);
+});
