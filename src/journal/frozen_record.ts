@@ -396,6 +396,29 @@ export function checkRecordBody(body: RecordBody): void {
   }
 }
 
+/**
+ * A frozen copy of `body`, its defined fields each a frozen copy made in the read
+ * that checks it is JSON: what a store that commits after other commits holds,
+ * so the record is the body as it was appended, whatever its objects do next.
+ * Throws `invalid_argument` for a field that is not JSON.
+ */
+export function heldRecordBody(body: RecordBody): RecordBody {
+  const held: Record<string, unknown> = {};
+  try {
+    for (const key in body) {
+      const value = (body as Record<string, unknown>)[key];
+      if (value === undefined || !Object.hasOwn(body, key)) continue;
+      const copy = frozenJson(value);
+      if (copy === undefined) throw notJson(body, key, value);
+      setOwnField(held, key, copy);
+    }
+  } catch (error) {
+    if (error instanceof BrainError) throw error;
+    throw new BrainError("invalid_argument", `a record cannot be read: ${errorText(error)}`);
+  }
+  return Object.freeze(held) as unknown as RecordBody;
+}
+
 function notJson(body: RecordBody, key: string, value: unknown): BrainError {
   return new BrainError("invalid_argument", `a ${body.kind} record is not JSON: ${findNonJson(value, `$.${key}`)}`);
 }

@@ -43,7 +43,7 @@ import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } fr
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
-import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords, heldRecordBody } from "./frozen_record.ts";
 import { checkDense, corrupt, storedMeta } from "./stored_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
@@ -308,13 +308,16 @@ export class KvJournal implements Journal {
   }
 
   /** Commits `bodies` atomically, after every earlier append of the session, and returns them with their sequences. */
-  append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
+  append(sessionId: string, given: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     let lease: Lease | undefined;
+    let bodies: RecordBody[];
     try {
       this.#open();
       checkSessionId(sessionId);
-      checkBodies(bodies);
+      checkBodies(given);
       lease = leaseOption(options);
+      // Read once: the records kept, encoded and answered are one copy, whatever the caller's objects do next.
+      bodies = given.map(heldRecordBody);
     } catch (error) {
       return Promise.reject(error);
     }

@@ -4,7 +4,7 @@ import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { markBuiltIn } from "./built_in.ts";
 import { follow } from "./follow.ts";
-import { checkBodies, checkedMeta, checkRecordBody, frozenRecords } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords, heldRecordBody } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
 import { checkDense, parseStored, storedMeta, storedRecord } from "./stored_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
@@ -249,9 +249,17 @@ export class PostgresJournal implements Journal {
       return Promise.reject(error);
     }
     if (this.#closed) return Promise.reject(new BrainError("journal_closed", "the journal is closed"));
+    // Copied now: the commit waits for the session's earlier ones, and the caller's objects may change meanwhile.
+    let held: RecordBody[];
+    try {
+      checkBodies(bodies);
+      held = bodies.map(heldRecordBody);
+    } catch (error) {
+      return Promise.reject(error);
+    }
     // Made before close, it is committed: close waits for the session's appends.
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, bodies, lease), true));
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, held, lease), true));
     const tail = committed.catch(() => {});
     this.#tails.set(sessionId, tail);
     tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
@@ -264,8 +272,6 @@ export class PostgresJournal implements Journal {
    * the database may end between two round trips.
    */
   async #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): Promise<JournalRecord[]> {
-    checkBodies(bodies);
-    bodies.forEach(checkRecordBody);
     const at = Date.now();
     const { opening, ended, enders } = callChanges(sessionId, bodies);
     // Sent as a JSON array of the records' texts (the driver serializes a json parameter).

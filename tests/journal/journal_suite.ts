@@ -654,4 +654,34 @@ export function journalSuite(name: string, open: () => Promise<Journal>): void {
       assert.deepEqual(await journal.stranded(), ["s"]);
     }),
   );
+
+  Deno.test(
+    `${name}: an append keeps its records as they were when appended, whatever the caller's objects do next`,
+    withJournal(async (journal) => {
+      await journal.createSession(session("s"));
+      const first = { n: 1 };
+      const firstBody = { kind: "tool_event" as const, call: 0, event: "first", data: first };
+      const appended = [journal.append("s", [firstBody])];
+      first.n = 2;
+      firstBody.event = "changed";
+      // Appended while the first is in flight: a store that commits in order holds it until then.
+      let reads = 0;
+      const fickle = {
+        get n() {
+          return ++reads;
+        },
+      };
+      const second = { kind: "tool_event" as const, call: 0, event: "second", data: { list: [1] } };
+      appended.push(journal.append("s", [second, { kind: "tool_event", call: 0, event: "fickle", data: fickle }]));
+      second.data.list.push(2);
+      const answers = (await Promise.all(appended)).flat();
+      const read = await journal.read("s");
+      assert.deepEqual(read.map((record) => record.kind === "tool_event" && [record.event, record.data]), [
+        ["first", { n: 1 }],
+        ["second", { list: [1] }],
+        ["fickle", { n: 1 }],
+      ]);
+      assert.deepEqual(answers, read);
+    }),
+  );
 }
