@@ -58,10 +58,10 @@ export class Brain {
       (remote(read) ? new RemoteBackend(read) : new EmbeddedBackend(read));
     Brain.#opened = undefined;
     this.sessions = Object.freeze({
+      // Read and handed on at once: the session is what the caller passed, whatever its objects hold later.
       create: (create: CreateSessionOptions = {}) =>
-        promised(() => readSessionOptions(create, CREATE_OPTIONS)).then((read) => backend.create(read)),
-      get: (id: string, get: GetSessionOptions = {}) =>
-        promised(() => checkGetOptions(get)).then((read) => backend.get(id, read)),
+        promised(() => backend.create(readSessionOptions(create, CREATE_OPTIONS))),
+      get: (id: string, get: GetSessionOptions = {}) => promised(() => backend.get(id, checkGetOptions(get))),
       delete: (id: string) => backend.delete(id),
       list: () => backend.list(),
     });

@@ -261,14 +261,15 @@ export class EmbeddedBackend implements BrainBackend {
     // A Brain server passes its hosts' session ids as host-scoped journal keys; an application names its own.
     if (authenticated) checkSessionId(id);
     else checkName("a session id", id);
-    checkPlacedTools(given);
+    const listed = checkPlacedTools(given);
+    const bindings = readEnvironments(environments);
     if (await this.journal.getSession(id)) throw new BrainError("session_exists", `session ${id} already exists`);
     // A new session starts with empty workspaces, whatever an earlier session of this id left.
     await removeSessionWorkspaces(this.#allow?.workspaceRoot, id);
-    const placed = await this.#place(id, environments);
+    const placed = await this.#place(id, bindings);
     const ended = new AbortController();
     try {
-      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      const tools = [...listed, ...placed.flatMap((entry) => entry.tools)];
       checkPlacedTools(tools);
       const registered = host === undefined ? authenticated : await registerHost(host);
       const workspaces = await this.#admit(id, tools, ended.signal);
@@ -296,17 +297,18 @@ export class EmbeddedBackend implements BrainBackend {
   ): Promise<Session> {
     this.#assertOpen();
     checkSessionId(id);
-    checkPlacedTools(given);
+    const listed = checkPlacedTools(given);
+    const bindings = readEnvironments(environments);
     const model = this.#model(chosen);
     const meta = await this.journal.getSession(id);
     if (!meta) throw noSession(id);
     if (authenticated) checkOwner(id, meta.host, authenticated);
-    else if (given.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
+    else if (listed.length > 0 || host !== undefined) await verifyHost(id, meta.host, host);
     if (model) checkModel(meta, model);
-    const placed = await this.#place(id, environments);
+    const placed = await this.#place(id, bindings);
     const ended = new AbortController();
     try {
-      const tools = [...given, ...placed.flatMap((entry) => entry.tools)];
+      const tools = [...listed, ...placed.flatMap((entry) => entry.tools)];
       if (tools.length > 0) checkReattachment(id, meta.tools, await advertisedTools(tools));
       const writes = tools.length > 0 || model !== undefined;
       const ownership = writes ? await this.#own(id, waitMs) : await this.#sweepIfUnowned(id, waitMs);
@@ -475,13 +477,9 @@ export class EmbeddedBackend implements BrainBackend {
 
   /** Admits each Environment's grant, then lets it place its Tools; on a failure releases those already placed. */
   async #place(id: string, environments: readonly Environment[]): Promise<EnvironmentTools[]> {
-    if (!isList(environments)) {
-      throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
-    }
-    const given = readList("environments", environments) as Environment[];
     const placed: EnvironmentTools[] = [];
     try {
-      for (const [index, env] of given.entries()) {
+      for (const [index, env] of environments.entries()) {
         if (!placesTools(env)) throw notPlacing(index, env);
         const workspace = await admitEnvironment(id, env, this.#allow);
         placed.push(await placeTools(env, index, { sessionId: id, workspace, allow: this.#allow }));
@@ -699,4 +697,12 @@ async function openPostgres(url: string): Promise<Journal> {
   }
   const { PostgresJournal } = await import("../journal/postgres.ts");
   return await PostgresJournal.open(url);
+}
+
+/** A session's `environments` as read now, a list of its own; `invalid_argument` for anything but a list. */
+function readEnvironments(environments: unknown): readonly Environment[] {
+  if (!isList(environments)) {
+    throw new BrainError("invalid_argument", "environments must be an array of Environments, such as [mcpEnv(...)]");
+  }
+  return readList("environments", environments) as Environment[];
 }

@@ -98,13 +98,13 @@ export function toolExtension(options: ToolExtensionOptions): ToolExtension {
   if (!isList(tools)) {
     throw new BrainError("invalid_argument", "toolExtension needs tools: a list of placed Tools");
   }
-  checkPlacedTools(tools);
+  const listed = checkPlacedTools(tools);
   if (token !== undefined) checkToken("toolExtension's token", token);
   if (!Number.isFinite(lifetimeMs) || lifetimeMs <= 0) {
     throw new BrainError("invalid_argument", `lifetimeMs must be a positive number, got ${shownValue(lifetimeMs)}`);
   }
   const placed = new Map<string, ServedTool>();
-  for (const entry of tools) {
+  for (const entry of listed) {
     if (!entry.tool.run || entry.implementation) {
       throw new BrainError("invalid_tool", `tool ${entry.tool.name}: the extension serves only run functions`);
     }

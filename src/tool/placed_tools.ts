@@ -6,16 +6,18 @@ import { factoryImplementation } from "./tool.ts";
 
 /**
  * Checks a session's `tools` before anything is stored: an array of placed
- * Tools (`lookup()`, not the factory `lookup`) with unique names. Throws
- * `invalid_tool` for a factory or another value, `duplicate_tool` for a name
- * placed twice.
+ * Tools (`lookup()`, not the factory `lookup`) with unique names. Returns them
+ * as read now, a list of its own: what the caller's array holds later is not
+ * what the session gets. Throws `invalid_tool` for a factory or another value,
+ * `duplicate_tool` for a name placed twice.
  */
-export function checkPlacedTools(tools: unknown): asserts tools is readonly PlacedTool[] {
+export function checkPlacedTools(tools: unknown): readonly PlacedTool[] {
   if (!isList(tools)) {
     throw new BrainError("invalid_tool", "tools must be an array of placed Tools, such as tools: [lookup()]");
   }
   const names = new Set<string>();
-  for (const [index, placed] of readTools(tools).entries()) {
+  const listed = readTools(tools);
+  for (const [index, placed] of listed.entries()) {
     if (factoryImplementation(placed)) {
       const { name } = placed as { name: string };
       throw new BrainError(
@@ -35,6 +37,7 @@ export function checkPlacedTools(tools: unknown): asserts tools is readonly Plac
     }
     names.add(placed.tool.name);
   }
+  return listed as PlacedTool[];
 }
 
 /** The items of `tools` read once; `invalid_tool` for a Proxy whose items cannot be read. */

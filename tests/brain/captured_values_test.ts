@@ -43,7 +43,38 @@ const brains: [string, () => Promise<{ brain: Brain; dispose(): Promise<void> }>
   }],
 ];
 
+const other = tool({
+  name: "other",
+  description: "Finish with nothing.",
+  input: z.object({}),
+  run: (_, ctx) => ctx.finish(),
+});
+
 for (const [name, open] of brains) {
+  Deno.test(`${name}: sessions.create and get keep the id and tools they were passed, whatever the caller's objects do next`, async () => {
+    const { brain, dispose } = await open();
+    try {
+      const tools = [reporter()];
+      const options = { id: "as-passed", tools };
+      const creating = brain.sessions.create(options);
+      options.id = "changed";
+      tools.push(other());
+      const created = await creating;
+      assert.equal(created.id, "as-passed");
+      assert.deepEqual(created.tools.map((placed) => placed.tool.name), ["reporter"]);
+      const end = await created.call("other", {}).catch((error) => error.code);
+      assert.equal(end, "unknown_tool");
+      await created.end();
+      const again = [reporter()];
+      const getting = brain.sessions.get("as-passed", { tools: again });
+      again.push(other());
+      assert.deepEqual((await getting).tools.map((placed) => placed.tool.name), ["reporter"]);
+    } finally {
+      await brain.close();
+      await dispose();
+    }
+  });
+
   Deno.test(`${name}: a call keeps its input, events, results and finish as they were when passed, whatever the objects do next`, async () => {
     const { brain, dispose } = await open();
     try {

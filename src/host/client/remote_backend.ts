@@ -180,8 +180,7 @@ export class RemoteBackend implements BrainBackend {
     refuseCredentials(host);
     refuseEnvironments(environments);
     const conversation = serverConversation(model, agentloop);
-    checkPlacedTools(tools);
-    return await this.#open(id, tools, conversation, "create");
+    return await this.#open(id, checkPlacedTools(tools), conversation, "create");
   }
 
   async get(
@@ -190,10 +189,10 @@ export class RemoteBackend implements BrainBackend {
   ): Promise<BrainSession> {
     this.#assertOpen();
     checkName("a session id", id);
-    checkPlacedTools(tools);
+    const listed = checkPlacedTools(tools);
     refuseCredentials(host);
     refuseEnvironments(environments);
-    return await this.#open(id, tools, serverConversation(model, agentloop), "get", waitMs);
+    return await this.#open(id, listed, serverConversation(model, agentloop), "get", waitMs);
   }
 
   async delete(id: string): Promise<void> {
