@@ -187,10 +187,12 @@ export class EmbeddedBackend implements BrainBackend {
    * one opens a session to write to it.
    */
   static async open(options: BrainOptions = {}): Promise<EmbeddedBackend> {
-    const { path, url, ...rest } = options;
-    if ([path, url, rest.journal].filter((given) => given !== undefined).length > 1) {
+    const { path, url, ...given } = options;
+    if ([path, url, given.journal].filter((value) => value !== undefined).length > 1) {
       throw new BrainError("invalid_argument", "give a Brain one of a journal, a path or a url");
     }
+    // The allow-list read now, not once the journal is open: a list the caller changes meanwhile grants nothing.
+    const rest = { ...given, allow: checkAllowList(given.allow) };
     const journal = path !== undefined
       ? await KvJournal.open(path)
       : url !== undefined

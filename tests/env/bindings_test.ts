@@ -34,6 +34,23 @@ Deno.test("a grant outside the allow-list fails session creation with permission
   assert.deepEqual(await brain.sessions.list(), []);
 });
 
+Deno.test("the allow-list is read when the Brain is made or opened: an entry the caller adds after grants nothing", async () => {
+  await using root = await workspaceRoot();
+  for (
+    const open of [
+      (allow: { net: string[] }) => Promise.resolve(new Brain({ allow })),
+      (allow: { net: string[] }) => Brain.open({ path: `${root.path}/${crypto.randomUUID()}.kv`, allow }),
+    ]
+  ) {
+    const allow = { net: ["127.0.0.1"] };
+    const opening = open(allow);
+    allow.net.push("example.com");
+    await using brain = await opening;
+    const env = brainEnv({ name: "net", net: ["example.com"] });
+    await assert.rejects(brain.sessions.create({ tools: [probe("p")({ env })] }), hasCode("permission_denied"));
+  }
+});
+
 Deno.test("every Tool in one binding gets its workspace; separate bindings get separate ones", async () => {
   await using root = await workspaceRoot();
   await using brain = new Brain({ allow: { workspaceRoot: root.path, filesystem: ["read", "write"] } });
