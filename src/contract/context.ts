@@ -38,7 +38,10 @@ export interface ToolContext<Options = Record<string, never>, Output = JsonValue
   readonly deadline: number | undefined;
   /** Aborted, best effort, when the call ends by deadline, cancellation or connection loss. */
   readonly signal: AbortSignal;
-  /** Appends a durable extension Event; resolves with its committed sequence. */
+  /**
+   * Appends a durable extension Event; resolves with its committed sequence.
+   * `data` is read when called: the record is what it held then.
+   */
   emit(event: string, data?: JsonValue): Promise<number>;
   /** Appends a validated result; resolves with its committed sequence. */
   emitResult(value: Output | Outcome, options?: ResultOptions): Promise<number>;

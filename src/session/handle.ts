@@ -30,7 +30,10 @@ export interface BrainSession {
   activation(): Activation;
   /** Real path of a binding's workspace in this session, when its grant has one. */
   workspace(envName: string): string | undefined;
-  /** Commits the call's intent, dispatches it once and returns its handle. */
+  /**
+   * Commits the call's intent, dispatches it once and returns its handle. The
+   * input is read once, when called: the intent and the Tool get a frozen copy.
+   */
   start(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<ToolCall>;
   /** Starts a call and waits for its end. */
   call(target: PlacedTool | string, input: JsonValue, options?: CallOptions): Promise<CallEnd>;
