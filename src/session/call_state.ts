@@ -1,5 +1,6 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import { landedCommit } from "../journal/landed_commit.ts";
+import { heldRecordBody } from "../journal/frozen_record.ts";
 import { ownerStopping } from "../journal/ownership.ts";
 import { paused } from "../util/paused.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
@@ -476,7 +477,13 @@ export class CallState implements CallSink {
     next: (records: JournalRecord[]) => T | Promise<T>,
     failed?: (error: unknown) => T | Promise<T>,
   ): Promise<T> {
-    const appended = this.#inFlight === 0 ? this.#append(bodies) : after(this.#last!, () => this.#append(bodies));
+    let appended;
+    if (this.#inFlight === 0) appended = this.#append(bodies);
+    else {
+      // Read now, while the Tool's objects are as it passed them: the append waits for the commits in flight.
+      const held = heldBodies(bodies);
+      appended = after(this.#last!, () => this.#append(held));
+    }
     this.#inFlight++;
     const continued = appended.then((records) => {
       this.#inFlight--;
@@ -615,4 +622,13 @@ function unreadableResult(error: unknown): string {
 
 function budgetFailure(error: BrainError): Outcome {
   return fail("budget_exceeded", error.message);
+}
+
+/** Frozen copies of `bodies`; the bodies themselves when one is not JSON, for the journal to refuse in its turn. */
+function heldBodies(bodies: RecordBody[]): RecordBody[] {
+  try {
+    return bodies.map(heldRecordBody);
+  } catch {
+    return bodies;
+  }
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type JsonValue, tool } from "../../mod.ts";
+import { Brain, hostEnv, type JsonValue, tool } from "../../mod.ts";
 import { KvJournal } from "../../src/journal/mod.ts";
 import { serveBrain } from "../../src/host/server/server.ts";
 import { scratchDir } from "../_support/scratch.ts";
@@ -107,5 +107,37 @@ for (const [name, open] of brains) {
       await brain.close();
       await dispose();
     }
+  });
+}
+
+for (const journal of ["memory", "kv"] as const) {
+  Deno.test(`embedded, ${journal} journal: an Event emitted while the call's Environment change commits is the data passed`, async () => {
+    const changing = tool({
+      name: "changing",
+      description: "Create an Environment, and emit while it commits.",
+      input: z.object({}),
+      run: async (_, ctx) => {
+        const creating = ctx.environments.create({ kind: "http", name: "made", baseUrl: "http://127.0.0.1:1" });
+        // The create's record commits a few turns after the call, once its spec is admitted.
+        for (let turn = 0; turn < 3; turn++) await Promise.resolve();
+        const data = { n: 1 };
+        const emitted = ctx.emit("step", data);
+        data.n = 2;
+        await Promise.all([creating, emitted]);
+        return ctx.finish();
+      },
+    });
+    await using brain = new Brain({
+      allow: { net: ["127.0.0.1:1"] },
+      ...(journal === "kv" ? { journal: await KvJournal.open(`${dir}/${crypto.randomUUID()}.kv`) } : {}),
+    });
+    const session = await brain.sessions.create({
+      tools: [changing({ env: hostEnv({ name: "ops", control: ["create"] }) })],
+    });
+    assert.equal((await session.call("changing", {})).outcome.status, "ok");
+    const kinds = (await session.read()).map((record) =>
+      record.kind === "tool_event" ? JSON.stringify(record.data) : record.kind
+    );
+    assert.deepEqual(kinds, ["tool_call_started", "environment_created", '{"n":1}', "tool_call_finished"]);
   });
 }
