@@ -1,7 +1,7 @@
 import type { JournalRecord } from "./records.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { errorText } from "../util/error_text.ts";
-import { checkRecordBody } from "./frozen_record.ts";
+import { heldRecordBody } from "./frozen_record.ts";
 
 /**
  * One readable line for a journal record: sequence, kind and its essentials.
@@ -23,8 +23,8 @@ export function formatRecord(record: JournalRecord): string {
   if (typeof kind !== "string") throw new BrainError("invalid_argument", "formatRecord takes a journal record");
   try {
     // A record is JSON, as every journal keeps it: anything else (a cycle, a BigInt, a Proxy) is no record.
-    checkRecordBody(record);
-    return formatted(record);
+    // The copy made in that check is what is shown: a getter is read once.
+    return formatted(heldRecordBody(record) as JournalRecord);
   } catch (error) {
     if (error instanceof BrainError) throw error;
     // Fields of the wrong shape for their kind (no origin, a deadline that is no time), or a trap that throws.

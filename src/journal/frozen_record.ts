@@ -387,15 +387,6 @@ class SharedCopies {
 /** The copies of the commit being built, kept between commits; one that starts inside another makes its own. */
 let spareCopies: SharedCopies | undefined = new SharedCopies();
 
-/** Throws `invalid_argument` unless every defined field of `body` is plain JSON. */
-export function checkRecordBody(body: RecordBody): void {
-  for (const key in body) {
-    const value = (body as Record<string, unknown>)[key];
-    if (value === undefined || !Object.hasOwn(body, key)) continue;
-    if (findNonJson(value) !== undefined) throw notJson(body, key, value);
-  }
-}
-
 /**
  * A frozen copy of `body`, its defined fields each a frozen copy made in the read
  * that checks it is JSON: what a store that commits after other commits holds,
