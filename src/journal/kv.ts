@@ -43,7 +43,8 @@ import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } fr
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
-import { checkBodies, checkedMeta, frozenRecords, heldRecordBody } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { bodyOf } from "./same_body.ts";
 import { checkDense, corrupt, storedMeta } from "./stored_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
@@ -310,27 +311,32 @@ export class KvJournal implements Journal {
   /** Commits `bodies` atomically, after every earlier append of the session, and returns them with their sequences. */
   append(sessionId: string, given: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     let lease: Lease | undefined;
-    let bodies: RecordBody[];
     try {
       this.#open();
       checkSessionId(sessionId);
       checkBodies(given);
       lease = leaseOption(options);
-      // Read once: the records kept, encoded and answered are one copy, whatever the caller's objects do next.
-      bodies = given.map(heldRecordBody);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (bodies.length > MAX_RECORDS_PER_APPEND) {
+    if (given.length > MAX_RECORDS_PER_APPEND) {
       return Promise.reject(
         new BrainError("invalid_argument", `one append holds at most ${MAX_RECORDS_PER_APPEND} records`),
       );
     }
     const at = Date.now();
+    // Read once: the records kept, encoded and answered are one copy, whatever the caller's objects do next.
+    let records: JournalRecord[];
+    try {
+      records = frozenRecords(given, sessionId, 0, at);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    const bodies = records.map(bodyOf);
     const pending: Pending = {
       bodies,
       lease,
-      prepared: this.#prepare(sessionId, bodies, at),
+      prepared: this.#prepare(sessionId, records, bodies, at),
       ready: false,
       done: Promise.withResolvers(),
     };
@@ -350,8 +356,7 @@ export class KvJournal implements Journal {
    * first, invisible until committed. An append that alone exceeds what one
    * atomic commit can carry fails `invalid_argument` before anything is written.
    */
-  async #prepare(sessionId: string, bodies: RecordBody[], at: number): Promise<Prepared> {
-    const records = frozenRecords(bodies, sessionId, 0, at);
+  async #prepare(sessionId: string, records: JournalRecord[], bodies: RecordBody[], at: number): Promise<Prepared> {
     const encoded = bodies.map((body) => encodeBody(body, at));
     let bytes = 0;
     const inline = encoded.map((record) => {

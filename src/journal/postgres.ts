@@ -4,7 +4,8 @@ import { errorText } from "../util/error_text.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { markBuiltIn } from "./built_in.ts";
 import { follow } from "./follow.ts";
-import { checkBodies, checkedMeta, frozenRecords, heldRecordBody } from "./frozen_record.ts";
+import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
+import { bodyOf } from "./same_body.ts";
 import { checkRange } from "./read_options.ts";
 import { checkDense, parseStored, storedMeta, storedRecord } from "./stored_record.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
@@ -249,17 +250,18 @@ export class PostgresJournal implements Journal {
       return Promise.reject(error);
     }
     if (this.#closed) return Promise.reject(new BrainError("journal_closed", "the journal is closed"));
-    // Copied now: the commit waits for the session's earlier ones, and the caller's objects may change meanwhile.
-    let held: RecordBody[];
+    // Copied now, as records to be numbered: the commit waits for the session's earlier ones, and the caller's
+    // objects may change meanwhile.
+    let records: JournalRecord[];
     try {
       checkBodies(bodies);
-      held = bodies.map(heldRecordBody);
+      records = frozenRecords(bodies, sessionId, 0, 0);
     } catch (error) {
       return Promise.reject(error);
     }
     // Made before close, it is committed: close waits for the session's appends.
     const previous = this.#tails.get(sessionId) ?? Promise.resolve();
-    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, held, lease), true));
+    const committed = previous.then(() => this.#guard(() => this.#commit(sessionId, records, lease), true));
     const tail = committed.catch(() => {});
     this.#tails.set(sessionId, tail);
     tail.then(() => this.#tails.get(sessionId) === tail && this.#tails.delete(sessionId));
@@ -271,7 +273,8 @@ export class PostgresJournal implements Journal {
    * and writes everything, so no transaction is ever left open on a connection
    * the database may end between two round trips.
    */
-  async #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined): Promise<JournalRecord[]> {
+  async #commit(sessionId: string, unnumbered: JournalRecord[], lease: Lease | undefined): Promise<JournalRecord[]> {
+    const bodies = unnumbered.map(bodyOf);
     const at = Date.now();
     const { opening, ended, enders } = callChanges(sessionId, bodies);
     // Sent as a JSON array of the records' texts (the driver serializes a json parameter).
@@ -301,7 +304,8 @@ export class PostgresJournal implements Journal {
         lease,
       );
     }
-    const records = frozenRecords(bodies, sessionId, row.first, at);
+    const first: number = row.first;
+    const records = unnumbered.map((record, index) => Object.freeze({ ...record, sequence: first + index, at }));
     this.#notifier.notify(sessionId);
     return records;
   }
