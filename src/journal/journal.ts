@@ -104,11 +104,24 @@ const appendNow: unique symbol = Symbol("appendNow");
 
 /**
  * A journal's synchronous append: commits exactly as `append` does and returns
- * the records, or throws what `append` would reject with. The records may hold
- * the bodies' own values rather than frozen copies: Brain reads them and hands
- * none on.
+ * what `answer` makes of the commit, or throws what `append` would reject with.
+ * No record is built that Brain does not ask for: a call's event, result and
+ * finish need only their sequences.
  */
-export type AppendNow = (sessionId: string, bodies: RecordBody[], options?: AppendOptions) => JournalRecord[];
+export type AppendNow = <T>(
+  sessionId: string,
+  bodies: RecordBody[],
+  answer: CommitAnswer<T>,
+  options?: AppendOptions,
+) => T;
+
+/** What a synchronous append answers, made from the sequence of the commit's first record and the commit's time. */
+export type CommitAnswer<T> = (first: number, at: number) => T;
+
+/** The answer of the commit's first sequence. */
+export function firstSequence(first: number): number {
+  return first;
+}
 
 /** A journal's synchronous append and the `append` method it stands for. */
 interface SyncAppend {

@@ -7,7 +7,7 @@ import { follow } from "./follow.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { checkRange } from "./read_options.ts";
 import { closes, opens } from "./open_calls.ts";
-import { type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
+import { type CommitAnswer, type Journal, offerAppendNow, type ReadOptions, type SubscribeOptions } from "./journal.ts";
 import {
   type AcquireOptions,
   type AppendOptions,
@@ -67,7 +67,7 @@ export class MemoryJournal implements Journal {
   /** Commits `bodies` atomically and returns them with their sequences. */
   append(sessionId: string, bodies: RecordBody[], options?: AppendOptions): Promise<JournalRecord[]> {
     try {
-      return Promise.resolve(this.#commit(sessionId, bodies, leaseOption(options)));
+      return Promise.resolve(this.#commit(sessionId, bodies, leaseOption(options), undefined));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -79,21 +79,23 @@ export class MemoryJournal implements Journal {
     offerAppendNow(
       this,
       MemoryJournal.prototype.append,
-      (sessionId, bodies, options) => this.#commit(sessionId, bodies, leaseOption(options), sharedRecords),
+      (sessionId, bodies, answer, options) => this.#commit(sessionId, bodies, leaseOption(options), answer),
     );
   }
 
   /**
-   * Commits `bodies`: packed straight from them when `answer` is given, which
-   * builds the records returned; else (or when a body is not one the list
-   * packs) as deep-frozen copies, which the list keeps and the caller gets.
+   * Commits `bodies`. Given an `answer`, it packs them straight from the bodies
+   * and returns what `answer` makes of the commit; else (or when a body is not
+   * one the list packs) it keeps deep-frozen copies, which `append` returns.
    */
-  #commit(
+  #commit<T>(sessionId: string, bodies: RecordBody[], lease: Lease | undefined, answer: CommitAnswer<T>): T;
+  #commit(sessionId: string, bodies: RecordBody[], lease: Lease | undefined, answer: undefined): JournalRecord[];
+  #commit<T>(
     sessionId: string,
     bodies: RecordBody[],
     lease: Lease | undefined,
-    answer?: typeof sharedRecords,
-  ): JournalRecord[] {
+    answer: CommitAnswer<T> | undefined,
+  ): T | JournalRecord[] {
     if (committing) {
       throw new BrainError("invalid_argument", `session ${sessionId}: an append began while another read its records`);
     }
@@ -105,33 +107,32 @@ export class MemoryJournal implements Journal {
     }
   }
 
-  #committed(
+  #committed<T>(
     sessionId: string,
     bodies: RecordBody[],
     lease: Lease | undefined,
-    answer?: typeof sharedRecords,
-  ): JournalRecord[] {
+    answer: CommitAnswer<T> | undefined,
+  ): T | JournalRecord[] {
     checkBodies(bodies);
     const session = this.#session(sessionId);
     checkWriter(sessionId, session.lease, lease);
     const start = session.records.length + 1;
     checkCloses(sessionId, session.open, bodies, start);
     const at = Date.now();
-    let committed: JournalRecord[];
-    if (answer && session.records.pushBodies(bodies, at)) committed = answer(bodies, sessionId, start, at);
-    else {
-      committed = frozenRecords(bodies, sessionId, start, at);
-      for (let index = 0; index < committed.length; index++) session.records.push(committed[index]);
+    let committed: readonly (RecordBody | JournalRecord)[] = bodies, records: JournalRecord[] | undefined;
+    if (!answer || !session.records.pushBodies(bodies, at)) {
+      committed = records = frozenRecords(bodies, sessionId, start, at);
+      for (let index = 0; index < records.length; index++) session.records.push(records[index]);
     }
     // Only now that every record is kept: a refused append leaves the open calls as they were.
     for (let index = 0; index < committed.length; index++) {
       const record = committed[index];
       const ended = closes(record);
       if (ended !== undefined) session.open.delete(ended);
-      else if (opens(record)) session.open.add(record.sequence);
+      else if (opens(record)) session.open.add(start + index);
     }
     this.#notifier.notify(sessionId);
-    return committed;
+    return answer ? answer(start, at) : records!;
   }
 
   /** Returns committed records in sequence order. */
@@ -325,39 +326,6 @@ export class MemoryJournal implements Journal {
 function slice(session: StoredSession, { from = 1, limit }: ReadOptions): JournalRecord[] {
   const start = Math.max(from, 1) - 1;
   return session.records.slice(start, limit === undefined ? undefined : start + limit);
-}
-
-/**
- * The records of a commit packed from its bodies, as the synchronous append
- * gives them to Brain: the bodies' fields, not copies (what the journal keeps
- * is the packed copy; a reader gets records built from it).
- */
-function sharedRecords(bodies: RecordBody[], sessionId: string, start: number, at: number): JournalRecord[] {
-  const records = new Array<JournalRecord>(bodies.length);
-  for (let index = 0; index < bodies.length; index++) {
-    records[index] = recordOf(bodies[index], sessionId, start + index, at);
-  }
-  return records;
-}
-
-/**
- * The record of `body`. The kinds every call commits are copied each at a spread
- * of its own: one spread copying bodies of many shapes takes V8's slow path,
- * about three times the cost.
- */
-function recordOf(body: RecordBody, sessionId: string, sequence: number, at: number): JournalRecord {
-  switch (body.kind) {
-    case "tool_call_started":
-      return { ...body, sessionId, sequence, at };
-    case "tool_event":
-      return { ...body, sessionId, sequence, at };
-    case "tool_result":
-      return { ...body, sessionId, sequence, at };
-    case "tool_call_finished":
-      return { ...body, sessionId, sequence, at };
-    default:
-      return { ...body, sessionId, sequence, at } as JournalRecord;
-  }
 }
 
 function leaseOf(sessionId: string, stored: StoredLease): Lease {

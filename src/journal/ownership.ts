@@ -197,10 +197,10 @@ class FencedJournal implements Journal {
     this.#ownership = ownership;
     const innerNow = appendNowOf(inner);
     if (innerNow) {
-      offerAppendNow(this, FencedJournal.prototype.append, (sessionId, bodies, options) => {
+      offerAppendNow(this, FencedJournal.prototype.append, (sessionId, bodies, answer, options) => {
         const leased = this.#options(sessionId, options);
         try {
-          return innerNow(sessionId, bodies, leased);
+          return innerNow(sessionId, bodies, answer, leased);
         } catch (error) {
           if (leased !== options) this.#onRefused(error);
           throw error;

@@ -1,6 +1,6 @@
-import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
+import { type AppendNow, appendNowOf, firstSequence, type Journal } from "../journal/journal.ts";
 import { landedCommit } from "../journal/landed_commit.ts";
-import { heldRecordBody } from "../journal/frozen_record.ts";
+import { frozenRecords, heldRecordBody } from "../journal/frozen_record.ts";
 import { ownerStopping } from "../journal/ownership.ts";
 import { paused } from "../util/paused.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
@@ -69,32 +69,34 @@ export class CallState implements CallSink {
   #answered: number;
 
   /**
-   * Brain creates one per committed `tool_call_started` record; `end` settles
-   * with the call's end (it is `ended`), and `onEnded` is told once it settles,
-   * with the error when it rejects. `models` is the session's model, if it has
-   * one, `trace` the call's span when tracing.
+   * Brain creates one per `tool_call_started` record it commits: `call` is its
+   * sequence in session `sessionId`, `intent` its body. `end` settles with the
+   * call's end (it is `ended`), and `onEnded` is told once it settles, with the
+   * error when it rejects. `models` is the session's model, if it has one,
+   * `trace` the call's span when tracing.
    */
   constructor(
     journal: Journal,
-    started: JournalRecord,
+    sessionId: string,
+    call: number,
+    intent: { readonly tool: string; readonly deadline?: number },
     activation: Activation,
     end: PromiseWithResolvers<CallEnd>,
     onEnded: (state: CallState, error?: unknown) => void,
     models: ModelCaller | undefined,
     trace: ToolCallTrace | undefined,
   ) {
-    if (started.kind !== "tool_call_started") throw new TypeError("a call starts with tool_call_started");
-    this.#tool = started.tool;
+    this.#tool = intent.tool;
     this.#trace = trace;
     this.#onEnded = onEnded;
     this.#models = models;
     this.#journal = journal;
     this.#appendNow = appendNowOf(journal);
-    this.#sessionId = started.sessionId;
+    this.#sessionId = sessionId;
     this.#activation = activation;
-    this.#deadline = started.deadline;
-    this.call = started.sequence;
-    this.#answered = started.sequence;
+    this.#deadline = intent.deadline;
+    this.call = call;
+    this.#answered = call;
     this.#end = end;
     this.ended = end.promise;
   }
@@ -138,7 +140,7 @@ export class CallState implements CallSink {
    */
   emitNow(event: string, data: JsonValue): number | undefined {
     if (this.#trace || this.#inFlight !== 0 || !this.#appendNow) return undefined;
-    return this.#appendNow(this.#sessionId, [this.#eventBody(event, data)])[0].sequence;
+    return this.#appendNow(this.#sessionId, [this.#eventBody(event, data)], firstSequence);
   }
 
   /** The `tool_event` record of an Event the call may still commit; throws why not. */
@@ -274,7 +276,16 @@ export class CallState implements CallSink {
 
   /** Commits `bodies` after every earlier report of the call, such as the Environment changes it makes. */
   record(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    return this.#commit(bodies, (records) => records);
+    if (this.#inFlight === 0 && this.#appendNow) {
+      try {
+        return Promise.resolve(
+          this.#appendNow(this.#sessionId, bodies, (first, at) => frozenRecords(bodies, this.#sessionId, first, at)),
+        );
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return this.#commitLater(bodies, (records) => records);
   }
 
   /** Ends the call for a reason outside the Tool: deadline, cancellation or lost connection. */
@@ -347,21 +358,21 @@ export class CallState implements CallSink {
     outcome: Outcome,
     as: (end: CallEnd) => T,
   ): T | Promise<T> {
-    let records;
+    let last;
     try {
-      records = this.#committedNow(bodies);
+      last = this.#committedNow(bodies);
     } catch (error) {
       return this.#refusedEnd(bodies, cause, outcome, error, as);
     }
-    if (records === undefined) return this.#terminalLater(bodies, cause, outcome, as);
-    return as(this.#settleAt(records, cause, outcome));
+    if (last === undefined) return this.#terminalLater(bodies, cause, outcome, as);
+    return as(this.#settleAt(last, cause, outcome));
   }
 
   /** {@linkcode #terminal} through the journal's promise. */
   #terminalLater<T>(bodies: RecordBody[], cause: TerminalCause, outcome: Outcome, as: (end: CallEnd) => T): Promise<T> {
     return this.#commitLater(
       bodies,
-      (records) => as(this.#settleAt(records, cause, outcome)),
+      (records) => as(this.#settleAt(lastSequence(records), cause, outcome)),
       (error) => this.#refusedEnd(bodies, cause, outcome, error, as),
     );
   }
@@ -393,16 +404,16 @@ export class CallState implements CallSink {
         const next = stopping?.aborted ? TERMINAL_RETRY_MS.length : tries + 1;
         this.#commit(
           bodies,
-          (records) => void this.#settleAt(records, cause, outcome),
+          (last) => void this.#settleAt(last, cause, outcome),
           (error) => this.#retry(bodies, cause, outcome, error, next),
         );
       });
     } else this.#fail(error);
   }
 
-  /** Settles with the end whose terminal record is the last of `records`. */
-  #settleAt(records: JournalRecord[], cause: TerminalCause, outcome: Outcome): CallEnd {
-    return this.#settle({ call: this.call, sequence: records[records.length - 1].sequence, cause, outcome });
+  /** Settles with the end whose terminal record has the sequence `last`. */
+  #settleAt(last: number, cause: TerminalCause, outcome: Outcome): CallEnd {
+    return this.#settle({ call: this.call, sequence: last, cause, outcome });
   }
 
   #settle(end: CallEnd): CallEnd {
@@ -450,25 +461,28 @@ export class CallState implements CallSink {
    */
   #commit<T>(
     bodies: RecordBody[],
-    next: (records: JournalRecord[]) => T | Promise<T>,
+    next: (last: number) => T | Promise<T>,
     failed?: (error: unknown) => T | Promise<T>,
   ): Promise<T> {
-    let records;
+    let last;
     try {
-      records = this.#committedNow(bodies);
+      last = this.#committedNow(bodies);
     } catch (error) {
       return failed ? settledWith(failed, error) : Promise.reject(error);
     }
-    return records === undefined ? this.#commitLater(bodies, next, failed) : settledWith(next, records);
+    return last === undefined
+      ? this.#commitLater(bodies, (records) => next(lastSequence(records)), failed)
+      : settledWith(next, last);
   }
 
   /**
-   * The records of `bodies`, committed before this returns, when the journal
-   * commits at once and none of the call's commits is in flight; else undefined.
-   * Throws what the journal refuses the commit with.
+   * The sequence of the last record of `bodies`, committed before this returns,
+   * when the journal commits at once and none of the call's commits is in
+   * flight; else undefined. Throws what the journal refuses the commit with.
    */
-  #committedNow(bodies: RecordBody[]): JournalRecord[] | undefined {
-    return this.#inFlight === 0 && this.#appendNow ? this.#appendNow(this.#sessionId, bodies) : undefined;
+  #committedNow(bodies: RecordBody[]): number | undefined {
+    if (this.#inFlight !== 0 || !this.#appendNow) return undefined;
+    return this.#appendNow(this.#sessionId, bodies, firstSequence) + bodies.length - 1;
   }
 
   /** {@linkcode #commit} through the journal's promise, after the call's commits in flight. */
@@ -547,8 +561,8 @@ function settledWith<A, T>(next: (value: A) => T | Promise<T>, value: A): Promis
   }
 }
 
-function firstSequence(records: JournalRecord[]): number {
-  return records[0].sequence;
+function lastSequence(records: JournalRecord[]): number {
+  return records[records.length - 1].sequence;
 }
 
 /** Runs `next` once `previous` settles, however it settles. */

@@ -8,9 +8,20 @@ const MAX_INTENTS_PER_COMMIT = 64;
 /** Refusals a journal gives before it writes anything, which may be one intent's own (its size, say). */
 const REFUSED_BEFORE_WRITING = new Set<string>(["payload_too_large", "invalid_argument", "limit_exceeded"]);
 
+/** Where a committed intent landed: the sequence that names its call, and when. */
+export interface CommittedIntent {
+  readonly sequence: number;
+  readonly at: number;
+}
+
+/** A synchronous append's answer for one intent. */
+export function committedIntent(sequence: number, at: number): CommittedIntent {
+  return { sequence, at };
+}
+
 interface Queued {
   intent: RecordBody;
-  done: PromiseWithResolvers<JournalRecord>;
+  done: PromiseWithResolvers<CommittedIntent>;
 }
 
 /**
@@ -37,16 +48,16 @@ export class IntentCommits {
     this.#now = appendNowOf(journal);
   }
 
-  /** Commits `intent` with the others of this tick; resolves with its record. */
-  commit(intent: RecordBody): Promise<JournalRecord> {
+  /** Commits `intent` with the others of this tick; resolves with where it landed (its record, from a store). */
+  commit(intent: RecordBody): Promise<CommittedIntent> {
     if (this.#now) {
       try {
-        return Promise.resolve(this.#now(this.#sessionId, [intent])[0]);
+        return Promise.resolve(this.#now(this.#sessionId, [intent], committedIntent));
       } catch (error) {
         return Promise.reject(error);
       }
     }
-    const done = Promise.withResolvers<JournalRecord>();
+    const done = Promise.withResolvers<CommittedIntent>();
     if (this.#queue.push({ intent, done }) === 1) queueMicrotask(this.#flush);
     return done.promise;
   }

@@ -18,8 +18,8 @@ import { type CallOptions, checkCallInput, checkCallOptions, resolveTarget } fro
 import { handleEnded } from "./handle_ended.ts";
 import { type CallEnd, CallState } from "./call_state.ts";
 import { type Awaited, settledBy } from "./settled_by.ts";
-import { IntentCommits } from "./intent_commits.ts";
-import { type TracedCall, traceToolCall } from "../telemetry/tool_call_trace.ts";
+import { type CommittedIntent, committedIntent, IntentCommits } from "./intent_commits.ts";
+import { traceToolCall } from "../telemetry/tool_call_trace.ts";
 import { within } from "../telemetry/within.ts";
 import { SlotList } from "../util/slot_list.ts";
 import { checkSendArguments } from "./conversation.ts";
@@ -184,9 +184,9 @@ export class Session implements BrainSession {
     const end = Promise.withResolvers<CallEnd>();
     if (request.deadline === undefined && this.#appendNow) {
       // A journal that commits at once: the intent is committed here, and the call dispatches in a microtask.
-      let started: JournalRecord;
+      let started: CommittedIntent;
       try {
-        [started] = this.#appendNow(this.id, [request.intent]);
+        started = this.#appendNow(this.id, [request.intent], committedIntent);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -209,7 +209,7 @@ export class Session implements BrainSession {
   }
 
   /** Commits the call's intent through the journal's promise, which the session's end waits for. */
-  #commitIntent(request: CallRequest): Promise<JournalRecord> {
+  #commitIntent(request: CallRequest): Promise<CommittedIntent> {
     const committed = this.#intents.commit(request.intent);
     this.#starting.add(committed);
     const forget = () => void this.#starting.delete(committed);
@@ -218,7 +218,7 @@ export class Session implements BrainSession {
   }
 
   /** {@linkcode #begin}, rejecting `end` when it throws. */
-  #beginOrReject(request: CallRequest, started: JournalRecord, end: PromiseWithResolvers<CallEnd>): void {
+  #beginOrReject(request: CallRequest, started: CommittedIntent, end: PromiseWithResolvers<CallEnd>): void {
     try {
       this.#begin(request, started, end);
     } catch (error) {
@@ -246,14 +246,23 @@ export class Session implements BrainSession {
 
   /** Opens the call whose intent committed as `started` and dispatches it; `end` settles with its end. */
   #begin(
-    { placed, input, checked, activation }: CallRequest,
-    started: JournalRecord,
+    { placed, input, checked, activation, intent }: CallRequest,
+    started: CommittedIntent,
     end: PromiseWithResolvers<CallEnd>,
   ): CallState {
     const environment = placed.env?.kind ?? placed.implementation?.kind ?? "host";
-    // The committed intent names the call as a span wants it: session, sequence, Tool and time.
-    const trace = traceToolCall(started as TracedCall, environment, checked.traceparent);
-    const state = new CallState(this.#journal, started, activation, end, this.#callEnded, this.#models, trace);
+    const trace = traceToolCall(this.id, intent.tool, started, environment, checked.traceparent);
+    const state = new CallState(
+      this.#journal,
+      this.id,
+      started.sequence,
+      intent,
+      activation,
+      end,
+      this.#callEnded,
+      this.#models,
+      trace,
+    );
     this.#open.add(state);
     if (this.#ended) {
       // The intent committed as the session ended: the call ends without a dispatch.

@@ -5,16 +5,12 @@ import { brainTracer } from "./tracer.ts";
 import { contextOf, traceparentOf } from "./trace_context.ts";
 import { endWith, failSpan } from "./span_end.ts";
 
-/** The committed intent a Tool call span starts from. */
-export interface TracedCall {
-  /** The owning session. */
-  sessionId: string;
+/** Where a call's committed intent landed: a Tool call span starts from it. */
+export interface TracedIntent {
   /** Sequence of the call's `tool_call_started` record. */
-  sequence: number;
-  /** The Tool's name. */
-  tool: string;
+  readonly sequence: number;
   /** When the intent committed, in ms since the epoch: the span's start. */
-  at: number;
+  readonly at: number;
 }
 
 /** The span of one Tool call, from its committed intent to its terminal record. */
@@ -36,10 +32,25 @@ export interface ToolCallTrace {
  * `parent` traceparent (a remote caller's) or else of the active context.
  * Undefined, at no cost, while no tracer provider is registered.
  */
-export function traceToolCall(call: TracedCall, environment: string, parent?: string): ToolCallTrace | undefined {
+export function traceToolCall(
+  sessionId: string,
+  tool: string,
+  intent: TracedIntent,
+  environment: string,
+  parent?: string,
+): ToolCallTrace | undefined {
   const tracer = brainTracer();
   // The span's closures live in their own function: without a tracer, a call allocates nothing here.
-  return tracer && startTrace(tracer, call, environment, parent);
+  return tracer &&
+    startTrace(tracer, { sessionId, tool, sequence: intent.sequence, at: intent.at }, environment, parent);
+}
+
+/** The committed intent a Tool call span starts from. */
+interface TracedCall extends TracedIntent {
+  /** The owning session. */
+  readonly sessionId: string;
+  /** The Tool's name. */
+  readonly tool: string;
 }
 
 function startTrace(tracer: Tracer, call: TracedCall, environment: string, parent: string | undefined): ToolCallTrace {

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, BrainError, type Journal, type RecordBody, tool } from "../../mod.ts";
 import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
-import { appendNowOf } from "../../src/journal/journal.ts";
+import { appendNowOf, firstSequence } from "../../src/journal/journal.ts";
 import { scratchDir } from "../_support/scratch.ts";
 import { trap } from "../_support/trap.ts";
 
@@ -194,7 +194,7 @@ Deno.test("hostile journal calls: a getter that appends to another memory journa
     await outer.createSession({ id: "s", createdAt: 1, tools: [] } as never);
     await other.createSession({ id: "s", createdAt: 1, tools: [] } as never);
     const emit = (journal: Journal, data: unknown) =>
-      appendNowOf(journal)!("s", [{ kind: "tool_event", call: 0, event: "e", data } as never]);
+      appendNowOf(journal)!("s", [{ kind: "tool_event", call: 0, event: "e", data } as never], firstSequence);
     let inner: unknown;
     const data = {
       first: "kept",

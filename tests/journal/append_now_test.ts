@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { z } from "zod";
 import { Brain, tool } from "../../mod.ts";
 import { MemoryJournal } from "../../src/journal/memory.ts";
-import { appendNowOf, type Journal } from "../../src/journal/journal.ts";
+import { appendNowOf, firstSequence, type Journal } from "../../src/journal/journal.ts";
 import type { JournalRecord, RecordBody } from "../../src/journal/records.ts";
 import type { AppendOptions } from "../../src/journal/lease.ts";
 
@@ -28,8 +28,11 @@ Deno.test("the memory journal's synchronous append commits what append commits, 
   const now = appendNowOf(journal);
   assert.ok(now);
   const input = { items: [1] };
-  const [started] = now("s", [{ kind: "tool_call_started", tool: "t", input, activation: "a" }]);
-  assert.equal(started.sequence, 1);
+  const answered = now("s", [{ kind: "tool_call_started", tool: "t", input, activation: "a" }], (first, at) => ({
+    first,
+    at,
+  }));
+  assert.equal(answered.first, 1);
   // What the journal keeps is its own copy: the caller's later change to the body is not committed.
   input.items.push(2);
   const [finished] = await journal.append("s", [{
@@ -40,11 +43,17 @@ Deno.test("the memory journal's synchronous append commits what append commits, 
   }]);
   assert.equal(finished.sequence, 2);
   assert.throws(
-    () => now("s", [{ kind: "tool_call_finished", call: 1, cause: "finish", outcome: { status: "ok", value: 1 } }]),
+    () =>
+      now(
+        "s",
+        [{ kind: "tool_call_finished", call: 1, cause: "finish", outcome: { status: "ok", value: 1 } }],
+        firstSequence,
+      ),
     (error: Error & { code?: string }) => error.code === "call_finished",
   );
   const records = await journal.read("s");
-  assert.deepEqual(records, [{ ...started, input: { items: [1] } }, finished]);
+  const started = { kind: "tool_call_started", tool: "t", input: { items: [1] }, activation: "a" };
+  assert.deepEqual(records, [{ ...started, sessionId: "s", sequence: 1, at: answered.at }, finished]);
   assert.ok(Object.isFrozen(records[0]) && Object.isFrozen((records[0] as { input: unknown }).input));
 });
 
