@@ -2,6 +2,7 @@ import { keyList, keyListValues } from "./key_lists.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
 import { MAX_JSON_DEPTH } from "../outcome/json.ts";
+import { countOfUuid, uuidOfCount } from "../util/counted_uuid.ts";
 
 /** What a packed value starts with. */
 const enum Tag {
@@ -30,6 +31,10 @@ const enum Tag {
   Uuid,
   /** A record's integer field below the record's own sequence (the call it names, say): the distance, varint. */
   Before,
+  /** An id this process's `countedUuid` made: its count, varint. */
+  Counted,
+  /** A record's field holding what the same field of the record before holds. */
+  Same,
   /** From here, an integer from -16 to 111 in the tag itself. */
   SmallInt = 0x40,
   /** From here, one of the first 64 strings of the list's table in the tag itself. */
@@ -189,6 +194,18 @@ export class PackedChunk {
     return this.write(value, strings);
   }
 
+  /** Packs a record's field as holding what the same field of the record before holds. */
+  same(): void {
+    this.#byte(Tag.Same);
+  }
+
+  /** True, moving past it, when the field at `cursor.at` was packed by {@linkcode same}. */
+  readSame(cursor: Cursor): boolean {
+    if (this.#bytes[cursor.at] !== Tag.Same) return false;
+    cursor.at++;
+    return true;
+  }
+
   /** The field packed at `cursor.at` by {@linkcode field} for the record numbered `sequence`. */
   readField(cursor: Cursor, sequence: number, strings: StringTable): unknown {
     if (this.#bytes[cursor.at] !== Tag.Before) return this.read(cursor, strings);
@@ -223,7 +240,14 @@ export class PackedChunk {
       this.#byte(Tag.Known);
       return this.#varint(number);
     }
-    if (text.length === 36 && this.#uuid(text)) return;
+    if (text.length === 36) {
+      const counted = countOfUuid(text);
+      if (counted >= 0 && counted < 2 ** 32) {
+        this.#byte(Tag.Counted);
+        return this.#varint(counted);
+      }
+      if (this.#uuid(text)) return;
+    }
     if (text.length > LONG) {
       this.#byte(Tag.Long);
       this.#varint(this.#longs.length);
@@ -299,6 +323,8 @@ export class PackedChunk {
         return true;
       case Tag.Uuid:
         return this.#readUuid(cursor);
+      case Tag.Counted:
+        return uuidOfCount(this.#readVarint(cursor));
       case Tag.Int: {
         const zigzag = this.#readVarint(cursor);
         return (zigzag >>> 1) ^ -(zigzag & 1);
@@ -343,6 +369,7 @@ export class PackedChunk {
       case Tag.Known:
       case Tag.Long:
       case Tag.Before:
+      case Tag.Counted:
         this.#readVarint(cursor);
         return;
       case Tag.Double:

@@ -75,7 +75,9 @@ export class RecordList {
     const used = last?.packed.used ?? 0, longs = last?.packed.longs ?? 0;
     let packed = true;
     try {
-      for (let index = 0; packed && index < bodies.length; index++) packed = this.#pushBody(bodies[index], at);
+      for (let index = 0; packed && index < bodies.length; index++) {
+        packed = this.#pushBody(bodies[index], at, index === 0 ? undefined : bodies[index - 1]);
+      }
     } catch {
       packed = false;
     }
@@ -87,7 +89,9 @@ export class RecordList {
     return packed;
   }
 
-  #pushBody(body: RecordBody, at: number): boolean {
+  /** Packs `body`; its outcome, when it is the very object the commit's body before holds (a result's, a finish's), as that. */
+  #pushBody(body: RecordBody, at: number, before: RecordBody | undefined): boolean {
+    const shared = before === undefined ? undefined : (before as { outcome?: unknown }).outcome;
     const bodyList = keyListValues(body, BODY_VALUES, body.kind);
     const list = bodyList >= 0 ? recordListOf(bodyList) : -1;
     if (list < 0) return false;
@@ -95,10 +99,12 @@ export class RecordList {
     const { packed } = chunk;
     packed.time(at, chunk.base);
     packed.count(list + 1);
-    const count = keyList(bodyList).length, sequence = this.#length + 1;
-    for (let index = 0; index < count; index++) {
+    const keys = keyList(bodyList), sequence = this.#length + 1;
+    for (let index = 0; index < keys.length; index++) {
       const value = BODY_VALUES[index];
-      if (value === undefined || !packed.field(value, sequence, this.#strings)) return false;
+      if (value === undefined) return false;
+      if (value === shared && typeof value === "object" && keys[index] === SHARED) packed.same();
+      else if (!packed.field(value, sequence, this.#strings)) return false;
     }
     this.#length++;
     return true;
@@ -143,7 +149,7 @@ export class RecordList {
     let cursor = this.#cursorAt(start);
     for (let index = start; index < last; index++) {
       if ((index & (CHUNK - 1)) === 0) cursor = { at: 0 };
-      records.push(this.#read(index, cursor));
+      records.push(this.#read(index, cursor, records[records.length - 1]));
     }
     return records;
   }
@@ -165,8 +171,11 @@ export class RecordList {
     for (let place = 0; place < keys.length; place++) if (!DERIVED.has(keys[place])) packed.skip(cursor);
   }
 
-  /** The record at `index`, read from `cursor` in its chunk (which it moves past it). */
-  #read(index: number, cursor: Cursor): JournalRecord {
+  /**
+   * The record at `index`, read from `cursor` in its chunk (which it moves past
+   * it); `before` is the record at `index - 1` when the caller has it.
+   */
+  #read(index: number, cursor: Cursor, before?: JournalRecord): JournalRecord {
     const { packed, base } = this.#chunks[index >> CHUNK_BITS];
     const at = packed.readTime(cursor, base);
     const list = packed.readCount(cursor) - 1;
@@ -180,6 +189,8 @@ export class RecordList {
         ? index + 1
         : key === "at"
         ? at
+        : packed.readSame(cursor)
+        ? ((before ?? this.at(index - 1)) as unknown as Fields)[key]
         : packed.readField(cursor, index + 1, this.#strings);
       setOwnField(record, key, value);
     }
@@ -190,6 +201,9 @@ export class RecordList {
 /** The fields a record is not packed with, in the order a record built from a body ends with them: the list knows them. */
 const DERIVED_KEYS = ["sessionId", "sequence", "at"] as const;
 const DERIVED: ReadonlySet<string> = new Set(DERIVED_KEYS);
+
+/** The field a record may share with the record before it in its commit: a finish's outcome, its result's. */
+const SHARED = "outcome";
 
 /** The values of the body being packed, in its key list's order: a commit packs one body at a time. */
 const BODY_VALUES: unknown[] = [];

@@ -1,6 +1,7 @@
 import { readRecord } from "../outcome/known_keys.ts";
 import { BrainError } from "../outcome/errors.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { countedUuid } from "../util/counted_uuid.ts";
 
 /** Default bytes a single activation may emit across all its Tools' results and events. */
 export const BRAIN_MAX_EMITTED_BYTES = 1_048_576;
@@ -92,7 +93,7 @@ export class Activation {
     maxModelCalls?: number;
   } = {}) {
     const {
-      id = crypto.randomUUID(),
+      id = countedUuid(),
       maxEmittedBytes = BRAIN_MAX_EMITTED_BYTES,
       maxModelCalls = BRAIN_MAX_MODEL_CALLS,
     } = readRecord("Activation options", options);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { PackedChunk } from "../../src/journal/packed_chunk.ts";
 import { StringTable } from "../../src/journal/string_table.ts";
+import { countedUuid } from "../../src/util/counted_uuid.ts";
 
 /** A pseudo-random JSON value of every kind a record can hold, from `next` (deterministic per seed). */
 function jsonValue(next: () => number, depth = 0): unknown {
@@ -73,6 +74,9 @@ const UUIDS = [
   "34c4d95f99a2c-4f04-a671-f359be3595cc",
   "34c4d95f-9a2c-4f04-a671-f359be3595c-",
   "-34c4d95f-9a2c-4f04-a671-f359be3595c",
+  // Ids this process counts, packed as their counts, and one with their prefix it never counted.
+  ...Array.from({ length: 3 }, () => countedUuid()),
+  countedUuid().replace(/.{4}$/, "ffff"),
 ];
 
 function seeded(seed: number): () => number {
@@ -148,4 +152,14 @@ Deno.test("an object of many keys packs its own, and reads back the same", () =>
   const value = Object.fromEntries(Array.from({ length: 100 }, (_, index) => [`key${index}`, index]));
   chunk.write(value, strings);
   assertSame(chunk.read({ at: 0 }, strings), value);
+});
+
+Deno.test("an id this process counted packs as its count, in a few bytes; a random UUID in 17", () => {
+  const strings = new StringTable();
+  for (const [id, bytes] of [[countedUuid(), 5], [crypto.randomUUID(), 17]] as const) {
+    const chunk = new PackedChunk(64);
+    chunk.write(id, strings);
+    assert.ok(chunk.used <= bytes, `${id}: ${chunk.used} bytes`);
+    assert.equal(chunk.read({ at: 0 }, strings), id);
+  }
 });

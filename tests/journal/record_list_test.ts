@@ -173,3 +173,38 @@ Deno.test("a RecordList packs no record of a commit whose body is not JSON, acro
     { kind: "tool_returned", call: 8, sessionId: "s", sequence: 4_097, at: 3 },
   ]);
 });
+
+Deno.test("a RecordList keeps a finish's outcome once when its result in the same commit holds the very object, and reads it back by any route", () => {
+  const list = new RecordList("s");
+  const shared = { status: "ok", value: { items: [1, 2] } };
+  const bodies = (call: number, outcome: object, finishOutcome: object): RecordBody[] => [
+    { kind: "tool_result", call, outcome } as RecordBody,
+    { kind: "tool_call_finished", call, cause: "finish", outcome: finishOutcome } as RecordBody,
+  ];
+  const sharing = new RecordList("s");
+  const equal = { status: "ok", value: { items: [1, 2] } };
+  // Filler records put the shared pair at and across stride and chunk starts, so `at` and `slice` both meet it.
+  const expected: JournalRecord[] = [];
+  for (let pair = 0; pair < 2_100; pair++) {
+    const start = list.length + 1;
+    assert.ok(list.pushBodies(bodies(start, shared, shared), 7));
+    assert.ok(sharing.pushBodies(bodies(start, shared, equal), 7));
+    expected.push(...frozenRecords(bodies(start, shared, shared), "s", start, 7));
+  }
+  const everything = list.slice(0);
+  assert.deepEqual(everything, expected);
+  assert.deepEqual(
+    sharing.slice(0),
+    expected,
+    "an equal outcome that is another object packs whole and reads the same",
+  );
+  for (const index of [1, 3, 15, 16, 17, 4095, 4096, 4097, 4199]) {
+    assert.deepEqual(list.at(index), expected[index], `at(${index})`);
+    assert.deepEqual(list.slice(index, index + 1), [expected[index]], `slice(${index})`);
+  }
+  // Kept once, it reads back as one object; an equal outcome kept twice reads back as two.
+  const outcomeOf = (record: JournalRecord) => (record as { outcome?: unknown }).outcome;
+  assert.equal(outcomeOf(everything[1]), outcomeOf(everything[0]));
+  const [result, finish] = sharing.slice(0, 2);
+  assert.notEqual(outcomeOf(finish), outcomeOf(result));
+});
