@@ -113,11 +113,34 @@ export function canonicalJson(value: unknown): string {
  * `findNonJson` where).
  */
 export function frozenJson(value: unknown): JsonValue | undefined {
-  if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
+  return copyRoot(value, false);
+}
+
+/**
+ * {@linkcode frozenJson} with the copy's {@linkcode jsonSize}, counted in the
+ * same traversal; `undefined` when `value` is not plain JSON.
+ */
+export function frozenJsonSized(value: unknown): { copy: JsonValue; size: number } | undefined {
+  const outer = copiedSize;
+  copiedSize = 0;
+  try {
+    const copy = copyRoot(value, true);
+    return copy === undefined ? undefined : { copy, size: copiedSize };
+  } finally {
+    // A getter the traversal ran may have sized a copy of its own.
+    copiedSize = outer;
+  }
+}
+
+/** The size of what a sized copy has copied so far. */
+let copiedSize = 0;
+
+function copyRoot(value: unknown, sized: boolean): JsonValue | undefined {
+  if (typeof value !== "object" || value === null) return copyLeaf(value, sized);
   const ancestors = borrowAncestors();
   let copied;
   try {
-    copied = copy(value, ancestors, 0);
+    copied = copy(value, ancestors, 0, sized);
   } catch {
     return undefined;
   }
@@ -125,38 +148,57 @@ export function frozenJson(value: unknown): JsonValue | undefined {
   return copied;
 }
 
-function copy(value: unknown, ancestors: unknown[], depth: number): JsonValue | undefined {
-  if (typeof value !== "object" || value === null) return isJsonLeaf(value) ? value as JsonValue : undefined;
+function copyLeaf(value: unknown, sized: boolean): JsonValue | undefined {
+  if (!sized) return isJsonLeaf(value) ? value as JsonValue : undefined;
+  const size = leafSize(value);
+  if (size < 0) return undefined;
+  copiedSize += size;
+  return value as JsonValue;
+}
+
+function copy(value: unknown, ancestors: unknown[], depth: number, sized: boolean): JsonValue | undefined {
+  if (typeof value !== "object" || value === null) return copyLeaf(value, sized);
   if (depth >= MAX_JSON_DEPTH || inside(ancestors, depth, value)) return undefined;
   ancestors[depth] = value;
   const copied = Array.isArray(value)
-    ? copyArray(value, ancestors, depth + 1)
-    : copyObject(value, ancestors, depth + 1);
+    ? copyArray(value, ancestors, depth + 1, sized)
+    : copyObject(value, ancestors, depth + 1, sized);
   ancestors[depth] = undefined;
   return copied === undefined ? undefined : Object.freeze(copied) as JsonValue;
 }
 
-function copyArray(value: unknown[], ancestors: unknown[], depth: number): JsonValue[] | undefined {
+function copyArray(value: unknown[], ancestors: unknown[], depth: number, sized: boolean): JsonValue[] | undefined {
   const copied: JsonValue[] = [];
   for (let index = 0; index < value.length; index++) {
     if (!(index in value)) return undefined;
-    const child = copy(value[index], ancestors, depth);
+    const child = copy(value[index], ancestors, depth, sized);
     if (child === undefined) return undefined;
     copied.push(child);
   }
+  // The brackets and a comma between each two elements.
+  if (sized) copiedSize += copied.length === 0 ? 2 : copied.length + 1;
   return copied;
 }
 
-function copyObject(value: object, ancestors: unknown[], depth: number): { [key: string]: JsonValue } | undefined {
+function copyObject(
+  value: object,
+  ancestors: unknown[],
+  depth: number,
+  sized: boolean,
+): { [key: string]: JsonValue } | undefined {
   const prototype = Object.getPrototypeOf(value);
   if (prototype !== Object.prototype && prototype !== null) return undefined;
   const copied = new PlainObject();
+  // The braces, and per member its key, a colon and a comma before all but the first.
+  let size = 1;
   for (const key in value) {
     if (!Object.hasOwn(value, key)) continue;
-    const child = copy((value as Record<string, unknown>)[key], ancestors, depth);
+    const child = copy((value as Record<string, unknown>)[key], ancestors, depth, sized);
     if (child === undefined) return undefined;
     setOwnField(copied, key, child);
+    if (sized) size += 1 + stringSize(key) + 1;
   }
+  if (sized) copiedSize += size === 1 ? 2 : size;
   return copied;
 }
 

@@ -1,5 +1,5 @@
 import { BrainError } from "../outcome/errors.ts";
-import { findNonJson, frozenJson, jsonSize, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJsonSized, type JsonValue } from "../outcome/json.ts";
 import { allKeys, isInstance, readOptions } from "../outcome/known_keys.ts";
 import type { PlacedTool } from "../contract/placement.ts";
 import { factoryImplementation } from "../tool/tool.ts";
@@ -126,11 +126,11 @@ export function checkCallArguments(
  * answers differently). Throws `invalid_input` for input that is not JSON.
  */
 export function checkCallInput(tool: string, input: JsonValue): { input: JsonValue; size: number } {
-  const copied = frozenJson(input);
+  const copied = frozenJsonSized(input);
   if (copied === undefined) {
     throw new BrainError("invalid_input", `tool ${tool}: input is not JSON: ${findNonJson(input)}`);
   }
-  return { input: copied, size: jsonSize(copied) };
+  return { input: copied.copy, size: copied.size };
 }
 
 /**

@@ -1,9 +1,17 @@
 import assert from "node:assert/strict";
-import { jsonSize } from "../../src/outcome/json.ts";
+import { frozenJsonSized, jsonSize } from "../../src/outcome/json.ts";
 import { utf8Length } from "../../src/util/utf8.ts";
 
 /** What Brain charged before: the UTF-8 size of the JSON text. */
 const textSize = (value: unknown) => utf8Length(JSON.stringify(value));
+
+/** frozenJsonSized copies `value` whole and counts the size jsonSize gives. */
+function assertSizedCopy(value: unknown): void {
+  const sized = frozenJsonSized(value);
+  assert.ok(sized, JSON.stringify(value));
+  assert.equal(sized.size, textSize(value), JSON.stringify(value));
+  assert.equal(JSON.stringify(sized.copy), JSON.stringify(value));
+}
 
 Deno.test("jsonSize is the UTF-8 size of JSON.stringify's text for every kind of JSON value", () => {
   const strings = [
@@ -41,7 +49,10 @@ Deno.test("jsonSize is the UTF-8 size of JSON.stringify's text for every kind of
     JSON.parse('{"__proto__": {"own": true}}'),
     Object.fromEntries(strings.map((text, index) => [text, index])),
   ];
-  for (const value of values) assert.equal(jsonSize(value), textSize(value), JSON.stringify(value));
+  for (const value of values) {
+    assert.equal(jsonSize(value), textSize(value), JSON.stringify(value));
+    assertSizedCopy(value);
+  }
 });
 
 Deno.test("jsonSize matches the text of random nested values", () => {
@@ -68,6 +79,7 @@ Deno.test("jsonSize matches the text of random nested values", () => {
   for (let round = 0; round < 2_000; round++) {
     const sample = value(0);
     assert.equal(jsonSize(sample), textSize(sample), JSON.stringify(sample));
+    assertSizedCopy(sample);
   }
 });
 
@@ -92,8 +104,29 @@ Deno.test("jsonSize is -1 for what is not plain JSON, as findNonJson finds it", 
       cycle,
       deep,
     ]
-  ) assert.equal(jsonSize(value), -1);
+  ) {
+    assert.equal(jsonSize(value), -1);
+    assert.equal(frozenJsonSized(value), undefined);
+  }
   // A value seen twice without a cycle is JSON.
   const shared = { x: "y" };
   assert.equal(jsonSize({ a: shared, b: shared }), textSize({ a: shared, b: shared }));
+});
+
+Deno.test("frozenJsonSized counts its own copy when a getter it reads sizes another", () => {
+  let inner: ReturnType<typeof frozenJsonSized>;
+  const value = {
+    before: "text",
+    get middle() {
+      inner = frozenJsonSized({ other: ["x", "y"] });
+      return [1, 2];
+    },
+    after: { deep: true },
+  };
+  const sized = frozenJsonSized(value);
+  assert.deepEqual(sized, {
+    copy: { before: "text", middle: [1, 2], after: { deep: true } },
+    size: textSize({ before: "text", middle: [1, 2], after: { deep: true } }),
+  });
+  assert.deepEqual(inner!, { copy: { other: ["x", "y"] }, size: textSize({ other: ["x", "y"] }) });
 });
