@@ -35,6 +35,8 @@ export class RecordList {
   #strings = new StringTable();
   #chunks: Chunk[] = [];
   #length = 0;
+  /** The outcome the body just packed held, read as it was packed: the next body of its commit may share it. */
+  #outcome: unknown;
 
   /** An empty list of `sessionId`'s records. */
   constructor(sessionId: string) {
@@ -74,13 +76,13 @@ export class RecordList {
     const last = this.#chunks[chunks - 1];
     const used = last?.packed.used ?? 0, longs = last?.packed.longs ?? 0;
     let packed = true;
+    this.#outcome = undefined;
     try {
-      for (let index = 0; packed && index < bodies.length; index++) {
-        packed = this.#pushBody(bodies[index], at, index === 0 ? undefined : bodies[index - 1]);
-      }
+      for (let index = 0; packed && index < bodies.length; index++) packed = this.#pushBody(bodies[index], at);
     } catch {
       packed = false;
     }
+    this.#outcome = undefined;
     if (!packed) {
       this.#length = length;
       this.#chunks.length = chunks;
@@ -89,9 +91,13 @@ export class RecordList {
     return packed;
   }
 
-  /** Packs `body`; its outcome, when it is the very object the commit's body before holds (a result's, a finish's), as that. */
-  #pushBody(body: RecordBody, at: number, before: RecordBody | undefined): boolean {
-    const shared = before === undefined ? undefined : (before as { outcome?: unknown }).outcome;
+  /**
+   * Packs `body`; its outcome, when it is the very object the commit's body
+   * before held as that was packed (a result's, for its finish), as that one.
+   */
+  #pushBody(body: RecordBody, at: number): boolean {
+    const shared = this.#outcome;
+    this.#outcome = undefined;
     const bodyList = keyListValues(body, BODY_VALUES, body.kind);
     const list = bodyList >= 0 ? recordListOf(bodyList) : -1;
     if (list < 0) return false;
@@ -103,8 +109,14 @@ export class RecordList {
     for (let index = 0; index < keys.length; index++) {
       const value = BODY_VALUES[index];
       if (value === undefined) return false;
-      if (value === shared && typeof value === "object" && keys[index] === SHARED) packed.same();
-      else if (!packed.field(value, sequence, this.#strings)) return false;
+      if (keys[index] === SHARED && typeof value === "object") {
+        this.#outcome = value;
+        if (value === shared) {
+          packed.same();
+          continue;
+        }
+      }
+      if (!packed.field(value, sequence, this.#strings)) return false;
     }
     this.#length++;
     return true;

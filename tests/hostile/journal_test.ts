@@ -248,3 +248,28 @@ Deno.test("hostile journal calls: a Tool's event data whose getter emits again l
     else assert.equal(read[(settled as number) - 1]?.kind, "tool_event");
   }
 });
+
+Deno.test("hostile journal calls: a result whose outcome getter answers another object each read never lends its finish a value it did not hold", async () => {
+  const journal = new MemoryJournal();
+  try {
+    await journal.createSession({ id: "s", createdAt: 1, tools: [] } as never);
+    const now = appendNowOf(journal)!;
+    now("s", [{ kind: "tool_call_started", tool: "t", input: {}, activation: "a" }], firstSequence);
+    const later = { status: "ok", value: "the second read" };
+    let reads = 0;
+    const result = {
+      kind: "tool_result",
+      call: 1,
+      get outcome() {
+        return ++reads === 1 ? { status: "ok", value: "the first read" } : later;
+      },
+    };
+    const finish = { kind: "tool_call_finished", call: 1, cause: "finish", outcome: later };
+    now("s", [result, finish] as never, firstSequence);
+    const outcomes = (await journal.read("s", { from: 2 })).map((record) => (record as { outcome?: unknown }).outcome);
+    assert.deepEqual(outcomes, [{ status: "ok", value: "the first read" }, later]);
+    assert.equal(reads, 1, "the result's outcome is read once");
+  } finally {
+    await journal.close();
+  }
+});
