@@ -159,10 +159,11 @@ class ReportQueue {
       environments: grants.environments ?? refusedControl("no Environment control was granted to this call"),
       emit: (event: string, data: JsonValue = null) => {
         if (this.#finishing) return handled(Promise.reject(this.#finished("ctx.emit")));
-        const refused = refusedEvent(event, data);
-        if (refused) return handled(Promise.reject(refused));
+        // A sink that commits at once checks the event as it commits it; one queued is checked here, before it waits.
         const emitted = this.#emitNow(event, data);
         if (emitted) return emitted;
+        const refused = refusedEvent(event, data);
+        if (refused) return handled(Promise.reject(refused));
         const held = this.#held(data);
         return this.#enqueue(() => this.#sink.emit(event, held));
       },
