@@ -1,6 +1,6 @@
 import { type AppendNow, appendNowOf, firstSequence, type Journal } from "../journal/journal.ts";
 import { landedCommit } from "../journal/landed_commit.ts";
-import { frozenRecords, heldRecordBody } from "../journal/frozen_record.ts";
+import { heldRecordBody } from "../journal/frozen_record.ts";
 import { ownerStopping } from "../journal/ownership.ts";
 import { paused } from "../util/paused.ts";
 import type { JournalRecord, RecordBody, TerminalCause } from "../journal/records.ts";
@@ -276,15 +276,7 @@ export class CallState implements CallSink {
 
   /** Commits `bodies` after every earlier report of the call, such as the Environment changes it makes. */
   record(bodies: RecordBody[]): Promise<JournalRecord[]> {
-    if (this.#inFlight === 0 && this.#appendNow) {
-      try {
-        return Promise.resolve(
-          this.#appendNow(this.#sessionId, bodies, (first, at) => frozenRecords(bodies, this.#sessionId, first, at)),
-        );
-      } catch (error) {
-        return Promise.reject(error);
-      }
-    }
+    // Through the journal's promise, whose records it builds from one read of the bodies: such changes are few.
     return this.#commitLater(bodies, (records) => records);
   }
 
