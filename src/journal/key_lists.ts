@@ -39,27 +39,49 @@ export function keyListOf(object: object, hint?: string): number {
 /**
  * {@linkcode keyListOf}, putting `object`'s values in `values` in the list's
  * order as it finds its keys: one `for in`, whose loads are the fastest a
- * shape the call site has not seen before can have.
+ * shape the call site has not seen before can have. `hint` names the last
+ * list of objects like it (a record's kind, say); by default, the last for
+ * the same first key.
  */
 export function keyListValues(object: object, values: unknown[], hint?: string): number {
-  let list = hint === undefined ? -1 : LAST_BY_FIRST_KEY.get(hint) ?? -1;
-  let keys = list >= 0 ? LISTS[list] : undefined, index = 0;
+  const found = hint === undefined ? firstKeyListValues(object, values) : hintedListValues(object, values, hint);
+  return found >= 0 ? found : listValues(object, values, hint);
+}
+
+/** The last list for `hint`, when `object`'s keys are exactly it, its values put in `values`; else -1. */
+function hintedListValues(object: object, values: unknown[], hint: string): number {
+  const list = LAST_BY_FIRST_KEY.get(hint);
+  if (list === undefined) return -1;
+  const keys = LISTS[list];
+  let index = 0;
   for (const key in object) {
-    if (index === 0 && hint === undefined) {
-      list = LAST_BY_FIRST_KEY.get(key) ?? -1;
-      keys = list >= 0 ? LISTS[list] : undefined;
-    }
-    if (keys === undefined || key !== keys[index]) {
-      index = -1;
-      break;
-    }
+    if (key !== keys[index]) return -1;
     values[index++] = (object as Fields)[key];
   }
-  if (keys !== undefined && index === keys.length) return list;
-  list = keyListOf(object, hint);
+  return index === keys.length ? list : -1;
+}
+
+/** {@linkcode hintedListValues} with the list the first key last led to. */
+function firstKeyListValues(object: object, values: unknown[]): number {
+  let keys: readonly string[] | undefined, list = -1, index = 0;
+  for (const key in object) {
+    if (keys === undefined) {
+      list = LAST_BY_FIRST_KEY.get(key) ?? -1;
+      if (list < 0) return -1;
+      keys = LISTS[list];
+    }
+    if (key !== keys[index]) return -1;
+    values[index++] = (object as Fields)[key];
+  }
+  return keys !== undefined && index === keys.length ? list : -1;
+}
+
+/** {@linkcode keyListValues} the slow way: the list found or made, then its values read one by one. */
+function listValues(object: object, values: unknown[], hint: string | undefined): number {
+  const list = keyListOf(object, hint);
   if (list < 0) return list;
-  keys = LISTS[list];
-  for (index = 0; index < keys.length; index++) values[index] = (object as Fields)[keys[index]];
+  const keys = LISTS[list];
+  for (let index = 0; index < keys.length; index++) values[index] = (object as Fields)[keys[index]];
   return list;
 }
 
