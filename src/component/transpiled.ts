@@ -51,8 +51,7 @@ export function transpiled(url: URL, bytes: Uint8Array, cacheDir: string): Promi
 }
 
 async function digest(bytes: Uint8Array): Promise<string> {
-  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>));
-  return Array.from(hash, (byte) => byte.toString(16).padStart(2, "0")).join("");
+  return new Uint8Array(await crypto.subtle.digest("SHA-256", bytes as Uint8Array<ArrayBuffer>)).toHex();
 }
 
 /** The entry's meta when this process may read the cache folder and the entry is complete. */

@@ -32,7 +32,7 @@ export interface HostRegistration {
 export async function hashToken(token: string): Promise<string> {
   if (typeof token !== "string") throw new BrainError("invalid_argument", "a token must be a string");
   const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(token));
-  return `sha-256:${Array.from(new Uint8Array(digest), (byte) => byte.toString(16).padStart(2, "0")).join("")}`;
+  return `sha-256:${new Uint8Array(digest).toHex()}`;
 }
 
 /** Checks credentials' shape and turns them into the registration a journal stores. */

@@ -3,6 +3,7 @@ import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
 import { MAX_JSON_DEPTH } from "../outcome/json.ts";
 import { countOfUuid, uuidOfCount } from "../util/counted_uuid.ts";
+import { HEX_PAIRS, HEX_VALUES } from "../util/hex.ts";
 
 /** What a packed value starts with. */
 const enum Tag {
@@ -49,11 +50,6 @@ const SMALL_KNOWN_END = 0x100 - Tag.SmallKnown;
 const LONG = 256;
 
 const DASH = 0x2d;
-/** The value of each lowercase hex digit, by its code unit. */
-const HEX_VALUES = new Int8Array(0x10000).fill(-1);
-for (let digit = 0; digit < 16; digit++) HEX_VALUES[digit.toString(16).charCodeAt(0)] = digit;
-/** Each byte as two lowercase hex digits. */
-const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
 
 /** The values of the object being packed at each depth, in its key list's order: packing never runs twice at once. */
 const VALUES: unknown[][] = Array.from({ length: MAX_JSON_DEPTH }, () => []);

@@ -76,7 +76,6 @@ export class RecordList {
     const last = this.#chunks[chunks - 1];
     const used = last?.packed.used ?? 0, longs = last?.packed.longs ?? 0;
     let packed = true;
-    this.#outcome = undefined;
     try {
       for (let index = 0; packed && index < bodies.length; index++) packed = this.#pushBody(bodies[index], at);
     } catch {

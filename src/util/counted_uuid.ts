@@ -1,5 +1,4 @@
-/** Each byte as two lowercase hex digits. */
-const HEX_PAIRS = Array.from({ length: 256 }, (_, byte) => byte.toString(16).padStart(2, "0"));
+import { HEX_PAIRS, HEX_VALUES } from "./hex.ts";
 
 /** The hex digits that count, after the process's random ones. */
 const COUNT_DIGITS = 12;
@@ -40,8 +39,7 @@ export function countOfUuid(id: string): number {
   if (prefix === undefined || id.length !== 36 || !id.startsWith(prefix)) return -1;
   let value = 0;
   for (let index = 36 - COUNT_DIGITS; index < 36; index++) {
-    const code = id.charCodeAt(index);
-    const digit = code >= 0x30 && code <= 0x39 ? code - 0x30 : code >= 0x61 && code <= 0x66 ? code - 0x57 : -1;
+    const digit = HEX_VALUES[id.charCodeAt(index)];
     if (digit < 0) return -1;
     value = value * 16 + digit;
   }
