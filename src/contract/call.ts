@@ -56,8 +56,14 @@ export interface CallSink {
   /**
    * {@linkcode finish}, returning the `Finished` itself when this sink committed
    * the end before it returns (a journal that commits at once), else its promise.
+   * `outcomeSize` is the UTF-8 size of the result's outcome as JSON, when the
+   * caller counted it as it copied the outcome: the sink then does not count it again.
    */
-  finishNow?(result: PublishedResult | undefined, cause?: "finish" | "error" | "unknown"): Finished | Promise<Finished>;
+  finishNow?(
+    result: PublishedResult | undefined,
+    cause?: "finish" | "error" | "unknown",
+    outcomeSize?: number,
+  ): Finished | Promise<Finished>;
   /**
    * Calls the session's model for this call, on its activation's model-call budget;
    * the call's end stops a pending request. Rejects with `call_finished` once the call is ending.

@@ -211,14 +211,15 @@ class ReportQueue {
     if (value === undefined || this.#sink.signal.aborted) return this.#end(now);
     return this.#normalized(
       value,
-      ({ outcome, invalid }) => this.#end(now, withContent({ outcome }, invalid ? undefined : content), invalid),
+      ({ outcome, invalid, size }) =>
+        this.#end(now, withContent({ outcome }, invalid ? undefined : content), invalid, size),
       () => this.#end(now),
     );
   }
 
-  #end(now: boolean, result?: PublishedResult, invalid?: boolean): Finished | Promise<Finished> {
+  #end(now: boolean, result?: PublishedResult, invalid?: boolean, outcomeSize?: number): Finished | Promise<Finished> {
     const cause = invalid ? "error" : "finish";
-    return now ? this.#sink.finishNow!(result, cause) : this.#sink.finish(result, cause);
+    return now ? this.#sink.finishNow!(result, cause, outcomeSize) : this.#sink.finish(result, cause);
   }
 
   /** Reports what `run` returned: nothing, a result, or a non-success outcome. */

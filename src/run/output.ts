@@ -1,12 +1,20 @@
 import { z } from "zod";
-import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
+import { findNonJson, frozenJsonSized, type JsonValue } from "../outcome/json.ts";
 import { errorText } from "../util/error_text.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import { fail, isEnvelope, ok, type Outcome, parseEnvelope } from "../outcome/outcome.ts";
 import { type SafeParsed, safeParseNow } from "../tool/parse_now.ts";
 
-/** A Tool's published value, normalized: a valid outcome, or the reason it is not one. */
-export type NormalizedOutput = { outcome: Outcome; invalid?: false } | { outcome: Outcome; invalid: true };
+/**
+ * A Tool's published value, normalized: a valid outcome, or the reason it is
+ * not one. A validated `ok` outcome comes with `size`, the UTF-8 size of its
+ * JSON text, counted as its value was copied.
+ */
+export type NormalizedOutput = { outcome: Outcome; invalid?: false; size?: number } | {
+  outcome: Outcome;
+  invalid: true;
+  size?: undefined;
+};
 
 /**
  * Turns what a Tool published into an outcome. Reserved top-level statuses must
@@ -60,10 +68,13 @@ function checked(parsed: SafeParsed): NormalizedOutput {
 
 function validated(value: unknown): NormalizedOutput {
   // A frozen copy: what was checked is what is committed, whatever a getter or Proxy does next.
-  const copy = frozenJson(value);
-  if (copy === undefined) return invalid(`output is not JSON: ${findNonJson(value) ?? "$ changed while read"}`);
-  return { outcome: ok(copy) };
+  const sized = frozenJsonSized(value);
+  if (sized === undefined) return invalid(`output is not JSON: ${findNonJson(value) ?? "$ changed while read"}`);
+  return { outcome: ok(sized.copy), size: OK_SIZE + sized.size };
 }
+
+/** The size of an `ok` outcome's JSON text but its value's: `{"status":"ok","value":` and `}`. */
+const OK_SIZE = '{"status":"ok","value":}'.length;
 
 function invalid(message: string, details?: JsonValue): NormalizedOutput {
   return { outcome: fail("invalid_output", message, details === undefined ? {} : { details }), invalid: true };

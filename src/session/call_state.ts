@@ -205,15 +205,21 @@ export class CallState implements CallSink {
   /**
    * {@linkcode finish}, returning the Tool's `Finished` itself when the journal
    * commits at once; a late finish, or one whose commit waits, still gives its promise.
+   * `outcomeSize`, when given, is the size of the result's outcome as JSON, counted by the caller.
    */
   finishNow(
     result: PublishedResult | undefined,
     cause: "finish" | "error" | "unknown" = "finish",
+    outcomeSize?: number,
   ): Finished | Promise<Finished> {
-    return this.#claimed ? this.#lateFinish(cause) : this.#finish(result, cause);
+    return this.#claimed ? this.#lateFinish(cause) : this.#finish(result, cause, outcomeSize);
   }
 
-  #finish(result: PublishedResult | undefined, cause: "finish" | "error" | "unknown"): Finished | Promise<Finished> {
+  #finish(
+    result: PublishedResult | undefined,
+    cause: "finish" | "error" | "unknown",
+    outcomeSize?: number,
+  ): Finished | Promise<Finished> {
     this.#claim(cause);
     let body: RecordBody | undefined;
     let outcome: Outcome;
@@ -223,7 +229,7 @@ export class CallState implements CallSink {
       outcome = result?.outcome ??
         (cause === "unknown" ? { status: "unknown", message: defaultMessage.unknown } : this.#lastResult ?? ok(null));
       if (result) {
-        const size = resultSize(result);
+        const size = outcomeSize === undefined ? resultSize(result) : outcomeSize + contentSize(result.content);
         const refused = typeof size === "string" ? undefined : this.#budget(size);
         if (typeof size === "string") {
           outcome = fail("invalid_output", size);
@@ -611,6 +617,11 @@ function resultSize(result: PublishedResult): number | string {
   if (content === undefined) return size;
   if (typeof content !== "string") return "the call's result content is not a string";
   return size + utf8Length(content);
+}
+
+/** The bytes a result's content charges: the SDK has checked it is a string when there is one. */
+function contentSize(content: string | undefined): number {
+  return content === undefined ? 0 : utf8Length(content);
 }
 
 /** True for a result whose outcome is `ok`; false also for one that cannot be read (a getter or Proxy that throws). */

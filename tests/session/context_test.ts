@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { Brain, type BrainError, isFailure, ok, tool, type ToolContext } from "../../mod.ts";
+import { Brain, type BrainError, isFailure, type JsonValue, ok, tool, type ToolContext } from "../../mod.ts";
 import { callKinds, callRecords, untilReturned } from "../_support/call_records.ts";
 import { embeddedSession } from "../_support/embedded_session.ts";
 import { handoff } from "../_support/handoff.ts";
@@ -359,6 +359,32 @@ Deno.test("results and events of one activation share BRAIN_MAX_EMITTED_BYTES", 
   await b.finish();
   await second.ended;
   await fresh.cancel();
+});
+
+Deno.test("a finish is charged exactly its outcome's JSON bytes and its content's, whatever the value holds", async () => {
+  const utf8 = (text: string) => new TextEncoder().encode(text).length;
+  const finisher = tool({
+    name: "finisher",
+    description: "Finishes with the value and content it is given.",
+    input: z.object({ value: z.unknown(), content: z.string().optional() }),
+    output: z.unknown(),
+    run: ({ value, content }, ctx) => ctx.finish(value, content === undefined ? undefined : { content }),
+  });
+  const cases: { value: JsonValue; content?: string }[] = [
+    { value: 7 },
+    { value: { "clé": ["é", "😀", null, true, -0, 1e21, 0.1, -12], nested: { "": "" } } },
+    { value: 'naïve \u2028 "quoted"', content: "résumé 😀" },
+    { value: [], content: "" },
+  ];
+  for (const { value, content } of cases) {
+    const charged = utf8(JSON.stringify(ok(value))) + (content === undefined ? 0 : utf8(content));
+    for (const budget of [charged, charged - 1]) {
+      await using session = await embeddedSession([finisher()], { maxEmittedBytes: budget });
+      const end = await session.call("finisher", content === undefined ? { value } : { value, content });
+      const refused = end.outcome.status === "error" && end.outcome.error.code === "budget_exceeded";
+      assert.equal(refused, budget < charged, `${JSON.stringify(value)} within ${budget} of ${charged} bytes`);
+    }
+  }
 });
 
 Deno.test("a call that returned keeps its activation's budget and deadline", async () => {
