@@ -7,7 +7,7 @@ import { deepFreeze } from "../util/freeze.ts";
 import { errorText } from "../util/error_text.ts";
 import { shownValue } from "../util/shown_value.ts";
 import { isObject } from "../util/is_object.ts";
-import { setOwnField } from "../util/own_field.ts";
+import { hasOwnField, setOwnField } from "../util/own_field.ts";
 
 /** Every record kind, so an append of any other is refused before anything is written. */
 const KINDS: ReadonlySet<unknown> = new Set(
@@ -158,7 +158,7 @@ export function frozenRecord(
   const record = new PlainRecord();
   for (const key in body) {
     const value = (body as Record<string, unknown>)[key];
-    if (value === undefined || !Object.hasOwn(body, key)) continue;
+    if (value === undefined || !hasOwnField(body, key)) continue;
     const copied = field(value, copies);
     if (copied === undefined) throw notJson(body, key, value);
     setOwnField(record, key, copied);
@@ -398,7 +398,7 @@ export function heldRecordBody(body: RecordBody): RecordBody {
   try {
     for (const key in body) {
       const value = (body as Record<string, unknown>)[key];
-      if (value === undefined || !Object.hasOwn(body, key)) continue;
+      if (value === undefined || !hasOwnField(body, key)) continue;
       const copy = frozenJson(value);
       if (copy === undefined) throw notJson(body, key, value);
       setOwnField(held, key, copy);

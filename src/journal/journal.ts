@@ -106,7 +106,8 @@ const appendNow: unique symbol = Symbol("appendNow");
  * A journal's synchronous append: commits exactly as `append` does and returns
  * what `answer` makes of the commit, or throws what `append` would reject with.
  * No record is built that Brain does not ask for: a call's event, result and
- * finish need only their sequences.
+ * finish need only their sequences. Only Brain calls it, with `options` it
+ * built from a lease the journal issued: their shape is not checked again.
  */
 export type AppendNow = <T>(
   sessionId: string,

@@ -79,7 +79,7 @@ export class MemoryJournal implements Journal {
     offerAppendNow(
       this,
       MemoryJournal.prototype.append,
-      (sessionId, bodies, answer, options) => this.#commit(sessionId, bodies, leaseOption(options), answer),
+      (sessionId, bodies, answer, options) => this.#commit(sessionId, bodies, options?.lease, answer),
     );
   }
 

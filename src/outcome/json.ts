@@ -1,6 +1,6 @@
 import { isLowSurrogate, utf8Length } from "../util/utf8.ts";
 import { errorText } from "../util/error_text.ts";
-import { setOwnField } from "../util/own_field.ts";
+import { hasOwnField, setOwnField } from "../util/own_field.ts";
 
 /** A value that survives `JSON.stringify`/`JSON.parse` unchanged. */
 export type JsonValue =
@@ -84,7 +84,7 @@ function isJsonIn(value: unknown, ancestors: unknown[], depth: number): boolean 
     json = prototype === Object.prototype || prototype === null;
     for (const key in value) {
       if (!json) break;
-      if (Object.hasOwn(value, key)) json = isJsonIn((value as Record<string, unknown>)[key], ancestors, depth + 1);
+      if (hasOwnField(value, key)) json = isJsonIn((value as Record<string, unknown>)[key], ancestors, depth + 1);
     }
   }
   ancestors[depth] = undefined;
@@ -192,7 +192,7 @@ function copyObject(
   // The braces, and per member its key, a colon and a comma before all but the first.
   let size = 1;
   for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
+    if (!hasOwnField(value, key)) continue;
     const child = copy((value as Record<string, unknown>)[key], ancestors, depth, sized);
     if (child === undefined) return undefined;
     setOwnField(copied, key, child);
@@ -334,7 +334,7 @@ function objectSize(value: object, ancestors: unknown[], depth: number): number 
   // The braces, and per member its key, a colon, its value and a comma before all but the first.
   let size = 1;
   for (const key in value) {
-    if (!Object.hasOwn(value, key)) continue;
+    if (!hasOwnField(value, key)) continue;
     const member = sizeIn((value as Record<string, unknown>)[key], ancestors, depth + 1);
     if (member < 0) return -1;
     size += 1 + stringSize(key) + 1 + member;
