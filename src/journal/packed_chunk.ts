@@ -84,6 +84,11 @@ export class PackedChunk {
    * of it (see {@linkcode truncate}).
    */
   write(value: unknown, strings: StringTable, depth = 0): boolean {
+    return typeof value === "object" ? this.#composite(value, strings, depth) : this.#leaf(value, strings);
+  }
+
+  /** {@linkcode write} for a value that is not an object: the most a record holds, packed without recursion. */
+  #leaf(value: unknown, strings: StringTable): boolean {
     switch (typeof value) {
       case "string":
         this.#string(value, strings);
@@ -95,11 +100,13 @@ export class PackedChunk {
       case "boolean":
         this.#byte(value ? Tag.True : Tag.False);
         return true;
-      case "object":
-        break;
       default:
         return false;
     }
+  }
+
+  /** {@linkcode write} for `null`, an array or an object. */
+  #composite(value: object | null, strings: StringTable, depth: number): boolean {
     if (value === null) {
       this.#byte(Tag.Null);
       return true;
@@ -121,7 +128,12 @@ export class PackedChunk {
       this.#byte(Tag.Object);
       this.#varint(list);
       const count = keyList(list).length;
-      for (let index = 0; index < count; index++) if (!this.write(values[index], strings, depth + 1)) return false;
+      for (let index = 0; index < count; index++) {
+        const child = values[index];
+        if (!(typeof child === "object" ? this.#composite(child, strings, depth + 1) : this.#leaf(child, strings))) {
+          return false;
+        }
+      }
       return true;
     }
     const keys = Object.keys(value);
@@ -179,6 +191,11 @@ export class PackedChunk {
    * (the call an event names, say) as the distance, else as {@linkcode write}.
    */
   field(value: unknown, sequence: number, strings: StringTable): boolean {
+    if (typeof value === "string") {
+      this.#string(value, strings);
+      return true;
+    }
+    if (typeof value === "object") return this.#composite(value, strings, 0);
     if (typeof value === "number") {
       const distance = sequence - value;
       if (distance > 0 && distance < 2 ** 32 && Number.isInteger(distance) && Object.is(sequence - distance, value)) {
@@ -217,16 +234,21 @@ export class PackedChunk {
   /** Packs an unsigned integer below 2^32. */
   #varint(value: number): void {
     this.#room(5);
+    const bytes = this.#bytes;
+    let used = this.#used;
     while (value >= 0x80) {
-      this.#bytes[this.#used++] = (value & 0x7f) | 0x80;
+      bytes[used++] = (value & 0x7f) | 0x80;
       value >>>= 7;
     }
-    this.#bytes[this.#used++] = value;
+    bytes[used] = value;
+    this.#used = used + 1;
   }
 
   #byte(value: number): void {
-    this.#room(1);
-    this.#bytes[this.#used++] = value;
+    const used = this.#used;
+    if (used === this.#bytes.length) this.#room(1);
+    this.#bytes[used] = value;
+    this.#used = used + 1;
   }
 
   #string(text: string, strings: StringTable): void {
