@@ -1,5 +1,6 @@
 import type { JournalRecord, RecordBody } from "./records.ts";
 import { keyList, keyListNumber, keyListOf, keyListValues } from "./key_lists.ts";
+import { callBodyValues } from "./call_body_values.ts";
 import { type Cursor, PackedChunk } from "./packed_chunk.ts";
 import { StringTable } from "./string_table.ts";
 import { setOwnField } from "../util/own_field.ts";
@@ -67,9 +68,11 @@ export class RecordList {
   /**
    * Adds the records of one commit from their bodies, committed at `at`: each
    * the record `frozenRecord` would build, packed in the one traversal that
-   * checks it is JSON. False, having added none, when a body is not one this
-   * packs (a field that is not plain JSON or is undefined, a key the record
-   * derives, too many keys): {@linkcode push} then takes the records built.
+   * checks it is JSON. A call's intent, event, result and finish are read by
+   * the fields their type declares (see `callBodyValues`), any other body by
+   * its own keys. False, having added none, when a body is not one this packs
+   * (a field that is not plain JSON or is undefined, a key the record derives,
+   * too many keys): {@linkcode push} then takes the records built.
    */
   pushBodies(bodies: readonly RecordBody[], at: number): boolean {
     const length = this.#length, chunks = this.#chunks.length;
@@ -97,7 +100,8 @@ export class RecordList {
   #pushBody(body: RecordBody, at: number): boolean {
     const shared = this.#outcome;
     this.#outcome = undefined;
-    const bodyList = keyListValues(body, BODY_VALUES, body.kind);
+    const callBody = callBodyValues(body, BODY_VALUES);
+    const bodyList = callBody >= 0 ? callBody : keyListValues(body, BODY_VALUES, body.kind);
     const list = bodyList >= 0 ? recordListOf(bodyList) : -1;
     if (list < 0) return false;
     const chunk = this.#chunkFor(at);

@@ -129,6 +129,40 @@ Deno.test("a RecordList packs a commit from its bodies into the records frozenRe
   );
 });
 
+Deno.test("a call's intent, event, result and finish pack as frozenRecord builds them, every optional field present, absent or undefined", () => {
+  const outcome = { status: "ok", value: [1, "é"] };
+  // Each built in the order the type declares its fields, as Brain builds them.
+  const intent = (deadline?: number, toolCallId?: string) => ({
+    kind: "tool_call_started",
+    tool: "t",
+    input: { a: 1 },
+    deadline,
+    activation: "x",
+    toolCallId,
+  });
+  const bodies = [
+    { kind: "tool_call_started", tool: "t", input: null, activation: "x" },
+    { kind: "tool_call_started", tool: "t", input: [], deadline: 5, activation: "x" },
+    intent(),
+    intent(5),
+    intent(undefined, "c1"),
+    intent(5, "c1"),
+    { kind: "tool_event", call: 1, event: "step", data: { n: 1 } },
+    { kind: "tool_result", call: 1, outcome },
+    { kind: "tool_result", call: 1, outcome, content: "shown" },
+    { kind: "tool_result", call: 1, outcome, content: undefined },
+    { kind: "tool_call_finished", call: 1, cause: "finish", outcome },
+  ] as RecordBody[];
+  const list = new RecordList("s");
+  for (const body of bodies) {
+    const [built] = frozenRecords([body], "s", list.length + 1, 9);
+    assert.ok(list.pushBodies([body], 9));
+    const packed = list.at(list.length - 1);
+    assert.deepEqual(packed, built);
+    assert.equal(JSON.stringify(packed), JSON.stringify(built), "the same fields, in the same order");
+  }
+});
+
 Deno.test("a RecordList packs no record of a commit whose body is not JSON, across a chunk's end too", () => {
   const list = new RecordList("s");
   const fine = (call: number): RecordBody => ({ kind: "tool_returned", call });
