@@ -106,8 +106,10 @@ const appendNow: unique symbol = Symbol("appendNow");
  * A journal's synchronous append: commits exactly as `append` does and returns
  * what `answer` makes of the commit, or throws what `append` would reject with.
  * No record is built that Brain does not ask for: a call's event, result and
- * finish need only their sequences. Only Brain calls it, with `options` it
- * built from a lease the journal issued: their shape is not checked again.
+ * finish need only their sequences. Only Brain calls it, with bodies it
+ * built to their types and `options` from a lease the journal issued: neither
+ * is checked for shape again, but the commit is still refused, as `append`'s
+ * is, when its lease is no longer the session's or a finish ends no open call.
  */
 export type AppendNow = <T>(
   sessionId: string,
