@@ -20,6 +20,7 @@ import type { ModelRequest, ModelResult, NormalizedModelRequest } from "../model
 import { normalizeModelRequest } from "../model/request.ts";
 import type { ModelCaller } from "./model_call.ts";
 import type { ToolCallTrace } from "../telemetry/tool_call_trace.ts";
+import { inMicrotask } from "../util/microtask.ts";
 
 /** How a Tool call ended: its terminal record's sequence, first cause and outcome. */
 export interface CallEnd {
@@ -418,7 +419,7 @@ export class CallState implements CallSink {
     this.#trace?.end(end);
     // The caller hears of the end a microtask after the commit, whose journal may commit at once: what the Tool
     // does right after its finish (a ctx call it is refused, a reply it reads) runs before the caller moves on.
-    queueMicrotask(() => this.#end.resolve(end));
+    inMicrotask(() => this.#end.resolve(end));
     this.#onEnded(this);
     return end;
   }

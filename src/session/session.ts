@@ -26,6 +26,7 @@ import { checkSendArguments } from "./conversation.ts";
 import type { AssistantMessage, Conversation, ConversationParts, SendOptions } from "./conversation.ts";
 import type { BrainSession, ToolCall } from "./handle.ts";
 import type { ModelCaller } from "./model_call.ts";
+import { inMicrotask } from "../util/microtask.ts";
 
 /** What a Brain gives each session it opens. */
 export interface SessionParts {
@@ -190,7 +191,7 @@ export class Session implements BrainSession {
       } catch (error) {
         return Promise.reject(error);
       }
-      queueMicrotask(() => this.#beginOrReject(request, started, end));
+      inMicrotask(() => this.#beginOrReject(request, started, end));
       return end.promise;
     }
     const committed = this.#commitIntent(request);
