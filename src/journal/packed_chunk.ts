@@ -204,7 +204,7 @@ export class PackedChunk {
         return true;
       }
     }
-    return this.write(value, strings);
+    return this.#leaf(value, strings);
   }
 
   /** Packs a record's field as holding what the same field of the record before holds. */

@@ -66,15 +66,15 @@ function checked(parsed: SafeParsed): NormalizedOutput {
   return validated(parsed.data);
 }
 
+/** The size of an `ok` outcome's JSON text but its value's: `{"status":"ok","value":` and `}`. */
+const OK_SIZE = '{"status":"ok","value":}'.length;
+
 function validated(value: unknown): NormalizedOutput {
   // A frozen copy: what was checked is what is committed, whatever a getter or Proxy does next.
   const sized = frozenJsonSized(value);
   if (sized === undefined) return invalid(`output is not JSON: ${findNonJson(value) ?? "$ changed while read"}`);
   return { outcome: ok(sized.copy), size: OK_SIZE + sized.size };
 }
-
-/** The size of an `ok` outcome's JSON text but its value's: `{"status":"ok","value":` and `}`. */
-const OK_SIZE = '{"status":"ok","value":}'.length;
 
 function invalid(message: string, details?: JsonValue): NormalizedOutput {
   return { outcome: fail("invalid_output", message, details === undefined ? {} : { details }), invalid: true };
