@@ -615,12 +615,11 @@ function resultSize(result: PublishedResult): number | string {
   }
   const size = jsonSize(outcome);
   if (size < 0) return `the call's result is not JSON: ${findNonJson(outcome, "$.outcome")}`;
-  if (content === undefined) return size;
-  if (typeof content !== "string") return "the call's result content is not a string";
-  return size + utf8Length(content);
+  if (content !== undefined && typeof content !== "string") return "the call's result content is not a string";
+  return size + contentSize(content);
 }
 
-/** The bytes a result's content charges: the SDK has checked it is a string when there is one. */
+/** The bytes a result's content charges, once it is known to be a string when there is one. */
 function contentSize(content: string | undefined): number {
   return content === undefined ? 0 : utf8Length(content);
 }
