@@ -1,6 +1,7 @@
 import { type AppendNow, appendNowOf, type Journal } from "../journal/journal.ts";
 import type { JournalRecord, RecordBody } from "../journal/records.ts";
 import { BrainError } from "../outcome/errors.ts";
+import { inMicrotask } from "../util/microtask.ts";
 
 /** Intents one commit carries at most; more go in the next. */
 const MAX_INTENTS_PER_COMMIT = 64;
@@ -58,7 +59,7 @@ export class IntentCommits {
       }
     }
     const done = Promise.withResolvers<CommittedIntent>();
-    if (this.#queue.push({ intent, done }) === 1) queueMicrotask(this.#flush);
+    if (this.#queue.push({ intent, done }) === 1) inMicrotask(this.#flush);
     return done.promise;
   }
 
