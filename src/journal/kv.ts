@@ -4,15 +4,19 @@ import { markBuiltIn } from "./built_in.ts";
 import { type CommitWakes, follow } from "./follow.ts";
 import type { Journal, ReadOptions, SubscribeOptions } from "./journal.ts";
 import {
+  decodeHead,
   decodeRecord,
   encodeBody,
+  encodeHead,
   encodeJson,
   type Fence,
   type Head,
   INLINE_MAX,
+  isHead,
   join,
   keys,
   keySize,
+  OPEN_MARK,
   type PendingBlob,
   storedHost,
   type StoredRecord,
@@ -213,8 +217,57 @@ export class KvJournal implements Journal {
       );
     }
     const journal = new KvJournal(kv, path);
+    try {
+      await journal.#moveEarlierLayout();
+    } catch (error) {
+      kv.close();
+      throw storageError(error);
+    }
     await journal.#sweepOrphans().catch(() => {});
     return journal;
+  }
+
+  /**
+   * Moves what a file written before heads and open calls sat next to the
+   * records keeps apart. Each session's open calls are copied, then its head
+   * moves, each commit checked against the earlier head, so of two journals
+   * opening the file at once only one moves it, and a copy cut short is made
+   * again on the next open. The earlier open-call keys are then read no more, and deleted.
+   */
+  async #moveEarlierLayout(): Promise<void> {
+    for await (const earlier of this.#kv.list({ prefix: keys.earlierHeads() })) {
+      const id = earlier.key[1] as string;
+      const head = isHead(earlier.value) ? { sequence: earlier.value.sequence, epoch: earlier.value.epoch } : undefined;
+      const calls: number[] = [];
+      if (head) {
+        for await (const open of this.#kv.list({ prefix: keys.earlierOpenCalls(id, head.epoch) })) {
+          calls.push(open.key[3] as number);
+        }
+      }
+      let moved = true;
+      for (let first = 0; moved && first < calls.length; first += 500) {
+        const some = calls.slice(first, first + 500);
+        const result = await commitAtomic(this.#kv, (op) => {
+          op.check(earlier);
+          for (const call of some) op.set(keys.openCall(id, head!.epoch, call), OPEN_MARK);
+        });
+        moved = result.ok;
+      }
+      if (!moved) continue;
+      // A head that is none is moved as it is: reading the session still fails journal_corrupt.
+      await commitAtomic(this.#kv, (op) => {
+        op.check(earlier).set(keys.head(id), head ? encodeHead(head) : earlier.value).delete(earlier.key);
+      });
+    }
+    let doomed: Deno.KvKey[] = [];
+    for await (const open of this.#kv.list({ prefix: keys.earlierOpenCalls() })) {
+      doomed.push(open.key);
+      if (doomed.length < 500) continue;
+      const batch = doomed;
+      await commitAtomic(this.#kv, (op) => batch.forEach((key) => op.delete(key)));
+      doomed = [];
+    }
+    if (doomed.length > 0) await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
   }
 
   /**
@@ -512,12 +565,12 @@ export class KvJournal implements Journal {
             const record = stored[index];
             op.set(keys.record(sessionId, epoch, taken), record);
             if (!(record instanceof Uint8Array)) op.delete(keys.pending(sessionId, record.chunks));
-            if (opens(body)) op.set(keys.openCall(sessionId, epoch, taken), true);
+            if (opens(body)) op.set(keys.openCall(sessionId, epoch, taken), OPEN_MARK);
             const closed = closes(body);
             if (closed !== undefined) op.delete(keys.openCall(sessionId, epoch, closed));
           });
         });
-        op.set(keys.head(sessionId), { sequence, epoch } satisfies Head);
+        op.set(keys.head(sessionId), encodeHead({ sequence, epoch }));
       });
       if (result.ok) {
         this.#heads.set(sessionId, { ...head, sequence, versionstamp: result.versionstamp });
@@ -566,14 +619,15 @@ export class KvJournal implements Journal {
   }
 
   async #readHead(sessionId: string): Promise<CachedHead> {
-    const entry = await this.#kv.get<Head>(keys.head(sessionId));
+    const entry = await this.#kv.get(keys.head(sessionId));
     if (entry.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
-    const { sequence, epoch } = entry.value as { sequence: unknown; epoch: unknown };
-    if (typeof sequence !== "number" || !Number.isSafeInteger(sequence) || sequence < 0 || typeof epoch !== "string") {
+    const head = decodeHead(entry.value);
+    if (head === undefined) {
       throw new BrainError("journal_corrupt", `session ${sessionId}: its head is no sequence and epoch`, {
         details: { sessionId },
       });
     }
+    const { sequence, epoch } = head;
     return { sequence, epoch, versionstamp: entry.versionstamp, open: new Set(), openKnownAfter: sequence };
   }
 
@@ -590,25 +644,31 @@ export class KvJournal implements Journal {
   stranded(): Promise<string[]> {
     return this.#guard(async () => {
       const now = Date.now();
-      const unheld = new Set<string>();
+      const unheld: string[] = [];
       for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
-        if (entry.value.expiresAt <= now) unheld.add(entry.key[1] as string);
+        if (entry.value.expiresAt <= now) unheld.push(entry.key[1] as string);
       }
+      // A lapsed or released lease names a session that may have calls open: its head names where to look.
       const ids: string[] = [];
-      let last: string | undefined;
-      for await (const entry of this.#kv.list({ prefix: keys.allOpenCalls() })) {
-        const [, id, epoch] = entry.key as [string, string, string];
-        // Each incarnation is looked at once: calls of a deleted one, not purged yet, are no one's to end.
-        const incarnation = JSON.stringify([id, epoch]);
-        if (!unheld.has(id) || incarnation === last) continue;
-        last = incarnation;
-        if ((await this.#kv.get<Head>(keys.head(id))).value?.epoch !== epoch) continue;
-        unheld.delete(id);
-        ids.push(id);
-        if (ids.length >= STRANDED_MAX) break;
+      for (let first = 0; first < unheld.length && ids.length < STRANDED_MAX; first += 10) {
+        const some = unheld.slice(first, first + 10);
+        const heads = await this.#kv.getMany(some.map((id) => keys.head(id)));
+        for (const [index, entry] of heads.entries()) {
+          const head = decodeHead(entry.value);
+          // Only the live incarnation's calls count: a deleted one's, not purged yet, are no one's to end.
+          if (head === undefined || !await this.#hasOpenCalls(some[index], head.epoch)) continue;
+          ids.push(some[index]);
+          if (ids.length >= STRANDED_MAX) break;
+        }
       }
       return ids;
     });
+  }
+
+  /** True when the incarnation `epoch` of the session has a call open. */
+  async #hasOpenCalls(sessionId: string, epoch: string): Promise<boolean> {
+    for await (const _ of this.#kv.list({ prefix: keys.openCalls(sessionId, epoch) }, { limit: 1 })) return true;
+    return false;
   }
 
   /** Keeps `node`'s heartbeat for `ttlMs`; KV deletes it some time after it expired. */
@@ -665,8 +725,8 @@ export class KvJournal implements Journal {
       checkDense(records, sessionId, start, limit === undefined || records.length < limit ? sequence : undefined);
     } catch (error) {
       // A delete removes a session's head first, then its records: a read it overtook lost them, no corruption.
-      const now = await this.#kv.get<Head>(keys.head(sessionId));
-      if ((now.value as Partial<Head> | null)?.epoch !== epoch) {
+      const now = await this.#kv.get(keys.head(sessionId));
+      if (decodeHead(now.value)?.epoch !== epoch) {
         throw new BrainError("session_not_found", `session ${sessionId} was deleted`);
       }
       throw error;
@@ -763,7 +823,7 @@ export class KvJournal implements Journal {
         const result = await commitAtomic(this.#kv, (op) => {
           op.check({ key: keys.session(meta.id), versionstamp: null }, { key: keys.head(meta.id), versionstamp: null })
             .set(keys.session(meta.id), encoded)
-            .set(keys.head(meta.id), head);
+            .set(keys.head(meta.id), encodeHead(head));
           if (count) op.check(count).set(count.key, counted + 1);
         });
         if (result.ok) {
@@ -829,10 +889,10 @@ export class KvJournal implements Journal {
     return this.#guard(async () => {
       checkSessionId(id);
       for (let attempt = 0;; attempt++) {
-        const [head, session] = await this.#kv.getMany<[Head, Uint8Array]>([keys.head(id), keys.session(id)]);
+        const [head, session] = await this.#kv.getMany<[unknown, Uint8Array]>([keys.head(id), keys.session(id)]);
         if (head.value === null) return;
         // A damaged head names no epoch: the session is deleted all the same, its records left unread under theirs.
-        const epoch: unknown = (head.value as Partial<Head>).epoch;
+        const epoch = decodeHead(head.value)?.epoch;
         const host = session.value === null ? undefined : storedHost(session.value);
         if (host !== undefined) await countHostSessions(this.#kv);
         const count = host === undefined ? undefined : await this.#kv.get<number>(keys.hostSessions(host));
@@ -853,22 +913,21 @@ export class KvJournal implements Journal {
     });
   }
 
-  /** Deletes what a deleted incarnation left: each record's chunks before the record, then its open calls, then its mark. */
+  /** Deletes what a deleted incarnation left: each record's chunks before the record, its open calls, then its mark. */
   async #purge(id: string, epoch: string): Promise<void> {
-    for (const prefix of [keys.records(id, epoch), keys.openCalls(id, epoch)]) {
-      let doomed: Deno.KvKey[] = [];
-      const flush = async () => {
-        await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
-        doomed = [];
-      };
-      for await (const entry of this.#kv.list<StoredRecord | true>({ prefix }, { batchSize: 500 })) {
-        const stored = entry.value;
-        if (stored !== true && !(stored instanceof Uint8Array)) await dropBlob(this.#kv, id, stored.chunks);
-        doomed.push(entry.key);
-        if (doomed.length === 500) await flush();
-      }
-      if (doomed.length > 0) await flush();
+    let doomed: Deno.KvKey[] = [];
+    const flush = async () => {
+      await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
+      doomed = [];
+    };
+    // The open calls' keys sort after the records, under the same prefix.
+    for await (const entry of this.#kv.list<StoredRecord>({ prefix: keys.records(id, epoch) }, { batchSize: 500 })) {
+      const stored = entry.value;
+      if (!(stored instanceof Uint8Array)) await dropBlob(this.#kv, id, stored.chunks);
+      doomed.push(entry.key);
+      if (doomed.length === 500) await flush();
     }
+    if (doomed.length > 0) await flush();
     await commitAtomic(this.#kv, (op) => op.delete(keys.doomed(id, epoch)));
   }
 

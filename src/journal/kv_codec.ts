@@ -16,17 +16,23 @@ export type StoredRecord = Uint8Array | { chunks: string; count: number };
 /**
  * The KV keys of one journal. Records and open calls live under the session's
  * epoch, new for each created session, so leftovers of a deleted session with
- * the same id are never read; chunks are named by a random blob id.
+ * the same id are never read; chunks are named by a random blob id. A
+ * session's head and open calls sort right after its records (`true` sorts
+ * after every number and string), so a commit's writes land on one page of
+ * the file rather than three.
  */
 export const keys = {
   session: (id: string): Deno.KvKey => ["session", id],
   sessions: (): Deno.KvKey => ["session"],
-  head: (id: string): Deno.KvKey => ["head", id],
+  head: (id: string): Deno.KvKey => ["record", id, true],
   records: (id: string, epoch: string): Deno.KvKey => ["record", id, epoch],
   record: (id: string, epoch: string, sequence: number): Deno.KvKey => ["record", id, epoch, sequence],
-  openCalls: (id: string, epoch: string): Deno.KvKey => ["open", id, epoch],
-  allOpenCalls: (): Deno.KvKey => ["open"],
-  openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["open", id, epoch, call],
+  openCalls: (id: string, epoch: string): Deno.KvKey => ["record", id, epoch, true],
+  openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["record", id, epoch, true, call],
+  /** Where files written before heads and open calls moved next to the records kept them; opening moves them. */
+  earlierHeads: (): Deno.KvKey => ["head"],
+  earlierOpenCalls: (id?: string, epoch?: string): Deno.KvKey =>
+    id === undefined ? ["open"] : ["open", id, ...(epoch === undefined ? [] : [epoch])],
   chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
   chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],
   /** Marks a blob whose chunks are written but whose record is not committed yet; the commit deletes it. */
@@ -74,14 +80,41 @@ export function keySize(key: Deno.KvKey): number {
   return size;
 }
 
-/** What the head key holds: the last committed sequence and the epoch its records are keyed by. */
+/** What the head key holds, as JSON: the last committed sequence and the epoch its records are keyed by. */
 export interface Head {
   sequence: number;
   epoch: string;
 }
 
+/** What an open call's key holds: `{}` as JSON, so every value under a session's `record` keys is JSON text. */
+export const OPEN_MARK: Uint8Array = new TextEncoder().encode("{}");
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+
+/** A head as its key holds it. */
+export function encodeHead(head: Head): Uint8Array {
+  return encodeJson({ sequence: head.sequence, epoch: head.epoch });
+}
+
+/** The head a head key holds, or undefined for a value that is no head (a hostile edit, or no session). */
+export function decodeHead(value: unknown): Head | undefined {
+  if (!(value instanceof Uint8Array)) return undefined;
+  let head: unknown;
+  try {
+    head = decodeJson(value);
+  } catch {
+    return undefined;
+  }
+  return isHead(head) ? head : undefined;
+}
+
+/** True for a sequence and an epoch: the fields of a head, however it was stored. */
+export function isHead(value: unknown): value is Head {
+  if (typeof value !== "object" || value === null) return false;
+  const { sequence, epoch } = value as Partial<Head>;
+  return typeof sequence === "number" && Number.isSafeInteger(sequence) && sequence >= 0 && typeof epoch === "string";
+}
 
 /** JSON text as UTF-8 bytes. */
 export function encodeJson(value: unknown): Uint8Array {

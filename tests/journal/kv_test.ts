@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { KvJournal, MAX_RECORDS_PER_APPEND } from "../../src/journal/kv.ts";
+import { keys, OPEN_MARK } from "../../src/journal/kv_codec.ts";
 import { journalSuite } from "./journal_suite.ts";
 import type { RecordBody } from "../../src/journal/records.ts";
 import { scratchDir } from "../_support/scratch.ts";
@@ -69,7 +70,7 @@ Deno.test("KvJournal: a session released with a call open is stranded though a d
   await journal.release(lease);
   // What a delete cut short leaves: an open call of an earlier incarnation, under an epoch that sorts first.
   const kv = await Deno.openKv(path);
-  await kv.set(["open", "s", "", 1], true);
+  await kv.set(keys.openCall("s", "", 1), OPEN_MARK);
   kv.close();
   assert.deepEqual(await journal.stranded(), ["s"]);
 });
