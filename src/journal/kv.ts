@@ -47,6 +47,7 @@ import { hostLimitError, hostOf, maxHostSessions, type SessionCreateOptions } fr
 import { settledWithin } from "../util/settled_within.ts";
 import { checkSessionId } from "../util/names.ts";
 import { shownValue } from "../util/shown_value.ts";
+import { utf8Length } from "../util/utf8.ts";
 import { checkBodies, checkedMeta, frozenRecords } from "./frozen_record.ts";
 import { bodyOf } from "./same_body.ts";
 import { checkDense, corrupt, storedMeta } from "./stored_record.ts";
@@ -72,6 +73,10 @@ const MAX_ATTEMPTS = 1_000;
 export const ORPHAN_AGE_MS = 60_000;
 /** A stand-in epoch for sizing keys before the head is read, as long as the longest (older files hold UUIDs). */
 const SIZING_EPOCH = "00000000-0000-0000-0000-000000000000";
+/** Key bytes of a record, an open call and a pending marker, but for their session id's UTF-8 bytes. */
+const RECORD_KEY_BYTES = keySize(keys.record("", SIZING_EPOCH, 0));
+const OPEN_KEY_BYTES = keySize(keys.openCall("", SIZING_EPOCH, 0));
+const PENDING_KEY_BYTES = keySize(keys.pending("", SIZING_EPOCH));
 /** How long past its expiry a node's heartbeat key is kept before Deno KV deletes it. */
 const NODE_KEEP_MS = 60_000;
 /** How long closing waits for the database's running operations before it stops waiting for them. */
@@ -91,9 +96,10 @@ interface CachedHead extends Head {
 
 /** An append encoded for commit, with what it adds to an atomic commit's limits. */
 interface Prepared {
+  bodies: RecordBody[];
   stored: StoredRecord[];
   /** The pending markers of the chunked records among `stored`. */
-  markers: Deno.AtomicCheck[];
+  markers: readonly Deno.AtomicCheck[];
   records: JournalRecord[];
   bytes: number;
   keyBytes: number;
@@ -102,13 +108,16 @@ interface Prepared {
 
 /** One `append` waiting in its session's queue. */
 interface Pending {
-  bodies: RecordBody[];
   lease: Lease | undefined;
-  prepared: Promise<Prepared>;
-  /** True once `prepared` has settled, so a ready batch never waits for a slow one behind it. */
+  /** A promise only while a record too large to sit inline is written as chunks. */
+  prepared: Prepared | Promise<Prepared>;
+  /** True once `prepared` is no promise or has settled, so a ready batch never waits for a slow one behind it. */
   ready: boolean;
   done: PromiseWithResolvers<JournalRecord[]>;
 }
+
+/** The markers of an append with no chunked record. */
+const NO_MARKERS: readonly Deno.AtomicCheck[] = Object.freeze([]);
 
 /**
  * A durable journal in a Deno KV file. Each commit is one `kv.atomic()` that
@@ -378,22 +387,20 @@ export class KvJournal implements Journal {
       );
     }
     const at = Date.now();
-    // Read once: the records kept, encoded and answered are one copy, whatever the caller's objects do next.
-    let records: JournalRecord[];
+    let prepared: Prepared | Promise<Prepared>;
     try {
-      records = frozenRecords(given, sessionId, 0, at);
+      // Read once: the records kept, encoded and answered are one copy, whatever the caller's objects do next.
+      const records = frozenRecords(given, sessionId, 0, at);
+      prepared = this.#prepare(sessionId, records, records.map(bodyOf), at);
     } catch (error) {
       return Promise.reject(error);
     }
-    const bodies = records.map(bodyOf);
-    const pending: Pending = {
-      bodies,
-      lease,
-      prepared: this.#prepare(sessionId, records, bodies, at),
-      ready: false,
-      done: Promise.withResolvers(),
-    };
-    pending.prepared.finally(() => pending.ready = true).catch(() => {});
+    const pending: Pending = { lease, prepared, ready: true, done: Promise.withResolvers() };
+    if (prepared instanceof Promise) {
+      pending.ready = false;
+      const ready = () => void (pending.ready = true);
+      prepared.then(ready, ready);
+    }
     const queue = this.#queues.get(sessionId);
     if (queue) queue.pending.push(pending);
     else {
@@ -405,28 +412,35 @@ export class KvJournal implements Journal {
   }
 
   /**
-   * Encodes the bodies; a record too large to sit inline is written as chunks
-   * first, invisible until committed. An append that alone exceeds what one
-   * atomic commit can carry fails `invalid_argument` before anything is written.
+   * Encodes the bodies and sizes them: an append that alone exceeds what one
+   * atomic commit can carry throws `invalid_argument` before anything is
+   * written. A record too large to sit inline is written as chunks first,
+   * invisible until committed; only then is the answer a promise.
    */
-  async #prepare(sessionId: string, records: JournalRecord[], bodies: RecordBody[], at: number): Promise<Prepared> {
-    const encoded = bodies.map((body) => encodeBody(body, at));
+  #prepare(
+    sessionId: string,
+    records: JournalRecord[],
+    bodies: RecordBody[],
+    at: number,
+  ): Prepared | Promise<Prepared> {
+    const idBytes = utf8Length(sessionId);
+    const encoded = new Array<Uint8Array>(bodies.length);
+    const inline = new Array<boolean>(bodies.length);
     let bytes = 0;
-    const inline = encoded.map((record) => {
-      const fits = record.byteLength <= INLINE_MAX && bytes + record.byteLength <= ATOMIC_BYTES;
-      if (fits) bytes += record.byteLength;
-      return fits;
-    });
-    const recordKey = keySize(keys.record(sessionId, SIZING_EPOCH, 0));
-    const openKey = keySize(keys.openCall(sessionId, SIZING_EPOCH, 0));
-    const pendingKey = keySize(keys.pending(sessionId, SIZING_EPOCH));
     let keyBytes = 0;
     let mutations = 0;
-    bodies.forEach((body, index) => {
+    let chunked = false;
+    for (let index = 0; index < bodies.length; index++) {
+      const body = bodies[index];
+      const record = encoded[index] = encodeBody(body, at);
+      const fits = inline[index] = record.byteLength <= INLINE_MAX && bytes + record.byteLength <= ATOMIC_BYTES;
       const indexed = opens(body) || closes(body) !== undefined;
-      keyBytes += recordKey + (indexed ? openKey : 0) + (inline[index] ? 0 : pendingKey);
-      mutations += 1 + (indexed ? 1 : 0) + (inline[index] ? 0 : 1);
-    });
+      if (fits) bytes += record.byteLength;
+      else chunked = true;
+      keyBytes += RECORD_KEY_BYTES + idBytes + (indexed ? OPEN_KEY_BYTES + idBytes : 0) +
+        (fits ? 0 : PENDING_KEY_BYTES + idBytes);
+      mutations += 1 + (indexed ? 1 : 0) + (fits ? 0 : 1);
+    }
     if (keyBytes > ATOMIC_KEY_BYTES || mutations > ATOMIC_MUTATIONS) {
       throw new BrainError(
         "invalid_argument",
@@ -434,15 +448,21 @@ export class KvJournal implements Journal {
           `writes; one atomic commit holds ${ATOMIC_KEY_BYTES} and ${ATOMIC_MUTATIONS}: append fewer records at once`,
       );
     }
+    const prepared = { bodies, stored: encoded, markers: NO_MARKERS, records, bytes, keyBytes, mutations };
+    return chunked ? this.#writeChunks(sessionId, prepared, inline) : prepared;
+  }
+
+  /** Writes the chunks of the records of `prepared` not `inline`, and stores their blobs in their place. */
+  async #writeChunks(sessionId: string, prepared: Prepared, inline: boolean[]): Promise<Prepared> {
     const stored: StoredRecord[] = [];
     const markers: Deno.AtomicCheck[] = [];
     try {
-      for (const [index, record] of encoded.entries()) {
+      for (const [index, record] of prepared.stored.entries()) {
         if (inline[index]) {
           stored.push(record);
           continue;
         }
-        const written = await writeBlob(this.#kv, sessionId, record);
+        const written = await writeBlob(this.#kv, sessionId, record as Uint8Array);
         stored.push(written.stored);
         markers.push(written.marker);
       }
@@ -450,7 +470,7 @@ export class KvJournal implements Journal {
       await this.#dropChunks(sessionId, stored).catch(() => {});
       throw error;
     }
-    return { stored, markers, records, bytes, keyBytes, mutations };
+    return { ...prepared, stored, markers };
   }
 
   /** Deletes the chunks of records whose commit failed; they were never visible. */
@@ -462,6 +482,8 @@ export class KvJournal implements Journal {
 
   /** Commits the session's queued appends in order, as many per atomic commit as its limits allow. */
   async #drain(sessionId: string, queue: Pending[]): Promise<void> {
+    // One turn first: the appends made in the same one as the first share its commit.
+    await Promise.resolve();
     while (queue.length > 0) {
       const batch: { pending: Pending; prepared: Prepared }[] = [];
       let bytes = 0;
@@ -471,18 +493,20 @@ export class KvJournal implements Journal {
       while (queue.length > 0) {
         const pending = queue[0];
         if (batch.length > 0 && (!pending.ready || pending.lease !== batch[0].pending.lease)) break;
-        let prepared;
-        try {
-          prepared = await pending.prepared;
-        } catch (error) {
-          if (batch.length > 0) break;
-          queue.shift();
-          pending.done.reject(error);
-          continue;
+        let prepared = pending.prepared;
+        if (prepared instanceof Promise) {
+          try {
+            prepared = await prepared;
+          } catch (error) {
+            if (batch.length > 0) break;
+            queue.shift();
+            pending.done.reject(error);
+            continue;
+          }
         }
         if (
           batch.length > 0 &&
-          (bytes + prepared.bytes > ATOMIC_BYTES || count + pending.bodies.length > MAX_RECORDS_PER_APPEND ||
+          (bytes + prepared.bytes > ATOMIC_BYTES || count + prepared.records.length > MAX_RECORDS_PER_APPEND ||
             keyBytes + prepared.keyBytes > ATOMIC_KEY_BYTES || mutations + prepared.mutations > ATOMIC_MUTATIONS)
         ) {
           break;
@@ -490,17 +514,13 @@ export class KvJournal implements Journal {
         queue.shift();
         batch.push({ pending, prepared });
         bytes += prepared.bytes;
-        count += pending.bodies.length;
+        count += prepared.records.length;
         keyBytes += prepared.keyBytes;
         mutations += prepared.mutations;
       }
       if (batch.length === 0) continue;
       try {
-        const results = await this.#commit(
-          sessionId,
-          batch[0].pending.lease,
-          batch.map(({ pending, prepared }) => ({ ...prepared, bodies: pending.bodies })),
-        );
+        const results = await this.#commit(sessionId, batch[0].pending.lease, batch.map(({ prepared }) => prepared));
         const refused: StoredRecord[] = [];
         batch.forEach(({ pending, prepared }, index) => {
           const result = results[index];
@@ -531,7 +551,7 @@ export class KvJournal implements Journal {
   async #commit(
     sessionId: string,
     lease: Lease | undefined,
-    batch: { bodies: RecordBody[]; stored: StoredRecord[]; markers: Deno.AtomicCheck[]; records: JournalRecord[] }[],
+    batch: Prepared[],
   ): Promise<(JournalRecord[] | BrainError)[]> {
     let head: CachedHead = this.#heads.get(sessionId) ?? await this.#readHead(sessionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -539,7 +559,8 @@ export class KvJournal implements Journal {
       this.#heads.delete(sessionId);
       const { epoch, open } = head;
       const writer = lease ? { key: keys.fence(sessionId), versionstamp: lease.fence } : await this.#unowned(sessionId);
-      await this.#readOpen(sessionId, head, batch.flatMap((item) => item.bodies));
+      const unknown = unknownEnds(head, batch);
+      if (unknown.length > 0) await this.#readOpen(sessionId, head, unknown);
       const markers = batch.flatMap((item) => item.markers);
       const swept = markers.length === 0
         ? undefined
@@ -603,18 +624,15 @@ export class KvJournal implements Journal {
   }
 
   /**
-   * Adds to `head.open` those of the calls `bodies` end that it cannot know,
+   * Adds to `head.open` those of the `calls` it cannot know that are open,
    * read. The head check of the commit that follows makes this read part of
    * the same atomic write.
    */
-  async #readOpen(sessionId: string, head: CachedHead, bodies: RecordBody[]): Promise<void> {
-    const unknown = bodies.flatMap((body) => closes(body) ?? []).filter((call) =>
-      call <= head.openKnownAfter && !head.open.has(call)
-    );
-    for (let first = 0; first < unknown.length; first += 10) {
-      const calls = unknown.slice(first, first + 10);
-      const entries = await this.#kv.getMany(calls.map((call) => keys.openCall(sessionId, head.epoch, call)));
-      entries.forEach((entry, index) => entry.versionstamp !== null && head.open.add(calls[index]));
+  async #readOpen(sessionId: string, head: CachedHead, calls: number[]): Promise<void> {
+    for (let first = 0; first < calls.length; first += 10) {
+      const some = calls.slice(first, first + 10);
+      const entries = await this.#kv.getMany(some.map((call) => keys.openCall(sessionId, head.epoch, call)));
+      entries.forEach((entry, index) => entry.versionstamp !== null && head.open.add(some[index]));
     }
   }
 
@@ -976,6 +994,18 @@ export class KvJournal implements Journal {
   #open(): void {
     if (this.#closed) throw new BrainError("journal_closed", "the journal is closed");
   }
+}
+
+/** The calls the bodies of `batch` end that `head.open` cannot know: opened before it, and not since. */
+function unknownEnds(head: CachedHead, batch: Prepared[]): number[] {
+  const unknown: number[] = [];
+  for (const { bodies } of batch) {
+    for (const body of bodies) {
+      const call = closes(body);
+      if (call !== undefined && call <= head.openKnownAfter && !head.open.has(call)) unknown.push(call);
+    }
+  }
+  return unknown;
 }
 
 /**
