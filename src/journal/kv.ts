@@ -138,6 +138,10 @@ const NO_MARKERS: readonly Deno.AtomicCheck[] = Object.freeze([]);
  * right after the commit, or lacks permission for the sidecar) is seen within a
  * second: subscribers also read again every second.
  *
+ * A session's head and open calls are kept next to its records, so a commit
+ * writes one page of the file. A file written by earlier journals, which kept
+ * them apart, is moved to this layout before the journal's first answer.
+ *
  * @example
  * ```ts
  * import { KvJournal } from "@aexhq/brain/journal";
@@ -165,6 +169,9 @@ export class KvJournal implements Journal {
   #closedOnce: Promise<void> | undefined;
   /** Every operation on the database but queued appends: `close` waits for them before closing it. */
   #running = new Set<Promise<unknown>>();
+  /** Settles once what a file of the earlier layout keeps apart is moved; every operation waits for it. */
+  #moved: Promise<void>;
+  #isMoved = false;
 
   /**
    * Wraps an open Deno KV database; the journal closes it on `close()`. Give
@@ -179,6 +186,9 @@ export class KvJournal implements Journal {
     }
     this.#kv = kv;
     markBuiltIn(this, new.target, KvJournal);
+    const moved = this.#moved = this.#moveEarlierLayout().then(() => void (this.#isMoved = true));
+    this.#running.add(moved);
+    moved.catch(() => {}).finally(() => this.#running.delete(moved));
     this.#renewals = new RenewalBatches(KV_RENEWALS_PER_COMMIT, (batch) => commitKvRenewals(kv, batch));
     if (path !== undefined && path !== ":memory:") this.#wakeFile = new WakeFile(path);
   }
@@ -227,7 +237,7 @@ export class KvJournal implements Journal {
     }
     const journal = new KvJournal(kv, path);
     try {
-      await journal.#moveEarlierLayout();
+      await journal.#moved;
     } catch (error) {
       kv.close();
       throw storageError(error);
@@ -637,6 +647,7 @@ export class KvJournal implements Journal {
   }
 
   async #readHead(sessionId: string): Promise<CachedHead> {
+    if (!this.#isMoved) await this.#moved;
     const entry = await this.#kv.get(keys.head(sessionId));
     if (entry.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
     const head = decodeHead(entry.value);
@@ -980,7 +991,7 @@ export class KvJournal implements Journal {
    */
   async #guard<T>(operation: () => Promise<T>, whileClosing = false): Promise<T> {
     if (!whileClosing) this.#open();
-    const running = operation();
+    const running = this.#isMoved ? operation() : this.#moved.then(operation);
     this.#running.add(running);
     try {
       return await running;

@@ -107,3 +107,19 @@ Deno.test("KvJournal: a head of the earlier layout that is no head still fails j
   }
   assert.deepEqual(await earlierKeys(path), []);
 });
+
+Deno.test("KvJournal: a journal made over an open Deno.Kv of the earlier layout moves it before its first answer", async () => {
+  const path = await earlierFile();
+  const journal = new KvJournal(await Deno.openKv(path));
+  try {
+    const [head, open] = await Promise.all([journal.head("s"), journal.openCalls("s")]);
+    assert.equal(head, 3);
+    assert.deepEqual(open.map((record) => record.sequence), [1]);
+    await assert.rejects(journal.createSession({ id: "s", createdAt: 2, tools: [] }), hasCode("session_exists"));
+    const [finish] = await journal.append("s", [{ kind: "tool_call_finished", call: 1, cause: "finish", outcome: ok }]);
+    assert.equal(finish.sequence, 4);
+  } finally {
+    await journal.close();
+  }
+  assert.deepEqual(await earlierKeys(path), []);
+});
