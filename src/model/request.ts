@@ -3,6 +3,7 @@ import { BrainError } from "../outcome/errors.ts";
 import { issuesJson } from "../outcome/issues.ts";
 import { findNonJson, frozenJson, type JsonValue } from "../outcome/json.ts";
 import type { ModelRequest, ModelResult, NormalizedModelRequest } from "./types.ts";
+import { deepFreeze } from "../util/freeze.ts";
 
 const json = z.custom<JsonValue>((value) => findNonJson(value) === undefined, { message: "not a JSON value" });
 const jsonObject = z.record(z.string(), json);
@@ -79,7 +80,10 @@ export function normalizeModelRequest(value: unknown): NormalizedModelRequest {
   return { ...checked, system: checked.system ?? "", tools: checked.tools ?? [] };
 }
 
-/** Checks what a provider returned; a malformed result, or one naming a tool call id twice, is a `protocol_error`. */
+/**
+ * Checks what a provider returned, and answers it deep-frozen; a malformed
+ * result, or one naming a tool call id twice, is a `protocol_error`.
+ */
 export function checkModelResult(value: unknown, provider: string): ModelResult {
   const copy = frozenJson(value);
   if (copy === undefined) {
@@ -106,5 +110,5 @@ export function checkModelResult(value: unknown, provider: string): ModelResult 
     }
     ids.add(id);
   }
-  return parsed.data;
+  return deepFreeze(parsed.data);
 }

@@ -1,5 +1,5 @@
-import type { Journal } from "../journal/journal.ts";
-import type { ConversationRequest, JournalRecord, RecordBody } from "../journal/records.ts";
+import { type AppendNow, appendNowOf, firstSequence, type Journal } from "../journal/journal.ts";
+import type { ConversationRequest, RecordBody } from "../journal/records.ts";
 import { checkModelResult } from "../model/request.ts";
 import { isInstance } from "../outcome/known_keys.ts";
 import { errorText } from "../util/error_text.ts";
@@ -44,12 +44,15 @@ export class ModelCaller {
   #journal: Journal;
   #sessionId: string;
   #model: SessionModel;
+  /** The journal's synchronous append, when it has one: a model call's records then commit with no turn between. */
+  #appendNow: AppendNow | undefined;
 
   /** Brain creates one per session handle that has a model. */
   constructor({ journal, sessionId, model }: { journal: Journal; sessionId: string; model: SessionModel }) {
     this.#journal = journal;
     this.#sessionId = sessionId;
     this.#model = model;
+    this.#appendNow = appendNowOf(journal);
   }
 
   /**
@@ -85,28 +88,24 @@ export class ModelCaller {
     activation.chargeModelCall();
     const { provider, model, credentials = {} } = this.#model;
     const trace = traceModelCall({ sessionId: this.#sessionId, provider: provider.name, model, origin }, traceparent);
-    const [started] = await this.#journal.append(this.#sessionId, [{
+    const call = await this.#commit({
       kind: "model_call_started",
       origin,
       activation: activation.id,
       provider: provider.name,
       model,
       ...journaled,
-    }]);
-    committed?.(started.sequence);
-    trace?.started(started.sequence);
-    const finish = (outcome: Outcome, result?: ModelResult) => {
-      const body: RecordBody = { kind: "model_call_finished", call: started.sequence, outcome };
+    });
+    committed?.(call);
+    trace?.started(call);
+    const finish = async (outcome: Outcome, result?: ModelResult) => {
+      const body: RecordBody = { kind: "model_call_finished", call, outcome };
       if (result?.usage) body.usage = result.usage;
-      return this.#journal.append(this.#sessionId, [body]).then((records) => {
-        trace?.end(outcome, result?.usage);
-        return records;
-      });
+      await this.#commit(body);
+      trace?.end(outcome, result?.usage);
     };
     // Only the Agentloop's own turns are conversational; a Tool's ctx.model streams no deltas.
-    const deltas = origin.kind === "agentloop"
-      ? new AssistantDeltas(this.#journal, this.#sessionId, started.sequence)
-      : undefined;
+    const deltas = origin.kind === "agentloop" ? new AssistantDeltas(this.#journal, this.#sessionId, call) : undefined;
     let result: ModelResult;
     try {
       if (signal.aborted) throw signal.reason;
@@ -126,16 +125,17 @@ export class ModelCaller {
     }
     await deltas?.close();
     const { usage: _usage, ...response } = result;
-    const [finished] = await finish(ok(response as unknown as JsonValue), result);
-    return { call: started.sequence, result: committedResult(finished) };
+    await finish(ok(response as unknown as JsonValue), result);
+    // Frozen JSON, as checked: the response its `model_call_finished` record keeps, with the usage beside it.
+    return { call, result };
   }
-}
 
-/** The response as its `model_call_finished` record keeps it (frozen, not copied again), with the usage beside it. */
-function committedResult(finished: JournalRecord): ModelResult {
-  const { outcome, usage } = finished as Extract<JournalRecord, { kind: "model_call_finished" }>;
-  const response = (outcome as { value: unknown }).value as ModelResult;
-  return usage === undefined ? response : Object.freeze({ ...response, usage });
+  /** Commits `body` and answers its sequence: at once through a synchronous append, else through the promise. */
+  async #commit(body: RecordBody): Promise<number> {
+    if (this.#appendNow) return this.#appendNow(this.#sessionId, [body], firstSequence);
+    const [record] = await this.#journal.append(this.#sessionId, [body]);
+    return record.sequence;
+  }
 }
 
 function failure(error: unknown, signal: AbortSignal): { outcome: Outcome; thrown: unknown } {
