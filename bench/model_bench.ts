@@ -42,7 +42,10 @@ Deno.bench("ctx.model in a journaled Tool call", { group: "model call" }, async 
   await journaled.call("ask", {});
 });
 
-const server = chatServer(Array.from({ length: 100_000 }, () => ({ reply: completion({ content: "summary" }) })));
+// One reply object for every request: 100,000 distinct ones would make each garbage collection of the other benches
+// mark them all, which measures the fixture, not Brain.
+const reply = { reply: completion({ content: "summary" }) };
+const server = chatServer(Array.from({ length: 100_000 }, () => reply));
 const http = openAICompatible({ baseUrl: server.baseUrl });
 Deno.bench("provider.complete, HTTP to 127.0.0.1", { group: "model call over HTTP", baseline: true }, async () => {
   await http.complete({ model: "m", request: normalized, credentials: {}, signal });
