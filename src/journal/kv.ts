@@ -543,7 +543,7 @@ export class KvJournal implements Journal {
           this.#notifier.notify(sessionId);
           this.#wakeFile?.touch();
         }
-        await this.#dropChunks(sessionId, refused).catch(() => {});
+        if (refused.length > 0) await this.#dropChunks(sessionId, refused).catch(() => {});
       } catch (error) {
         for (const { pending } of batch) pending.done.reject(storageError(error));
         await this.#dropChunks(sessionId, batch.flatMap(({ prepared }) => prepared.stored)).catch(() => {});
@@ -604,7 +604,9 @@ export class KvJournal implements Journal {
         op.set(keys.head(sessionId), encodeHead({ sequence, epoch }));
       });
       if (result.ok) {
-        this.#heads.set(sessionId, { ...head, sequence, versionstamp: result.versionstamp });
+        head.sequence = sequence;
+        head.versionstamp = result.versionstamp;
+        this.#heads.set(sessionId, head);
         return results;
       }
       if (lease) {

@@ -82,7 +82,7 @@ export class IntentCommits {
   };
 
   #one = ({ intent, done }: Queued): void => {
-    this.#append([intent]).then(([record]) => done.resolve(record), done.reject);
+    this.#append([intent]).then((records) => done.resolve(records[0]), done.reject);
   };
 
   #append(intents: RecordBody[]): Promise<JournalRecord[]> {
