@@ -255,12 +255,15 @@ export class KvJournal implements Journal {
    */
   async #moveEarlierLayout(): Promise<void> {
     for await (const earlier of this.#kv.list({ prefix: keys.earlierHeads() })) {
-      const id = earlier.key[1] as string;
+      const [, id] = earlier.key;
+      // A key no journal wrote (no session id in it) is no session's head: left where it is, read by nothing.
+      if (earlier.key.length !== 2 || typeof id !== "string") continue;
       const head = isHead(earlier.value) ? { sequence: earlier.value.sequence, epoch: earlier.value.epoch } : undefined;
       const calls: number[] = [];
       if (head) {
         for await (const open of this.#kv.list({ prefix: keys.earlierOpenCalls(id, head.epoch) })) {
-          calls.push(open.key[3] as number);
+          const call = open.key[3];
+          if (open.key.length === 4 && Number.isSafeInteger(call)) calls.push(call as number);
         }
       }
       let moved = true;

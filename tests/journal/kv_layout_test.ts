@@ -123,3 +123,24 @@ Deno.test("KvJournal: a journal made over an open Deno.Kv of the earlier layout 
   }
   assert.deepEqual(await earlierKeys(path), []);
 });
+
+Deno.test("KvJournal: keys under the earlier layout's prefixes that no journal wrote neither stop the file opening nor move", async () => {
+  const path = await earlierFile();
+  {
+    using kv = await Deno.openKv(path);
+    await kv.set(["head"], { sequence: 1, epoch: "x" });
+    await kv.set(["head", 5], { sequence: 1, epoch: "x" });
+    await kv.set(["head", "s", "extra"], { sequence: 1, epoch: "x" });
+    await kv.set(["open", "s", "e1", "no call"], true);
+    await kv.set(["open", "s", "e1", 2, "extra"], true);
+  }
+  const journal = await KvJournal.open(path);
+  try {
+    assert.equal(await journal.head("s"), 3);
+    assert.deepEqual((await journal.openCalls("s")).map((record) => record.sequence), [1]);
+  } finally {
+    await journal.close();
+  }
+  // A prefix lists no key equal to it: ["head"] itself is neither read nor listed.
+  assert.deepEqual(await earlierKeys(path), [["head", "s", "extra"], ["head", 5]]);
+});
