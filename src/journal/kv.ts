@@ -955,9 +955,10 @@ export class KvJournal implements Journal {
       doomed = [];
     };
     // The open calls' keys sort after the records, under the same prefix.
-    for await (const entry of this.#kv.list<StoredRecord>({ prefix: keys.records(id, epoch) }, { batchSize: 500 })) {
-      const stored = entry.value;
-      if (!(stored instanceof Uint8Array)) await dropBlob(this.#kv, id, stored.chunks);
+    for await (const entry of this.#kv.list<unknown>({ prefix: keys.records(id, epoch) }, { batchSize: 500 })) {
+      // Only a record stored in chunks names a blob; any other value (a hand's edit) is deleted as it is.
+      const chunks = (entry.value as { chunks?: unknown } | null)?.chunks;
+      if (typeof chunks === "string") await dropBlob(this.#kv, id, chunks);
       doomed.push(entry.key);
       if (doomed.length === 500) await flush();
     }

@@ -60,7 +60,7 @@ const EDITS: [string, number, (kv: Deno.Kv, key: Deno.KvKey) => Promise<unknown>
   ["the last record deleted", 4, (kv, key) => kv.delete(key)],
 ];
 
-Deno.test("hostile tampered KV journal: a record edited to no record, or missing, fails the read journal_corrupt", async () => {
+Deno.test("hostile tampered KV journal: a record edited to no record, or missing, fails the read journal_corrupt; the session can still be deleted", async () => {
   for (const [what, sequence, edit] of EDITS) {
     const { path, records } = await journalFile();
     {
@@ -73,9 +73,13 @@ Deno.test("hostile tampered KV journal: a record edited to no record, or missing
       // The records before it are still read.
       const before = await journal.read("s", { limit: sequence - 1 });
       assert.deepEqual(before.map((record) => record.sequence), [...Array(sequence - 1).keys()].map((i) => i + 1));
+      await journal.deleteSession("s");
+      assert.equal(await journal.getSession("s"), undefined, what);
     } finally {
       await journal.close();
     }
+    using kv = await Deno.openKv(path);
+    assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["record", "s"] })), [], `${what}: nothing left`);
   }
 });
 
