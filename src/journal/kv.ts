@@ -12,6 +12,7 @@ import {
   type Fence,
   type Head,
   INLINE_MAX,
+  isExpiry,
   isHead,
   join,
   keys,
@@ -19,6 +20,7 @@ import {
   OPEN_MARK,
   type PendingBlob,
   storedHost,
+  storedLeaseOf,
   type StoredRecord,
 } from "./kv_codec.ts";
 import {
@@ -307,7 +309,8 @@ export class KvJournal implements Journal {
       const [, sessionId, blob] = entry.key as [string, string, string];
       if (!entry.value.doomed) {
         if (entry.value.at > now - ORPHAN_AGE_MS) continue;
-        if (!leases.has(sessionId)) leases.set(sessionId, live(await this.#storedLease(sessionId)));
+        // A lease no journal wrote is taken as live: its session's blobs are left, as a live owner's are.
+        if (!leases.has(sessionId)) leases.set(sessionId, await this.#storedLease(sessionId).then(live, () => true));
         if (leases.get(sessionId)) continue;
       }
       await dropBlob(this.#kv, sessionId, blob);
@@ -322,11 +325,8 @@ export class KvJournal implements Journal {
   }
 
   async #storedLease(sessionId: string): Promise<StoredLease | undefined> {
-    const [fence, lease] = await this.#kv.getMany<[Fence, { expiresAt: number }]>([
-      keys.fence(sessionId),
-      keys.lease(sessionId),
-    ]);
-    return fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+    const [fence, lease] = await this.#kv.getMany([keys.fence(sessionId), keys.lease(sessionId)]);
+    return storedLeaseOf(sessionId, fence.value, lease.value);
   }
 
   /** Takes the session's lease with the next fencing token, unless another owner's is live; sweeps its orphans. */
@@ -335,13 +335,14 @@ export class KvJournal implements Journal {
       checkSessionId(sessionId);
       checkAcquire(options);
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-        const [fence, lease, head] = await this.#kv.getMany<[Fence, { expiresAt: number }, Head]>([
+        const [fence, lease, head] = await this.#kv.getMany<[Fence, unknown, unknown]>([
           keys.fence(sessionId),
           keys.lease(sessionId),
           keys.head(sessionId),
         ]);
         if (head.value === null) throw new BrainError("session_not_found", `no session ${sessionId}`);
-        const stored = fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+        // Checks the fence too, whose token the next one follows.
+        const stored = storedLeaseOf(sessionId, fence.value, lease.value);
         if (live(stored) && stored.owner !== options.owner) throw ownedError(sessionId, stored);
         const next: Fence = { owner: options.owner, token: (fence.value?.token ?? 0) + 1 };
         const expiresAt = Date.now() + options.ttlMs;
@@ -629,11 +630,8 @@ export class KvJournal implements Journal {
 
   /** The check an append without a lease commits under: no one holds a live lease, and no one takes it meanwhile. */
   async #unowned(sessionId: string): Promise<Deno.AtomicCheck> {
-    const [fence, lease] = await this.#kv.getMany<[Fence, { expiresAt: number }]>([
-      keys.fence(sessionId),
-      keys.lease(sessionId),
-    ]);
-    const stored = fence.value && lease.value ? { ...fence.value, ...lease.value } : undefined;
+    const [fence, lease] = await this.#kv.getMany([keys.fence(sessionId), keys.lease(sessionId)]);
+    const stored = storedLeaseOf(sessionId, fence.value, lease.value);
     if (live(stored)) throw ownedError(sessionId, stored);
     return { key: keys.lease(sessionId), versionstamp: lease.versionstamp };
   }
@@ -679,8 +677,10 @@ export class KvJournal implements Journal {
     return this.#guard(async () => {
       const now = Date.now();
       const unheld: string[] = [];
-      for await (const entry of this.#kv.list<{ expiresAt: number }>({ prefix: keys.leases() })) {
-        if (entry.value.expiresAt <= now) unheld.push(entry.key[1] as string);
+      for await (const entry of this.#kv.list<{ expiresAt?: unknown } | null>({ prefix: keys.leases() })) {
+        // A lease no journal wrote is skipped: no owner can take that session, so none can end its calls.
+        const expiresAt = entry.value?.expiresAt;
+        if (isExpiry(expiresAt) && expiresAt <= now) unheld.push(entry.key[1] as string);
       }
       // A lapsed or released lease names a session that may have calls open: its head names where to look.
       const ids: string[] = [];
@@ -774,7 +774,8 @@ export class KvJournal implements Journal {
       throw corrupt(sessionId, sequence, "is stored as neither JSON bytes nor chunks");
     }
     const chunks: Uint8Array[] = [];
-    for await (const entry of this.#kv.list<Uint8Array>({ prefix: keys.chunks(sessionId, stored.chunks) })) {
+    for await (const entry of this.#kv.list({ prefix: keys.chunks(sessionId, stored.chunks) })) {
+      if (!(entry.value instanceof Uint8Array)) throw corrupt(sessionId, sequence, "has a chunk that is no bytes");
       chunks.push(entry.value);
     }
     if (chunks.length !== stored.count) {

@@ -1,4 +1,6 @@
+import { BrainError } from "../outcome/errors.ts";
 import { utf8Length } from "../util/utf8.ts";
+import type { StoredLease } from "./lease.ts";
 import { hostOf } from "./host_sessions.ts";
 import type { JournalRecord, RecordBody, SessionMeta } from "./records.ts";
 import { parseStored, storedRecord } from "./stored_record.ts";
@@ -63,6 +65,35 @@ export const keys = {
 export interface Fence {
   owner: string;
   token: number;
+}
+
+/** A fence key's value as journals write it: an owner and a fencing token. */
+function isFence(value: unknown): value is Fence {
+  if (typeof value !== "object" || value === null) return false;
+  const { owner, token } = value as Partial<Fence>;
+  return typeof owner === "string" && Number.isSafeInteger(token) && token! >= 0;
+}
+
+/** A lease key's expiry as journals write it: a time in ms, 0 once released. */
+export function isExpiry(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value) && value >= 0;
+}
+
+/**
+ * The lease a session's fence and lease keys hold together (see
+ * {@linkcode keys.fence}), undefined while either is missing; `journal_corrupt`
+ * when either holds what no journal writes.
+ */
+export function storedLeaseOf(sessionId: string, fence: unknown, lease: unknown): StoredLease | undefined {
+  const expiresAt = lease === null ? undefined : (lease as { expiresAt?: unknown }).expiresAt;
+  if ((fence !== null && !isFence(fence)) || (lease !== null && !isExpiry(expiresAt))) {
+    throw new BrainError("journal_corrupt", `session ${sessionId}: its lease is no owner, token and expiry`, {
+      details: { sessionId },
+    });
+  }
+  if (fence === null || lease === null) return undefined;
+  const { owner, token } = fence as Fence;
+  return { owner, token, expiresAt: expiresAt as number };
 }
 
 /** What the pending key of a blob holds: when its chunks were written, and whether a sweep has begun on them. */

@@ -5,6 +5,7 @@ import { KvJournal, MemoryJournal } from "../../src/journal/mod.ts";
 import { ScriptedProvider } from "../../src/model/testing.ts";
 import { hasCode } from "../_support/has_code.ts";
 import { scratchDir } from "../_support/scratch.ts";
+import { closing } from "../_support/closing.ts";
 
 const dir = scratchDir("hostile_tampered");
 const ok = { status: "ok", value: 1 } as const;
@@ -186,4 +187,70 @@ Deno.test("hostile journal metadata: every store refuses metadata whose fields a
       await journal.close();
     }
   }
+});
+
+/** What a hostile hand writes to a session's lease or fence key instead of what journals write. */
+const LEASE_EDITS: [string, Deno.KvKey, unknown][] = [
+  ["an expiry that is no time", ["lease", "s"], { expiresAt: "soon" }],
+  ["an endless expiry", ["lease", "s"], { expiresAt: Infinity }],
+  ["a lease that is a number", ["lease", "s"], 5],
+  ["a fence whose token is no number", ["fence", "s"], { owner: "n", token: "x" }],
+  ["a fence that is a string", ["fence", "s"], "n"],
+];
+
+Deno.test("hostile tampered KV journal: a lease or fence no journal writes fails acquire, holder and an unleased append journal_corrupt; stranded still answers", async () => {
+  for (const [what, key, value] of LEASE_EDITS) {
+    const path = `${dir}/${crypto.randomUUID()}.kv`;
+    {
+      await using journal = closing(await KvJournal.open(path));
+      for (const id of ["s", "t"]) {
+        await journal.createSession({ id, createdAt: 1, tools: [] });
+        const lease = await journal.acquire(id, { owner: "n", ttlMs: 60_000 });
+        await journal.append(id, [{ kind: "tool_call_started", tool: "echo", input: {}, activation: "a" }], { lease });
+        await journal.release(lease);
+      }
+    }
+    {
+      using kv = await Deno.openKv(path);
+      await kv.set(key, value);
+    }
+    await using journal = closing(await KvJournal.open(path));
+    await assert.rejects(journal.acquire("s", { owner: "m", ttlMs: 1_000 }), hasCode("journal_corrupt", /lease/), what);
+    await assert.rejects(journal.holder("s"), hasCode("journal_corrupt"), what);
+    await assert.rejects(journal.append("s", [{ kind: "tool_returned", call: 9 }]), hasCode("journal_corrupt"), what);
+    assert.ok((await journal.stranded()).includes("t"), what);
+  }
+});
+
+Deno.test("hostile tampered KV journal: a chunk of a large record edited to no bytes fails the read and a follower journal_corrupt", async () => {
+  const path = `${dir}/${crypto.randomUUID()}.kv`;
+  {
+    await using journal = closing(await KvJournal.open(path));
+    await journal.createSession({ id: "s", createdAt: 1, tools: [] });
+    await journal.append("s", [...BODIES.slice(0, 2), {
+      kind: "tool_event",
+      call: 2,
+      event: "big",
+      data: "z".repeat(130_000),
+    }]);
+  }
+  {
+    using kv = await Deno.openKv(path);
+    for await (const entry of kv.list({ prefix: ["chunk", "s"] })) {
+      await kv.set(entry.key, 5);
+      break;
+    }
+  }
+  await using journal = closing(await KvJournal.open(path));
+  await assert.rejects(journal.read("s"), hasCode("journal_corrupt", /record 3 has a chunk that is no bytes/));
+  const seen: number[] = [];
+  await assert.rejects(
+    (async () => {
+      for await (const record of journal.subscribe("s")) seen.push(record.sequence);
+    })(),
+    hasCode("journal_corrupt", /record 3 /),
+  );
+  assert.deepEqual(seen, [1, 2]);
+  await journal.deleteSession("s");
+  assert.equal(await journal.getSession("s"), undefined);
 });
