@@ -1,5 +1,6 @@
 import { BrainError } from "../outcome/errors.ts";
 import { errorText } from "../util/error_text.ts";
+import { shownTime } from "../util/shown_time.ts";
 import { shownValue } from "../util/shown_value.ts";
 
 /**
@@ -54,7 +55,7 @@ export function live(stored: StoredLease | undefined, now?: number): stored is S
 export function ownedError(sessionId: string, stored: Pick<StoredLease, "owner" | "expiresAt">): BrainError {
   return new BrainError(
     "session_owned",
-    `session ${sessionId} is owned by ${stored.owner} until ${new Date(stored.expiresAt).toISOString()}`,
+    `session ${sessionId} is owned by ${stored.owner} until ${shownTime(stored.expiresAt)}`,
     { details: { owner: stored.owner, expiresAt: stored.expiresAt } },
   );
 }
