@@ -283,15 +283,23 @@ export class KvJournal implements Journal {
         op.check(earlier).set(keys.head(id), head ? encodeHead(head) : earlier.value).delete(earlier.key);
       });
     }
+    await this.#deleteListed(keys.earlierOpenCalls());
+  }
+
+  /** Deletes every key under `prefix`, 500 to a commit, each once `visit` (when given) has seen its entry. */
+  async #deleteListed(prefix: Deno.KvKey, visit?: (entry: Deno.KvEntry<unknown>) => Promise<void>): Promise<void> {
     let doomed: Deno.KvKey[] = [];
-    for await (const open of this.#kv.list({ prefix: keys.earlierOpenCalls() })) {
-      doomed.push(open.key);
-      if (doomed.length < 500) continue;
+    const flush = async () => {
       const batch = doomed;
-      await commitAtomic(this.#kv, (op) => batch.forEach((key) => op.delete(key)));
       doomed = [];
+      await commitAtomic(this.#kv, (op) => batch.forEach((key) => op.delete(key)));
+    };
+    for await (const entry of this.#kv.list({ prefix }, { batchSize: 500 })) {
+      await visit?.(entry);
+      doomed.push(entry.key);
+      if (doomed.length === 500) await flush();
     }
-    if (doomed.length > 0) await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
+    if (doomed.length > 0) await flush();
   }
 
   /**
@@ -950,20 +958,12 @@ export class KvJournal implements Journal {
 
   /** Deletes what a deleted incarnation left: each record's chunks before the record, its open calls, then its mark. */
   async #purge(id: string, epoch: string): Promise<void> {
-    let doomed: Deno.KvKey[] = [];
-    const flush = async () => {
-      await commitAtomic(this.#kv, (op) => doomed.forEach((key) => op.delete(key)));
-      doomed = [];
-    };
     // The open calls' keys sort after the records, under the same prefix.
-    for await (const entry of this.#kv.list<unknown>({ prefix: keys.records(id, epoch) }, { batchSize: 500 })) {
+    await this.#deleteListed(keys.records(id, epoch), async (entry) => {
       // Only a record stored in chunks names a blob; any other value (a hand's edit) is deleted as it is.
       const chunks = (entry.value as { chunks?: unknown } | null)?.chunks;
       if (typeof chunks === "string") await dropBlob(this.#kv, id, chunks);
-      doomed.push(entry.key);
-      if (doomed.length === 500) await flush();
-    }
-    if (doomed.length > 0) await flush();
+    });
     await commitAtomic(this.#kv, (op) => op.delete(keys.doomed(id, epoch)));
   }
 
