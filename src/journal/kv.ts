@@ -263,7 +263,7 @@ export class KvJournal implements Journal {
       const head = isHead(earlier.value) ? { sequence: earlier.value.sequence, epoch: earlier.value.epoch } : undefined;
       const calls: number[] = [];
       if (head) {
-        for await (const open of this.#kv.list({ prefix: keys.earlierOpenCalls(id, head.epoch) })) {
+        for await (const open of this.#kv.list({ prefix: keys.earlierOpenCallsOf(id, head.epoch) })) {
           const call = open.key[3];
           if (open.key.length === 4 && Number.isSafeInteger(call)) calls.push(call as number);
         }

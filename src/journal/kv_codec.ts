@@ -33,8 +33,8 @@ export const keys = {
   openCall: (id: string, epoch: string, call: number): Deno.KvKey => ["record", id, epoch, true, call],
   /** Where files written before heads and open calls moved next to the records kept them; opening moves them. */
   earlierHeads: (): Deno.KvKey => ["head"],
-  earlierOpenCalls: (id?: string, epoch?: string): Deno.KvKey =>
-    id === undefined ? ["open"] : ["open", id, ...(epoch === undefined ? [] : [epoch])],
+  earlierOpenCalls: (): Deno.KvKey => ["open"],
+  earlierOpenCallsOf: (id: string, epoch: string): Deno.KvKey => ["open", id, epoch],
   chunks: (id: string, blob: string): Deno.KvKey => ["chunk", id, blob],
   chunk: (id: string, blob: string, index: number): Deno.KvKey => ["chunk", id, blob, index],
   /** Marks a blob whose chunks are written but whose record is not committed yet; the commit deletes it. */
